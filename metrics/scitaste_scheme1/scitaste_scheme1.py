@@ -1,0 +1,76 @@
+"""SciTaste-Bench Scheme 1: correlation + dimension accuracy over the innovation score and seven dimensions.
+
+A thin ``evaluate`` wrapper over :mod:`scitaste_hf.scoring`; the formula lives there, once.
+"""
+
+import datasets
+import evaluate
+
+from scitaste_hf.schema import DIMENSIONS
+from scitaste_hf.scoring import score_pairs
+
+_CITATION = """\
+@misc{scitaste_bench,
+  title  = {SciTaste-Bench: Can Large Language Models Judge the Innovativeness of Scientific Papers?},
+  note   = {Benchmark of six disciplines; dataset skylenage/SciTaste-benchmark},
+  year   = {2026}
+}
+"""
+
+_DESCRIPTION = """\
+Scheme 1 of SciTaste-Bench = 0.5 Part A + 0.5 Part B. Part A (innovation score): Spearman 15, Pearson 10,
+error (MAE and MSE relative to predicting the gold mean) 15, |bias| relative to the gold SD 10. Part B
+(seven dimensions, weighted by the Academic Taste Index weights): weighted Spearman 30, weighted accuracy
+1 - MAE_d / MAE0_d 20. Grades: >= 80 excellent, >= 60 moderate, >= 40 poor, else unusable. An undefined
+correlation scores 0. A `None` or invalid answer is a failure: excluded and reported as coverage.
+"""
+
+_KWARGS_DESCRIPTION = """
+Args:
+    predictions (`list` of `dict` or `None`): per paper {"innovation_score": float, "dimension_scores":
+        {citation_impact, knowledge_breadth, semantic_novelty, disruptiveness, conceptual_innovation,
+        team_collaboration, journal_impact: float}}, all 0-100; `None` marks a failed answer.
+    references (`list` of `dict`): the gold answers in the same layout.
+    n_resamples (`int`, default 1000): bootstrap resamples for the 95% interval; 0 skips it.
+    seed (`int`, default 0): bootstrap seed.
+Returns:
+    scheme1 (`float`, 0-100), grade (`str`), part_a, part_b (`float`, 0-100),
+    spearman, pearson (`float` or `None` when undefined), mae, mse, bias (`float`),
+    s_rho, s_r, s_mae, s_mse, s_err, s_bias (the Part-A components, 0-100),
+    dimension_spearman, dimension_mae (`dict` per dimension), coverage, n_scored, n_total, failures,
+    ci (`dict`): the 95% percentile-bootstrap interval of `scheme1`.
+Examples:
+    >>> scheme1 = evaluate.load("metrics/scitaste_scheme1")
+    >>> gold = [{"innovation_score": s, "dimension_scores": {k: s for k in DIMENSIONS}} for s in (20.0, 50.0, 80.0)]
+    >>> scheme1.compute(predictions=gold, references=gold)["grade"]
+    'excellent'
+"""
+
+_SCORES = datasets.Value("float64")
+
+
+@evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
+class ScitasteScheme1(evaluate.Metric):
+    """SciTaste-Bench Scheme 1 (correlation + dimension accuracy)."""
+
+    def _info(self):
+        answer = {"innovation_score": _SCORES, "dimension_scores": {k: _SCORES for k in DIMENSIONS}}
+        return evaluate.MetricInfo(
+            module_type="metric",
+            description=_DESCRIPTION,
+            citation=_CITATION,
+            inputs_description=_KWARGS_DESCRIPTION,
+            features=datasets.Features({"predictions": answer, "references": answer}),
+            homepage="https://huggingface.co/datasets/skylenage/SciTaste-benchmark",
+        )
+
+    def _enforce_nested_string_type(self, schema, obj):
+        # evaluate checks a batch's format on its first item; a failed answer (None) has no format to check.
+        if obj is not None:
+            super()._enforce_nested_string_type(schema, obj)
+
+    def _compute(self, predictions, references, n_resamples=1000, seed=0):
+        summary = score_pairs(predictions, references, with_dimensions=True, n_resamples=n_resamples, seed=seed)
+        scheme1 = summary["scheme1"] or {"scheme1": None, "grade": None, "ci": None}
+        return {**scheme1, "coverage": summary["coverage"], "n_scored": summary["n_scored"],
+                "n_total": summary["n_total"], "failures": summary["failures"]}

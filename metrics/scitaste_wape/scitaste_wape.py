@@ -1,0 +1,66 @@
+"""SciTaste-Bench Scheme 2: WAPE of predicted innovation scores, with its A-F grade and 0-100 score.
+
+A thin ``evaluate`` wrapper over :mod:`scitaste_hf.scoring`; the formula lives there, once.
+"""
+
+import datasets
+import evaluate
+
+from scitaste_hf.scoring import score_pairs
+
+_CITATION = """\
+@misc{scitaste_bench,
+  title  = {SciTaste-Bench: Can Large Language Models Judge the Innovativeness of Scientific Papers?},
+  note   = {Benchmark of six disciplines; dataset skylenage/SciTaste-benchmark},
+  year   = {2026}
+}
+"""
+
+_DESCRIPTION = """\
+Scheme 2 of SciTaste-Bench. WAPE = sum |p - g| / sum |g| over the scored papers' innovation scores (0-100).
+The WAPE maps to a 0-100 score, linear inside each grade band: A [0, 5%) 100->90, B [5, 10%) 90->75,
+C [10, 20%) 75->60, D [20, 30%) 60->40, E [30, 50%) 40->20, F [50, 100%] 20->0 and 0 beyond.
+A `None`, NaN or out-of-range prediction is a failure: excluded and reported as coverage, never a zero.
+"""
+
+_KWARGS_DESCRIPTION = """
+Args:
+    predictions (`list` of `float` or `None`): predicted innovation scores, 0-100; `None` marks a failed answer.
+    references (`list` of `float`): gold innovation scores, 0-100, not all zero.
+    n_resamples (`int`, default 1000): bootstrap resamples for the 95% intervals; 0 skips them.
+    seed (`int`, default 0): bootstrap seed; the same input and seed give the same interval.
+Returns:
+    wape (`float`): the WAPE as a fraction (0.131 for 13.1%).
+    score (`float`): the Scheme-2 score, 0-100.
+    grade (`str`): A..F.
+    coverage (`float`), n_scored (`int`), n_total (`int`), failures (`dict` reason -> count).
+    ci (`dict`): 95% percentile-bootstrap intervals of `wape` and `score`.
+Examples:
+    >>> wape = evaluate.load("metrics/scitaste_wape")
+    >>> r = wape.compute(predictions=[50.0, 40.0, None], references=[50.0, 50.0, 30.0])
+    >>> round(r["wape"], 3), r["grade"], r["n_scored"], r["n_total"]
+    (0.1, 'C', 2, 3)
+"""
+
+
+@evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
+class ScitasteWape(evaluate.Metric):
+    """SciTaste-Bench Scheme 2 (WAPE with grades)."""
+
+    def _info(self):
+        return evaluate.MetricInfo(
+            module_type="metric",
+            description=_DESCRIPTION,
+            citation=_CITATION,
+            inputs_description=_KWARGS_DESCRIPTION,
+            features=datasets.Features(
+                {"predictions": datasets.Value("float64"), "references": datasets.Value("float64")}
+            ),
+            homepage="https://huggingface.co/datasets/skylenage/SciTaste-benchmark",
+        )
+
+    def _compute(self, predictions, references, n_resamples=1000, seed=0):
+        summary = score_pairs(predictions, references, with_dimensions=False, n_resamples=n_resamples, seed=seed)
+        scheme2 = summary["scheme2"] or {"wape": None, "score": None, "grade": None, "ci": None}
+        return {**scheme2, "coverage": summary["coverage"], "n_scored": summary["n_scored"],
+                "n_total": summary["n_total"], "failures": summary["failures"]}

@@ -1,0 +1,63 @@
+"""The ``scitaste`` command.
+
+Each subcommand is a module with ``add_arguments(parser)`` and ``run(args) -> int``; modules import heavy
+libraries inside ``run`` only, so that ``scitaste --help`` stays fast. Commands of the core live in
+:data:`CORE_COMMANDS`; the other top-level folders (dataset builder, Space) add theirs through the
+``scitaste_hf.commands`` entry-point group, so the core never imports them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from importlib.metadata import entry_points
+
+from scitaste_hf.errors import ScitasteError
+
+#: (name, module, one-line help) of the core's subcommands.
+CORE_COMMANDS: tuple[tuple[str, str, str], ...] = (
+    ("score", "scitaste_hf.cli.score", "score a predictions file against the gold labels (Scheme 1 and 2)"),
+    ("publish", "scitaste_hf.cli.publish", "push the evaluate metric modules to the Hugging Face Hub"),
+)
+
+
+def _commands() -> list[tuple[str, str, str]]:
+    commands = list(CORE_COMMANDS)
+    for ep in entry_points(group="scitaste_hf.commands"):
+        # An entry point's value is the command module's import path; its help is the module docstring.
+        commands.append((ep.name, ep.value, ""))
+    return commands
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of ``scitaste`` with every registered subcommand."""
+    from scitaste_hf import __version__
+
+    parser = argparse.ArgumentParser(
+        prog="scitaste",
+        description="SciTaste-Bench on the Hugging Face stack: build the dataset, evaluate models, score, publish.",
+    )
+    parser.add_argument("--version", action="version", version=f"scitaste-hf {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    for name, module_name, help_text in _commands():
+        module = importlib.import_module(module_name)
+        cmd = sub.add_parser(name, help=help_text or (module.__doc__ or "").strip().splitlines()[0],
+                             description=module.__doc__)
+        module.add_arguments(cmd)
+        cmd.set_defaults(_run=module.run)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of the ``scitaste`` console script."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return int(args._run(args) or 0)
+    except ScitasteError as exc:
+        print(f"scitaste: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("scitaste: interrupted", file=sys.stderr)
+        return 130

@@ -1,0 +1,107 @@
+"""Score a predictions file against the gold labels: Scheme 1 and Scheme 2 (WAPE), overall and per discipline,
+with 95% bootstrap intervals, grades and coverage.
+
+Without --predictions and --gold it scores the bundled synthetic example run against the bundled synthetic
+gold set (300 papers, 50 per discipline), the offline demonstration of the output.
+"""
+
+from __future__ import annotations
+
+import argparse
+from importlib import resources
+from pathlib import Path
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Arguments of ``scitaste score``."""
+    parser.add_argument("--predictions", metavar="FILE.jsonl",
+                        help="one JSON object per line: bibcode plus the answer fields, a raw 'response', or a 'failure'")
+    parser.add_argument("--gold", metavar="FILE_OR_DATASET",
+                        help="gold records: a .jsonl/.json/.parquet file, a dataset folder, or a Hub dataset id")
+    parser.add_argument("--split", default="selected", help="split of a dataset folder or Hub id (default: selected)")
+    parser.add_argument("--json", metavar="OUT", dest="json_out",
+                        help="also write the full result as JSON (only when the whole computation succeeded)")
+    parser.add_argument("--weights", metavar="FILE", help="dimension weights JSON for Part B (default: DESIGN s.4)")
+    parser.add_argument("--n-resamples", type=int, default=1000, help="bootstrap resamples (default 1000; 0: none)")
+    parser.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
+
+
+def _example(name: str) -> Path:
+    return Path(str(resources.files("scitaste_hf").joinpath(f"data/examples/{name}")))
+
+
+def run(args: argparse.Namespace) -> int:
+    """Score, print the table, and write ``--json`` atomically."""
+    from scitaste_hf.errors import ScitasteError
+
+    if (args.predictions is None) != (args.gold is None):
+        raise ScitasteError("give both --predictions and --gold, or neither to score the bundled example")
+    if args.n_resamples < 0:
+        raise ScitasteError("--n-resamples must be >= 0")
+    from rich.console import Console
+
+    from scitaste_hf.output import write_json_atomic
+    from scitaste_hf.predictions import read_predictions
+    from scitaste_hf.records import load_records
+    from scitaste_hf.schema import load_weights
+    from scitaste_hf.scoring import score_run
+
+    import sys
+
+    # Piped output (CI logs, files) gets a wide table instead of rich's 80-column default that truncates cells.
+    console = Console(width=None if sys.stdout.isatty() else 150)
+    predictions_path, gold_path = args.predictions, args.gold
+    if predictions_path is None:
+        predictions_path, gold_path = _example("predictions.jsonl"), _example("gold.jsonl")
+        console.print("[dim]Scoring the bundled example: a synthetic run against synthetic gold labels "
+                      "(not benchmark data). Use --predictions and --gold for your own run.[/dim]")
+    weights = load_weights(args.weights) if args.weights else None
+    predictions = read_predictions(predictions_path)
+    gold = load_records(gold_path, args.split)
+    result = score_run(gold, predictions, weights=weights, n_resamples=args.n_resamples, seed=args.seed)
+    result["inputs"] = {"predictions": str(predictions_path), "gold": str(gold_path), "split": args.split,
+                        "n_resamples": args.n_resamples, "seed": args.seed}
+    console.print(results_table(result))
+    if args.json_out:
+        write_json_atomic(args.json_out, result)
+        console.print(f"wrote {args.json_out}")
+    return 0
+
+
+def _interval(ci: list[float] | None, scale: float = 1.0, digits: int = 1) -> str:
+    return "" if not ci else f" [{ci[0] * scale:.{digits}f}, {ci[1] * scale:.{digits}f}]"
+
+
+def results_table(result: dict):
+    """A rich table of a :func:`~scitaste_hf.scoring.score_run` result: overall, then each discipline."""
+    from rich.table import Table
+
+    table = Table(title="SciTaste-Bench scores (95% bootstrap intervals)", title_justify="left")
+    for column in ("scope", "coverage", "Scheme-1", "grade", "Scheme-2", "grade", "WAPE %", "Spearman",
+                   "Pearson", "MAE", "bias"):
+        table.add_column(column, justify="left" if column in ("scope", "grade") else "right")
+    rows = [("overall", result["overall"]), *result["by_discipline"].items()]
+    for i, (scope, block) in enumerate(rows):
+        coverage = f"{block['n_scored']}/{block['n_total']}"
+        if block["n_scored"] < block["n_total"]:
+            coverage = f"[yellow]{coverage}[/yellow]"
+        s1, s2 = block["scheme1"], block["scheme2"]
+        if s2 is None:
+            table.add_row(scope, coverage, "no scored items", *[""] * 8)
+            continue
+        cells = ["", ""] if s1 is None else [f"{s1['scheme1']:.1f}{_interval(s1['ci']['scheme1'])}", s1["grade"]]
+        stats = [""] * 4 if s1 is None else [
+            "n/a" if s1["spearman"] is None else f"{s1['spearman']:.3f}",
+            "n/a" if s1["pearson"] is None else f"{s1['pearson']:.3f}",
+            f"{s1['mae']:.2f}", f"{s1['bias']:+.2f}",
+        ]
+        table.add_row(
+            scope, coverage, *cells,
+            f"{s2['score']:.1f}{_interval(s2['ci']['score'])}", s2["grade"],
+            f"{100 * s2['wape']:.1f}{_interval(s2['ci']['wape'], 100)}", *stats,
+            end_section=i == 0,
+        )
+    failures = result["overall"]["failures"]
+    if failures:
+        table.caption = "unscored: " + ", ".join(f"{reason} {n}" for reason, n in failures.items())
+    return table

@@ -1,0 +1,88 @@
+"""Derive the Academic Taste Index weights from records, or recover the weights a record set was built with."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import tempfile
+from pathlib import Path
+
+HELP = "derive the index weights from records, or recover those a record set was built with"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Add the ``derive`` and ``fit`` subcommands to ``parser``.
+
+    Parameters
+    ----------
+    parser : argparse.ArgumentParser
+        The parser of ``scitaste weights``.
+    """
+    sub = parser.add_subparsers(dest="weights_command", metavar="ACTION", required=True)
+    derive = sub.add_parser("derive", help="run the regressions of DESIGN.md section 6 and print the weights",
+                            description="Predict citation impact from the other dimensions and journal impact "
+                                        "from theirs; average the regressors' contributions into a weight vector.")
+    derive.add_argument("--method", choices=("ensemble", "rf"), default="ensemble",
+                        help="all five regressors (default) or the random forest alone")
+    fit = sub.add_parser("fit", help="recover the weights of a record set by non-negative least squares",
+                         description="Fit innovation_score on the seven dimensions (weights >= 0, sum 1) and "
+                                     "report the residual, to check a dataset's composites for consistency.")
+    for action in (derive, fit):
+        action.add_argument("--records", required=True, metavar="PATH",
+                            help="a Parquet file of records, a folder of them, or a saved dataset folder")
+        action.add_argument("--json", metavar="OUT", help="also write the result as JSON to OUT")
+
+
+def _write_json(path: str, payload: dict) -> None:
+    # Written beside the target and renamed, so an interrupted run leaves no half-written file.
+    target = Path(path)
+    fd, tmp = tempfile.mkstemp(dir=target.parent or ".", prefix=f".{target.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            json.dump(payload, fh, indent=2)
+            fh.write("\n")
+        os.replace(tmp, target)
+    except BaseException:
+        os.unlink(tmp)
+        raise
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run ``scitaste weights derive`` or ``scitaste weights fit``.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        Parsed arguments of :func:`add_arguments`.
+
+    Returns
+    -------
+    int
+        0 on success; errors are raised as :class:`~scitaste_hf.errors.ScitasteError`.
+    """
+    from scitaste_hf.errors import ScitasteError
+    from scitaste_hf.index.weights import derive_weights, fit_weights, load_records
+
+    if args.json and not Path(args.json).resolve().parent.is_dir():
+        raise ScitasteError(f"cannot write {args.json}: its folder does not exist")
+    if args.weights_command == "derive":
+        dims, _ = load_records(args.records, need_score=False)
+        result = derive_weights(dims, args.method)
+        print(f"weights derived from {result['n_records']} records (method {result['method']})")
+        print(f"{'dimension':<24}{'raw %':>9}{'weight':>9}")
+        for key, weight in result["weights"].items():
+            print(f"{key:<24}{result['raw'][key]:>9.2f}{weight:>9.4f}")
+        for target, models in result["r2"].items():
+            print(f"predicting {target}: " + ", ".join(
+                f"{name} R2 test {s['test']:.3f} / CV {s['cv_mean']:.3f}" for name, s in models.items()))
+    else:
+        dims, score = load_records(args.records, need_score=True)
+        result = fit_weights(dims, score)
+        print(f"weights recovered from {result['n_records']} records")
+        for key, weight in result["weights"].items():
+            print(f"{key:<24}{weight:>9.4f}")
+        print(f"residual RMSE {result['residual_rmse']:.4f}, max |residual| {result['max_abs_residual']:.4f}")
+    if args.json:
+        _write_json(args.json, result)
+    return 0

@@ -1,0 +1,283 @@
+"""The seven dimensions of the Academic Taste Index (DESIGN.md section 5), each a pure function of the population.
+
+A and G are closed-form scores. B..F first build a sub-parameter matrix (one row per paper, NaN where a value
+is undefined, for example the reference age range of a paper without dated references) that
+:func:`~scitaste_hf.index.normalise.pca_score` turns into 0-100.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+from scipy import sparse
+
+from scitaste_hf.index.cd import UNDATED, CDResult
+from scitaste_hf.index.journals import TIER_SCORES, JournalTable
+from scitaste_hf.index.normalise import percentile
+from scitaste_hf.index.population import Population
+
+#: Sub-parameter names of dimensions B..F, in matrix column order.
+SUBPARAMETERS: dict[str, tuple[str, ...]] = {
+    "knowledge_breadth": ("reference_count", "reference_fields", "reference_journals", "reference_age_range"),
+    "semantic_novelty": ("nn_distance", "knn10_distance", "topic_fields", "topic_field_entropy",
+                         "reference_centroid_distance", "bridge_score", "reference_dispersion"),
+    "disruptiveness": ("cd_index", "disruptive_citations"),
+    "conceptual_innovation": ("core_concept_score", "concept_count", "core_topic_score", "topic_span"),
+    "team_collaboration": ("country_count", "author_count"),
+}
+#: Neighbours averaged by the ``knn10_distance`` sub-parameter.
+NEIGHBOURS = 10
+
+
+def _distinct_per_row(rows: np.ndarray, codes: np.ndarray, n_rows: int) -> np.ndarray:
+    """Number of distinct non-negative codes per row."""
+    keep = codes >= 0
+    pairs = np.unique(np.stack([rows[keep], codes[keep]]), axis=1)
+    return np.bincount(pairs[0], minlength=n_rows).astype(float)
+
+
+def _list_items(values: pa.Array) -> tuple[np.ndarray, pa.Array]:
+    """Row number of each item of a list array, and the items."""
+    return (pc.list_parent_indices(values).to_numpy(zero_copy_only=False).astype(np.int64),
+            pc.list_flatten(values))
+
+
+def _string_codes(values: pa.Array) -> np.ndarray:
+    encoded = pc.dictionary_encode(values)
+    return np.where(encoded.indices.is_null().to_numpy(zero_copy_only=False), -1,
+                    encoded.indices.fill_null(0).to_numpy(zero_copy_only=False)).astype(np.int64)
+
+
+def _row_max(rows: np.ndarray, values: np.ndarray, n_rows: int) -> np.ndarray:
+    out = np.full(n_rows, -np.inf)
+    keep = ~np.isnan(values)
+    np.maximum.at(out, rows[keep], values[keep])
+    out[np.isneginf(out)] = np.nan
+    return out
+
+
+def citation_impact(citations: np.ndarray) -> np.ndarray:
+    """Dimension A: 0.5 * 100 * log(1 + c) / log(1 + c_max) + 0.5 * percentile(c).
+
+    Parameters
+    ----------
+    citations : array-like of int, shape (N,)
+        Total citations of each paper of the population, >= 0.
+
+    Returns
+    -------
+    ndarray of float, shape (N,)
+        When no paper is cited the log part is 0 for everyone.
+    """
+    c = np.asarray(citations, dtype=float)
+    top = np.log1p(c.max()) if c.size else 0.0
+    log_part = 100.0 * np.log1p(c) / top if top > 0 else np.zeros_like(c)
+    return 0.5 * log_part + 0.5 * percentile(c)
+
+
+def journal_impact(journals: Sequence[str | None], table: JournalTable) -> np.ndarray:
+    """Dimension G: 0.70 * percentile(impact factor) + 0.15 * JCR quartile score + 0.15 * CAS zone score.
+
+    The percentile places a paper's journal among the distinct journals observed in the population that have
+    an impact factor; a journal without one (or not in the table) scores 0 there. Q1/zone 1 score 100, Q2 75,
+    Q3 50, Q4 25, unknown 0.
+
+    Parameters
+    ----------
+    journals : sequence of str or None, length N
+        Each paper's journal key (ISSN or name).
+    table : JournalTable
+        The journal data.
+
+    Returns
+    -------
+    ndarray of float, shape (N,)
+    """
+    entries = [table.lookup(key) for key in journals]
+    impact = np.array([np.nan if e is None or e.impact_factor is None else e.impact_factor for e in entries])
+    observed = {id(e): e.impact_factor for e in entries if e is not None and e.impact_factor is not None}
+    pct = np.where(np.isnan(impact), 0.0, percentile(np.nan_to_num(impact), np.fromiter(observed.values(), float)))
+    quartile = np.array([TIER_SCORES[int(e.jcr_quartile[1]) - 1] if e and e.jcr_quartile else 0.0 for e in entries])
+    zone = np.array([TIER_SCORES[e.cas_zone - 1] if e and e.cas_zone else 0.0 for e in entries])
+    return 0.70 * pct + 0.15 * quartile + 0.15 * zone
+
+
+def knowledge_breadth_parameters(population: Population) -> np.ndarray:
+    """Sub-parameters of B: reference count, distinct reference fields, distinct reference journals, and
+    reference age range (max year - min year; NaN without a dated reference).
+
+    Parameters
+    ----------
+    population : Population
+
+    Returns
+    -------
+    ndarray of float, shape (N, 4)
+    """
+    n = population.n_papers
+    rows, refs = population.references()
+    count = np.bincount(rows, minlength=n).astype(float)
+    fields = _distinct_per_row(rows, population.field[refs], n)
+    journals = _distinct_per_row(rows, population.journal[refs], n)
+    days = population.times[refs]
+    dated = days != UNDATED
+    years = days[dated].astype("datetime64[D]").astype("datetime64[Y]").astype(np.int64)
+    newest = _row_max(rows[dated], years.astype(float), n)
+    oldest = -_row_max(rows[dated], -years.astype(float), n)
+    return np.column_stack([count, fields, journals, newest - oldest])
+
+
+def _unit_rows(vectors: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Rows scaled to unit length, and a mask of the rows that had a finite, non-zero length."""
+    norms = np.linalg.norm(vectors, axis=1)
+    valid = np.isfinite(norms) & (norms > 0)
+    unit = np.zeros_like(vectors, dtype=np.float64)
+    unit[valid] = vectors[valid] / norms[valid, None]
+    return unit, valid
+
+
+def _group_sum(rows: np.ndarray, vectors: np.ndarray, n_rows: int) -> tuple[np.ndarray, np.ndarray]:
+    """Sum of ``vectors`` per row number, and the count per row."""
+    summer = sparse.csr_matrix((np.ones(rows.size), (rows, np.arange(rows.size))), shape=(n_rows, rows.size))
+    return summer @ vectors, np.bincount(rows, minlength=n_rows)
+
+
+def semantic_novelty_parameters(population: Population, embeddings: np.ndarray) -> np.ndarray:
+    """Sub-parameters of C (cosine distances of document embeddings).
+
+    Columns: distance to the nearest paper of the population; mean distance to the 10 nearest (fewer when
+    the population is smaller); number of distinct fields among the paper's topics; Shannon entropy (nats) of
+    the topic count per field; distance of the paper to the centroid of its references; bridge score, the
+    mean pairwise distance between the centroids of the paper's references grouped by field (0 with one
+    field); and the dispersion of the references, their mean distance to their centroid. A value that needs a
+    missing embedding, topic or reference is NaN.
+
+    Parameters
+    ----------
+    population : Population
+    embeddings : ndarray of float, shape (n_works, d)
+        One row per work of the population (papers first); rows of NaN or zeros have no embedding.
+
+    Returns
+    -------
+    ndarray of float, shape (N, 7)
+    """
+    n = population.n_papers
+    unit, valid = _unit_rows(np.asarray(embeddings, dtype=np.float64))
+    out = np.full((n, 7), np.nan)
+
+    papers_ok = np.flatnonzero(valid[:n])
+    k = min(NEIGHBOURS, papers_ok.size - 1)
+    if k >= 1:
+        from sklearn.neighbors import NearestNeighbors
+
+        # Brute force in blocks keeps memory linear in N; querying the fitted points without X excludes
+        # each paper from its own neighbours even when two papers share an embedding.
+        nn = NearestNeighbors(n_neighbors=k, metric="cosine", algorithm="brute").fit(unit[papers_ok])
+        dist = np.clip(nn.kneighbors(return_distance=True)[0], 0.0, 2.0)
+        out[papers_ok, 0] = dist[:, 0]
+        out[papers_ok, 1] = dist.mean(axis=1)
+
+    rows, items = _list_items(population.papers.column("topics").combine_chunks())
+    fields = _string_codes(pc.struct_field(items, "field"))
+    out[:, 2] = _distinct_per_row(rows, fields, n)
+    named = fields >= 0
+    pairs, per_field = np.unique(np.stack([rows[named], fields[named]]), axis=1, return_counts=True)
+    topics_named = np.bincount(rows[named], minlength=n)
+    share = per_field / topics_named[pairs[0]]
+    entropy = np.bincount(pairs[0], weights=-share * np.log(share), minlength=n)
+    out[:, 3] = np.where(topics_named > 0, entropy, np.nan)
+
+    rows, refs = population.references()
+    keep = valid[refs]
+    rows, refs = rows[keep], refs[keep]
+    total, count = _group_sum(rows, unit[refs], n)
+    has = count > 0
+    centroid = np.zeros_like(total)
+    centroid[has] = total[has] / count[has, None]
+    length = np.linalg.norm(centroid, axis=1)
+    direction_ok = has & (length > 1e-12)
+    direction = np.zeros_like(centroid)
+    direction[direction_ok] = centroid[direction_ok] / length[direction_ok, None]
+    paper_ok = direction_ok & valid[:n]
+    out[paper_ok, 4] = 1.0 - np.einsum("ij,ij->i", unit[:n][paper_ok], direction[paper_ok])
+    # Mean of 1 - cos(u_r, c) over the references equals 1 - |c| when c is the mean of the unit vectors u_r.
+    out[direction_ok, 6] = np.maximum(1.0 - length[direction_ok], 0.0)
+
+    ref_fields = population.field[refs]
+    fielded = ref_fields >= 0
+    group_keys, group_of = np.unique(np.stack([rows[fielded], ref_fields[fielded]]), axis=1, return_inverse=True)
+    group_total, _ = _group_sum(group_of.ravel(), unit[refs[fielded]], group_keys.shape[1])
+    group_unit, group_ok = _unit_rows(group_total)
+    owner = group_keys[0][group_ok]
+    summed, m = _group_sum(owner, group_unit[group_ok], n)
+    m = m.astype(float)
+    # Mean pairwise distance of m unit vectors: sum_{i<j} u_i.u_j = (|sum u|^2 - m) / 2.
+    pair_mean = np.divide((summed ** 2).sum(axis=1) - m, m * (m - 1), out=np.zeros(n), where=m > 1)
+    out[:, 5] = np.where(m > 1, 1.0 - pair_mean, np.where(m == 1, 0.0, np.nan))
+    return out
+
+
+def disruptiveness_parameters(cd: CDResult) -> np.ndarray:
+    """Sub-parameters of D: the CD index (NaN without citers, imputed by the pipeline) and the number of
+    disruptive citations (citers that cite the paper but none of its references).
+
+    Parameters
+    ----------
+    cd : CDResult
+        CD of every paper of the population, in population order.
+
+    Returns
+    -------
+    ndarray of float, shape (N, 2)
+    """
+    return np.column_stack([cd.cd, cd.n_i.astype(float)])
+
+
+def conceptual_innovation_parameters(population: Population) -> np.ndarray:
+    """Sub-parameters of E: core-concept score (largest concept score), concept count, core-topic score (score
+    of the primary, first, topic) and topic span (distinct subfields among the topics).
+
+    Parameters
+    ----------
+    population : Population
+
+    Returns
+    -------
+    ndarray of float, shape (N, 4)
+    """
+    n = population.n_papers
+    concepts = population.papers.column("concept_scores").combine_chunks()
+    rows, scores = _list_items(concepts)
+    scores = scores.fill_null(np.nan).to_numpy(zero_copy_only=False).astype(float)
+    core_concept = _row_max(rows, scores, n)
+    concept_count = np.bincount(rows[~np.isnan(scores)], minlength=n).astype(float)
+    topics = population.papers.column("topics").combine_chunks()
+    has_topics = pc.fill_null(pc.list_value_length(topics), 0).to_numpy(zero_copy_only=False) > 0
+    primary = pc.struct_field(pc.list_element(topics.filter(pa.array(has_topics)), 0), "score")
+    core_topic = np.full(n, np.nan)
+    core_topic[has_topics] = primary.fill_null(np.nan).to_numpy(zero_copy_only=False)
+    rows, items = _list_items(topics)
+    span = _distinct_per_row(rows, _string_codes(pc.struct_field(items, "subfield")), n)
+    return np.column_stack([core_concept, concept_count, core_topic, span])
+
+
+def team_collaboration_parameters(population: Population) -> np.ndarray:
+    """Sub-parameters of F: distinct author countries and author count (NaN when unknown).
+
+    Parameters
+    ----------
+    population : Population
+
+    Returns
+    -------
+    ndarray of float, shape (N, 2)
+    """
+    n = population.n_papers
+    rows, countries = _list_items(population.papers.column("countries").combine_chunks())
+    country_count = _distinct_per_row(rows, _string_codes(countries), n)
+    authors = population.papers.column("author_count").combine_chunks().cast(pa.float64()).fill_null(np.nan)
+    return np.column_stack([country_count, authors.to_numpy(zero_copy_only=False)])

@@ -1,0 +1,116 @@
+"""The whole Academic Taste Index of a population: seven dimensions and the composite (DESIGN.md section 5)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import numpy as np
+import pyarrow as pa
+
+from scitaste_hf.index.dimensions import (
+    SUBPARAMETERS,
+    citation_impact,
+    conceptual_innovation_parameters,
+    disruptiveness_parameters,
+    journal_impact,
+    knowledge_breadth_parameters,
+    semantic_novelty_parameters,
+    team_collaboration_parameters,
+)
+from scitaste_hf.index.embed import Embedder, WordLlamaEmbedder
+from scitaste_hf.index.journals import JournalTable
+from scitaste_hf.index.normalise import pca_score
+from scitaste_hf.index.population import Population
+from scitaste_hf.schema import DIMENSIONS, composite, validate_weights
+
+
+def work_embeddings(population: Population, embedder: Embedder | None = None) -> np.ndarray:
+    """Embeddings of every work, papers first: the precomputed ones when the population carries them,
+    otherwise the embedder's for the papers and their references (other works and empty texts get NaN rows).
+
+    Parameters
+    ----------
+    population : Population
+    embedder : Embedder, optional
+        Used only without precomputed embeddings; :class:`~scitaste_hf.index.embed.WordLlamaEmbedder` when
+        None.
+
+    Returns
+    -------
+    ndarray of float32, shape (n_works, d)
+    """
+    if population.embeddings is not None:
+        return population.embeddings
+    embedder = embedder or WordLlamaEmbedder()
+    _, refs = population.references()
+    needed = np.union1d(np.arange(population.n_papers), refs)
+    texts = population.texts.take(pa.array(needed)).to_pylist()
+    has_text = np.array([bool(t and t.strip()) for t in texts])
+    if not has_text.any():
+        return np.full((len(population.ids), 1), np.nan, dtype=np.float32)
+    vectors = np.asarray(embedder.embed([t for t, ok in zip(texts, has_text) if ok]), dtype=np.float32)
+    out = np.full((len(population.ids), vectors.shape[1]), np.nan, dtype=np.float32)
+    out[needed[has_text]] = vectors
+    return out
+
+
+def compute_index(
+    population: Population,
+    journals: JournalTable,
+    *,
+    embedder: Embedder | None = None,
+    weights: Mapping[str, float] | None = None,
+    cd_window_days: int | None = None,
+) -> pa.Table:
+    """Score every paper of the population.
+
+    Parameters
+    ----------
+    population : Population
+        The reference population (the candidate pool of the build).
+    journals : JournalTable
+        Journal data for dimension G.
+    embedder : Embedder, optional
+        Document embedder for dimension C when the population has no precomputed embeddings; the offline
+        default :class:`~scitaste_hf.index.embed.WordLlamaEmbedder` when None.
+    weights : mapping of dimension key to weight, optional
+        The composite's weights (see :func:`scitaste_hf.schema.load_weights`); DESIGN.md section 4's default
+        when None.
+    cd_window_days : int, optional
+        Count only citers within this many days after the paper for the CD index (CD_t); all when None.
+
+    Returns
+    -------
+    pyarrow.Table
+        One row per paper, in population order: ``id``, the seven dimensions (0-100, rounded to 2 decimals so
+        that a published record's composite can be recomputed from its own dimensions), ``innovation_score``,
+        then the raw values: ``cd_index``, ``n_i``, ``n_j``, ``n_k`` and one ``<dimension>.<sub-parameter>``
+        column per sub-parameter of B..F (before imputation, NaN where undefined).
+
+    Raises
+    ------
+    ScitasteError
+        On a bad weight vector.
+    """
+    w = validate_weights(weights) if weights is not None else None
+    n = population.n_papers
+    cd = population.graph.cd(np.arange(n), cd_window_days)
+    parameters = {
+        "knowledge_breadth": knowledge_breadth_parameters(population),
+        "semantic_novelty": semantic_novelty_parameters(population, work_embeddings(population, embedder)),
+        "disruptiveness": disruptiveness_parameters(cd),
+        "conceptual_innovation": conceptual_innovation_parameters(population),
+        "team_collaboration": team_collaboration_parameters(population),
+    }
+    scores = {key: pca_score(matrix) for key, matrix in parameters.items()}
+    scores["citation_impact"] = citation_impact(
+        population.papers.column("citation_count").to_numpy(zero_copy_only=False))
+    scores["journal_impact"] = journal_impact(population.papers.column("journal").to_pylist(), journals)
+    dims = {key: np.round(scores[key], 2) for key in DIMENSIONS}
+    innovation = [composite({key: dims[key][i] for key in DIMENSIONS}, w) for i in range(n)]
+    columns = {"id": population.papers.column("id"), **dims, "innovation_score": innovation,
+               "cd_index": cd.cd, "n_i": cd.n_i, "n_j": cd.n_j, "n_k": cd.n_k}
+    for key, matrix in parameters.items():
+        for j, name in enumerate(SUBPARAMETERS[key]):
+            columns[f"{key}.{name}"] = matrix[:, j]
+    return pa.table(columns)

@@ -1,0 +1,69 @@
+"""Loading benchmark records (the gold labels) from a file, a dataset folder in the Hub layout, or the Hub."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+from scitaste_hf.errors import ScitasteError
+
+_HUB_ID = re.compile(r"^[\w.-]+/[\w.-]+$")
+
+
+def load_records(source: str | Path, split: str = "selected") -> list[dict[str, Any]]:
+    """Records of one split as a list of dicts.
+
+    Parameters
+    ----------
+    source : path or Hub id
+        A ``.jsonl``/``.json``/``.parquet`` file of records (``split`` is ignored), a dataset folder in the
+        Hub layout (read with :func:`datasets.load_dataset`), or a Hub dataset id such as
+        ``skylenage/SciTaste-benchmark`` (network needed).
+    split : str
+        The split of a dataset folder or Hub id, ``selected`` or ``backup``.
+    """
+    path = Path(source)
+    if path.is_file():
+        return _read_file(path)
+    if not path.exists() and not _HUB_ID.match(str(source)):
+        raise ScitasteError(f"gold file or dataset folder not found: {source}")
+    import datasets
+
+    try:
+        ds = datasets.load_dataset(str(source), split=split)
+    except ValueError as exc:
+        raise ScitasteError(f"cannot load split {split!r} of {source}: {str(exc).splitlines()[0]}") from None
+    except (FileNotFoundError, datasets.exceptions.DatasetNotFoundError) as exc:
+        raise ScitasteError(f"no dataset at {source}: {str(exc).splitlines()[0]}") from None
+    return ds.to_list()
+
+
+def _read_file(path: Path) -> list[dict[str, Any]]:
+    suffix = path.suffix.lower()
+    try:
+        if suffix == ".parquet":
+            import pyarrow.parquet as pq
+
+            return pq.read_table(path).to_pylist()
+        text = path.read_text(encoding="utf-8")
+        if suffix == ".json":
+            data = json.loads(text)
+            if not isinstance(data, list):
+                raise ScitasteError(f"{path}: expected a JSON array of records")
+            return data
+        if suffix == ".jsonl":
+            records = []
+            for number, line in enumerate(text.splitlines(), start=1):
+                if line.strip():
+                    try:
+                        records.append(json.loads(line))
+                    except json.JSONDecodeError as exc:
+                        raise ScitasteError(f"{path}:{number}: not a JSON line ({exc.msg})") from None
+            return records
+    except ScitasteError:
+        raise
+    except Exception as exc:  # a corrupt Parquet or undecodable file: say which file, not where it broke
+        raise ScitasteError(f"cannot read {path}: {exc}") from None
+    raise ScitasteError(f"unsupported gold file type {suffix!r}: use .jsonl, .json or .parquet, or a dataset folder")

@@ -1,0 +1,227 @@
+"""The facts every part of scitaste-hf shares: dimension keys, weights, disciplines, grade bands, the record
+schema and the model-answer schema (DESIGN.md sections 3, 4, 7, 8 and 9).
+
+Metrics, lm-eval tasks, the Space and the dataset builder import these names; nothing else defines them.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from importlib import resources
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Literal, NamedTuple
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from scitaste_hf.errors import ScitasteError
+
+if TYPE_CHECKING:
+    import datasets
+
+#: The seven Academic Taste Index dimensions, in the paper's order A..G (DESIGN.md section 3).
+DIMENSIONS: tuple[str, ...] = (
+    "citation_impact",
+    "knowledge_breadth",
+    "semantic_novelty",
+    "disruptiveness",
+    "conceptual_innovation",
+    "team_collaboration",
+    "journal_impact",
+)
+#: The paper's letter for each dimension.
+DIMENSION_LETTERS: Mapping[str, str] = MappingProxyType(dict(zip(DIMENSIONS, "ABCDEFG")))
+
+#: The six disciplines of the benchmark, in the paper's order.
+DISCIPLINES: tuple[str, ...] = ("physics", "mathematics", "chemistry", "biology", "medicine", "finance")
+
+#: Both splits of the Hub dataset.
+SPLITS: tuple[str, ...] = ("selected", "backup")
+
+#: Journal tiers a record may carry (``journal_tier``), or null.
+JOURNAL_TIERS: tuple[str, ...] = ("Q1", "Q2", "Q3", "Q4")
+
+SCORE_MIN, SCORE_MAX = 0.0, 100.0
+
+
+def validate_weights(weights: Mapping[str, float], *, tolerance: float = 1e-6) -> dict[str, float]:
+    """Check a weight vector and return it as a plain dict in dimension order.
+
+    Parameters
+    ----------
+    weights : mapping of dimension key to weight
+        Exactly the seven keys of :data:`DIMENSIONS`, each finite and non-negative, summing to 1.
+    tolerance : float
+        Allowed absolute deviation of the sum from 1.
+
+    Raises
+    ------
+    ScitasteError
+        On a missing or unknown key, a negative or non-finite weight, or a sum that is not 1.
+    """
+    missing = [k for k in DIMENSIONS if k not in weights]
+    unknown = sorted(set(weights) - set(DIMENSIONS))
+    if missing or unknown:
+        parts = [f"missing {', '.join(missing)}" if missing else "", f"unknown {', '.join(unknown)}" if unknown else ""]
+        raise ScitasteError(f"weight vector must have exactly the seven dimension keys: {'; '.join(p for p in parts if p)}")
+    out = {}
+    for key in DIMENSIONS:
+        value = weights[key]
+        if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value) or value < 0:
+            raise ScitasteError(f"weight {key}={value!r} must be a finite number >= 0")
+        out[key] = float(value)
+    total = sum(out.values())
+    if abs(total - 1.0) > tolerance:
+        raise ScitasteError(f"weights must sum to 1, got {total:.6f}")
+    return out
+
+
+def load_weights(path: str | None = None) -> dict[str, float]:
+    """Load a weight vector from a JSON file, or the packaged default when ``path`` is None.
+
+    The file holds either ``{"weights": {key: w}}`` (already normalised) or ``{"raw": {key: contribution}}``,
+    which is normalised by its sum. The default is DESIGN.md section 4: citation_impact 37.99 and
+    journal_impact 19.73 of 128.86 as published; the paper does not give knowledge_breadth ..
+    team_collaboration one by one, so the default splits their 71.14 equally (14.228 each, weight 0.110415).
+    """
+    try:
+        if path is None:
+            text = resources.files("scitaste_hf").joinpath("config/weights_default.json").read_text("utf-8")
+        else:
+            with open(path, encoding="utf-8") as fh:
+                text = fh.read()
+        data = json.loads(text)
+    except FileNotFoundError:
+        raise ScitasteError(f"weights file not found: {path}") from None
+    except json.JSONDecodeError as exc:
+        raise ScitasteError(f"weights file {path} is not valid JSON: {exc}") from None
+    if isinstance(data, dict) and isinstance(data.get("weights"), dict):
+        return validate_weights(data["weights"])
+    if isinstance(data, dict) and isinstance(data.get("raw"), dict):
+        raw = data["raw"]
+        numbers = [v for v in raw.values() if isinstance(v, int | float) and not isinstance(v, bool)]
+        total = sum(numbers)
+        if len(numbers) != len(raw) or total <= 0:
+            raise ScitasteError(f"weights file {path}: 'raw' must map keys to positive numbers")
+        return validate_weights({k: v / total for k, v in raw.items()})
+    raise ScitasteError(f"weights file {path} must hold a 'weights' or a 'raw' object")
+
+
+#: Default weights of DESIGN.md section 4 (B..F split equally: an assumption, see :func:`load_weights`).
+DEFAULT_WEIGHTS: Mapping[str, float] = MappingProxyType(load_weights())
+
+
+def composite(dimension_scores: Mapping[str, float], weights: Mapping[str, float] | None = None) -> float:
+    """The innovation score: the weighted sum of the seven dimensions, rounded to 2 decimals (DESIGN.md s.5)."""
+    w = DEFAULT_WEIGHTS if weights is None else validate_weights(weights)
+    return round(sum(w[k] * float(dimension_scores[k]) for k in DIMENSIONS), 2)
+
+
+class WapeBand(NamedTuple):
+    """One grade band of Scheme 2: WAPE in ``[low, high)`` maps linearly from ``score_at_low`` to
+    ``score_at_high`` (DESIGN.md section 8)."""
+
+    grade: str
+    low: float
+    high: float
+    score_at_low: float
+    score_at_high: float
+
+
+#: Scheme-2 bands, WAPE as a fraction. The last band is closed at 100%; beyond it the score is 0, grade F.
+WAPE_BANDS: tuple[WapeBand, ...] = (
+    WapeBand("A", 0.00, 0.05, 100.0, 90.0),
+    WapeBand("B", 0.05, 0.10, 90.0, 75.0),
+    WapeBand("C", 0.10, 0.20, 75.0, 60.0),
+    WapeBand("D", 0.20, 0.30, 60.0, 40.0),
+    WapeBand("E", 0.30, 0.50, 40.0, 20.0),
+    WapeBand("F", 0.50, 1.00, 20.0, 0.0),
+)
+
+#: Scheme-1 grades: the first threshold the score reaches (DESIGN.md section 7).
+SCHEME1_GRADES: tuple[tuple[float, str], ...] = (
+    (80.0, "excellent"),
+    (60.0, "moderate"),
+    (40.0, "poor"),
+    (-math.inf, "unusable"),
+)
+
+
+def record_features() -> datasets.Features:
+    """The ``datasets.Features`` of one benchmark record, shared by both splits (DESIGN.md section 3)."""
+    from datasets import Features, Value
+
+    string = Value("string")
+    return Features(
+        {
+            "bibcode": string,
+            "doi": string,
+            "openalex_id": string,
+            "arxiv_id": string,
+            "title": string,
+            "abstract": string,
+            "year": Value("int32"),
+            "discipline": string,
+            "subcategory_id": string,
+            "subcategory_name": string,
+            "journal_name": string,
+            "journal_tier": string,
+            "innovation_score": Value("float64"),
+            "dimension_scores": {key: Value("float64") for key in DIMENSIONS},
+        }
+    )
+
+
+Score = Field(ge=SCORE_MIN, le=SCORE_MAX, allow_inf_nan=False)
+
+
+class DimensionScores(BaseModel):
+    """The seven dimension scores of an answer, each a finite number in 0-100."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
+
+    citation_impact: float = Score
+    knowledge_breadth: float = Score
+    semantic_novelty: float = Score
+    disruptiveness: float = Score
+    conceptual_innovation: float = Score
+    team_collaboration: float = Score
+    journal_impact: float = Score
+
+
+class Answer(BaseModel):
+    """A model's answer for one paper (DESIGN.md section 9).
+
+    Numbers must be JSON numbers (a quoted number is a schema failure), finite and within 0-100;
+    ``confidence`` is optional and within 0-1. Keys other than these are ignored.
+    """
+
+    model_config = ConfigDict(extra="ignore", frozen=True, strict=True)
+
+    innovation_score: float = Score
+    dimension_scores: DimensionScores
+    reasoning: str | None = None
+    confidence: float | None = Field(default=None, ge=0.0, le=1.0, allow_inf_nan=False)
+
+    def vector(self) -> tuple[float, ...]:
+        """The eight numbers: innovation score, then the seven dimensions in :data:`DIMENSIONS` order."""
+        return (self.innovation_score, *(getattr(self.dimension_scores, k) for k in DIMENSIONS))
+
+
+FailureReason = Literal["no_json", "schema", "out_of_range", "api_error", "timeout", "missing", "other"]
+#: Why an item was not scored; failures are excluded from metrics and counted in coverage.
+FAILURE_REASONS: tuple[str, ...] = FailureReason.__args__
+
+
+@dataclass(frozen=True)
+class Failure:
+    """An item that could not be scored, with its reason (one of :data:`FAILURE_REASONS`) and a detail."""
+
+    reason: str
+    detail: str = ""
+
+    def __post_init__(self) -> None:
+        if self.reason not in FAILURE_REASONS:
+            raise ValueError(f"unknown failure reason {self.reason!r}; expected one of {FAILURE_REASONS}")

@@ -1,0 +1,168 @@
+"""Scoring a whole run: failures as coverage, both schemes with intervals, overall and per discipline
+(the paper's Tables 9-10). The CLI, the ``evaluate`` modules and the Space all report through here."""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from scitaste_hf.errors import ScitasteError
+from scitaste_hf.schema import (
+    DEFAULT_WEIGHTS,
+    DIMENSIONS,
+    DISCIPLINES,
+    SCORE_MAX,
+    SCORE_MIN,
+    Answer,
+    Failure,
+    validate_weights,
+)
+from scitaste_hf.scoring._arrays import as_answer_matrix, as_scores
+from scitaste_hf.scoring.answers import validate_answer
+from scitaste_hf.scoring.bootstrap import CONFIDENCE, N_RESAMPLES, SEED, bootstrap
+from scitaste_hf.scoring.scheme1 import scheme1
+from scitaste_hf.scoring.wape import wape, wape_grade, wape_score
+
+
+def summarize(P: np.ndarray, G: np.ndarray, *, n_total: int, failures: Mapping[str, int] | None = None,
+              weights: Mapping[str, float] | None = None, n_resamples: int = N_RESAMPLES, seed: int = SEED,
+              confidence: float = CONFIDENCE) -> dict[str, Any]:
+    """Both schemes for the scored items of a run, with coverage and bootstrap intervals.
+
+    Parameters
+    ----------
+    P, G : ndarray, shape (n_scored, 8) or (n_scored, 1)
+        Predicted and gold rows of the scored items (innovation score, then the dimensions); with one
+        column only Scheme 2 is computed.
+    n_total : int
+        Items in the run, scored or not; coverage is ``n_scored / n_total``.
+    failures : mapping, optional
+        Count of unscored items per failure reason.
+    weights, n_resamples, seed, confidence
+        As in :func:`~scitaste_hf.scoring.bootstrap.bootstrap`; ``n_resamples=0`` skips the intervals.
+
+    Returns
+    -------
+    dict
+        ``n_total``, ``n_scored``, ``coverage``, ``failures``, ``scheme2`` (``wape``, ``score``, ``grade``,
+        ``ci``) and, with dimensions, ``scheme1`` (every key of :func:`~scitaste_hf.scoring.scheme1`, ``ci``).
+        A scheme is None when no item was scored: never a silent zero.
+    """
+    n_scored = int(P.shape[0])
+    coverage = {"n_total": int(n_total), "n_scored": n_scored,
+                "coverage": n_scored / n_total if n_total else 0.0}
+    out: dict[str, Any] = {**coverage, "failures": dict(sorted((failures or {}).items()))}
+    out["scheme2"] = out["scheme1"] = None
+    if n_scored == 0:
+        return out
+    w = wape(P[:, 0], G[:, 0])
+    intervals = (bootstrap(P if P.shape[1] > 1 else P[:, 0], G if G.shape[1] > 1 else G[:, 0],
+                           weights=weights, n_resamples=n_resamples, seed=seed, confidence=confidence)
+                 if n_resamples else {})
+    out["scheme2"] = {"wape": w, "score": wape_score(w), "grade": wape_grade(w), **coverage,
+                      "ci": {"wape": intervals.get("wape"), "score": intervals.get("scheme2")}}
+    if P.shape[1] > 1:
+        out["scheme1"] = {**scheme1(P, G, weights), **coverage, "ci": {"scheme1": intervals.get("scheme1")}}
+    return out
+
+
+def score_run(gold: Sequence[Mapping[str, Any]], predictions: Mapping[str, Answer | Failure], *,
+              weights: Mapping[str, float] | None = None, n_resamples: int = N_RESAMPLES, seed: int = SEED,
+              confidence: float = CONFIDENCE) -> dict[str, Any]:
+    """Score a run against gold records: overall and per discipline.
+
+    Parameters
+    ----------
+    gold : sequence of records
+        Records of the benchmark schema (``bibcode``, ``discipline``, ``innovation_score``,
+        ``dimension_scores``); bibcodes must be unique.
+    predictions : mapping of bibcode to Answer or Failure
+        A gold bibcode without a prediction counts as a ``missing`` failure; a bibcode not in the gold set
+        is an error.
+    weights, n_resamples, seed, confidence
+        As in :func:`summarize`.
+
+    Returns
+    -------
+    dict
+        ``{"overall": summary, "by_discipline": {discipline: summary}}`` with summaries as in
+        :func:`summarize`; disciplines in the benchmark's order, those absent from the gold set omitted.
+    """
+    w = DEFAULT_WEIGHTS if weights is None else validate_weights(weights)
+    if not gold:
+        raise ScitasteError("the gold set is empty")
+    seen = Counter(str(r.get("bibcode")) for r in gold)
+    duplicated = [b for b, k in seen.items() if k > 1]
+    if duplicated:
+        raise ScitasteError(f"the gold set has duplicate bibcodes: {', '.join(duplicated[:5])}")
+    unknown = [b for b in predictions if b not in seen]
+    if unknown:
+        raise ScitasteError(f"{len(unknown)} prediction(s) for bibcodes not in the gold set, e.g. {unknown[0]}")
+    G = as_answer_matrix(list(gold), "gold")
+    P = np.full_like(G, np.nan)
+    reasons: list[str | None] = []
+    for i, record in enumerate(gold):
+        pred = predictions.get(record["bibcode"], Failure("missing"))
+        if isinstance(pred, Failure):
+            reasons.append(pred.reason)
+        else:
+            P[i] = pred.vector()
+            reasons.append(None)
+    scored = np.array([r is None for r in reasons])
+    disciplines = np.array([str(r.get("discipline", "")) for r in gold])
+
+    def block(mask: np.ndarray) -> dict[str, Any]:
+        failures = Counter(r for r, m in zip(reasons, mask) if m and r is not None)
+        keep = mask & scored
+        return summarize(P[keep], G[keep], n_total=int(mask.sum()), failures=failures, weights=w,
+                         n_resamples=n_resamples, seed=seed, confidence=confidence)
+
+    order = [d for d in DISCIPLINES if d in set(disciplines)] + sorted(set(disciplines) - set(DISCIPLINES))
+    return {
+        "overall": block(np.ones(len(gold), dtype=bool)),
+        "by_discipline": {d: block(disciplines == d) for d in order},
+        "dimensions": list(DIMENSIONS),
+        "weights": dict(w),
+    }
+
+
+def _prediction_row(pred: Any, with_dimensions: bool) -> tuple[float, ...] | Failure:
+    """One prediction as a row of floats, or the failure that keeps it from being scored."""
+    if pred is None:
+        return Failure("missing", "no prediction")
+    if with_dimensions:
+        answer = pred if isinstance(pred, Answer | Failure) else (
+            validate_answer(pred) if isinstance(pred, Mapping) else Failure("schema", "not an answer object"))
+        return answer if isinstance(answer, Failure) else answer.vector()
+    if isinstance(pred, bool) or not isinstance(pred, int | float):
+        return Failure("schema", f"not a number: {pred!r}")
+    if not (math.isfinite(pred) and SCORE_MIN <= pred <= SCORE_MAX):
+        return Failure("out_of_range", f"{pred!r} is not a finite score in 0-100")
+    return (float(pred),)
+
+
+def score_pairs(predictions: Sequence[Any], references: Sequence[Any], *, with_dimensions: bool,
+                weights: Mapping[str, float] | None = None, n_resamples: int = N_RESAMPLES, seed: int = SEED,
+                confidence: float = CONFIDENCE) -> dict[str, Any]:
+    """:func:`summarize` for aligned lists in which a prediction may be a failure.
+
+    A ``None``, non-finite, out-of-range or malformed prediction is a counted failure, excluded from the
+    metrics and reported in coverage; references must all be valid. ``with_dimensions`` selects answers
+    (innovation score and the seven dimensions) over bare innovation scores.
+    """
+    if len(predictions) != len(references):
+        raise ScitasteError(f"predictions and references differ in length: {len(predictions)} vs {len(references)}")
+    if not references:
+        raise ScitasteError("no references: nothing to score")
+    G = as_answer_matrix(list(references), "references") if with_dimensions else \
+        as_scores(references, "references")[:, None]
+    rows = [_prediction_row(p, with_dimensions) for p in predictions]
+    scored = np.array([not isinstance(r, Failure) for r in rows])
+    P = np.array([r for r in rows if not isinstance(r, Failure)], dtype=np.float64).reshape(-1, G.shape[1])
+    failures = Counter(r.reason for r in rows if isinstance(r, Failure))
+    return summarize(P, G[scored], n_total=len(references), failures=failures, weights=weights,
+                     n_resamples=n_resamples, seed=seed, confidence=confidence)

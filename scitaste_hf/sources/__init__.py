@@ -1,0 +1,68 @@
+"""Clients of the bibliographic services: OpenAlex, NASA ADS and arXiv.
+
+``from scitaste_hf.sources import OpenAlexClient, ADSClient, ArxivClient``. Every client takes ``base_url=``
+(the service, the offline mirror or a test server), ``cache_dir=`` (None disables the cache) and ``offline=``;
+credentials come from keyword arguments or the environment (``OPENALEX_API_KEY``, ``ADS_API_TOKEN``). They share
+one transport (:mod:`.transport`): per-host rate limits, the ``X-RateLimit`` budget, bounded concurrency, retries
+with backoff, and a plain-file response cache (:mod:`.cache`). :mod:`.testing` is a local replay/fault server.
+
+Names are resolved on first use, so importing an error class does not import httpx.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+_EXPORTS = {
+    "OpenAlexClient": "scitaste_hf.sources.openalex",
+    "ADSClient": "scitaste_hf.sources.ads",
+    "ArxivClient": "scitaste_hf.sources.arxiv",
+    "Work": "scitaste_hf.sources.records",
+    "Source": "scitaste_hf.sources.records",
+    "Topic": "scitaste_hf.sources.records",
+    "Concept": "scitaste_hf.sources.records",
+    "Authorship": "scitaste_hf.sources.records",
+    "Institution": "scitaste_hf.sources.records",
+    "ADSRecord": "scitaste_hf.sources.records",
+    "ArxivEntry": "scitaste_hf.sources.records",
+    "SourceError": "scitaste_hf.sources.errors",
+    "BadRequestError": "scitaste_hf.sources.errors",
+    "AuthError": "scitaste_hf.sources.errors",
+    "NotFoundError": "scitaste_hf.sources.errors",
+    "InvalidIdentifierError": "scitaste_hf.sources.errors",
+    "OfflineCacheMiss": "scitaste_hf.sources.errors",
+    "BudgetExhausted": "scitaste_hf.sources.errors",
+    "ServiceUnavailable": "scitaste_hf.sources.errors",
+}
+
+__all__ = [
+    "ADSClient",
+    "ADSRecord",
+    "ArxivClient",
+    "ArxivEntry",
+    "AuthError",
+    "Authorship",
+    "BadRequestError",
+    "BudgetExhausted",
+    "Concept",
+    "Institution",
+    "InvalidIdentifierError",
+    "NotFoundError",
+    "OfflineCacheMiss",
+    "OpenAlexClient",
+    "ServiceUnavailable",
+    "Source",
+    "SourceError",
+    "Topic",
+    "Work",
+]
+
+
+def __getattr__(name: str) -> object:
+    if name not in _EXPORTS:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(_EXPORTS[name]), name)
+
+
+def __dir__() -> list[str]:
+    return __all__

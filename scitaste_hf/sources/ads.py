@@ -1,0 +1,183 @@
+"""NASA ADS client: ``/search/query`` with ``fl``, ``rows`` and ``cursorMark`` paging, the ``citations()`` and
+``references()`` operators, and bibcode batches through ``/search/bigquery``.
+
+ADS allows 5,000 search requests a day by default and says how many are left in ``X-RateLimit-*`` headers; the
+transport keeps one budget per endpoint and refuses to send once it is spent, instead of collecting 429s. Pages
+are as large as ADS allows (``rows`` up to 2,000) because the daily budget, not time, is what runs out.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Iterator
+
+from scitaste_hf.sources.errors import InvalidIdentifierError
+from scitaste_hf.sources.limits import RateLimitStatus
+from scitaste_hf.sources.records import ADSRecord
+from scitaste_hf.sources.transport import Credential, ServiceClient, Transport, resolve_secret
+
+DEFAULT_BASE_URL = "https://api.adsabs.harvard.edu/v1"
+#: Fields asked for by default: what the classifier, the index and the tools read.
+DEFAULT_FIELDS = ("bibcode", "title", "year", "pubdate", "doi", "identifier", "bibstem", "pub", "author", "aff",
+                  "citation_count", "reference", "keyword", "arxiv_class", "abstract", "doctype", "property")
+MAX_ROWS = 2000
+_BIBCODE = re.compile(r"^\d{4}[A-Za-z0-9&.]{5}[A-Za-z0-9.]{4}[A-Za-z0-9.:]{5}[A-Z.]$")
+_ARXIV_PREFIX = "arxiv:"
+
+
+def bibcode(value: str) -> str:
+    """A validated 19-character ADS bibcode; raises on anything else.
+
+    :param value: the bibcode, e.g. ``1998PhRvA..58.3983S``.
+    """
+    text = value.strip() if isinstance(value, str) else ""
+    if not _BIBCODE.match(text):
+        raise InvalidIdentifierError(
+            f"not an ADS bibcode: {value!r} (expected 19 characters: year, journal, volume, page, initial, "
+            "e.g. 1998PhRvA..58.3983S)")
+    return text
+
+
+def _first(value: object) -> str | None:
+    if isinstance(value, list):
+        return str(value[0]) if value else None
+    return None if value is None else str(value)
+
+
+def _tuple(value: object) -> tuple[str, ...]:
+    if value is None:
+        return ()
+    return tuple(str(v) for v in value) if isinstance(value, list) else (str(value),)
+
+
+def parse_doc(doc: dict) -> ADSRecord:
+    """An :class:`ADSRecord` from one document of an ADS search response.
+
+    :param doc: the document (any subset of fields; ``bibcode`` is required).
+    """
+    arxiv_id = next((i[len(_ARXIV_PREFIX):] for i in doc.get("identifier") or []
+                     if i.lower().startswith(_ARXIV_PREFIX)), None)
+    year = doc.get("year")
+    return ADSRecord(
+        bibcode=doc["bibcode"],
+        title=_first(doc.get("title")),
+        year=int(year) if year not in (None, "") else None,
+        pubdate=doc.get("pubdate"),
+        doi=(_first(doc.get("doi")) or "").lower() or None,
+        arxiv_id=arxiv_id,
+        bibstem=_first(doc.get("bibstem")),
+        pub=doc.get("pub"),
+        authors=_tuple(doc.get("author")),
+        affiliations=_tuple(doc.get("aff")),
+        citation_count=doc.get("citation_count"),
+        references=_tuple(doc.get("reference")),
+        citations=_tuple(doc.get("citation")),
+        keywords=_tuple(doc.get("keyword")),
+        arxiv_class=_tuple(doc.get("arxiv_class")),
+        abstract=doc.get("abstract"),
+        doctype=doc.get("doctype"),
+        properties=_tuple(doc.get("property")),
+    )
+
+
+class ADSClient(ServiceClient):
+    """Client of the NASA ADS API.
+
+    :param base_url: API root including the version (``.../v1``).
+    :param token: ADS API token; default ``$ADS_API_TOKEN``; sent as ``Authorization: Bearer``, never stored or
+        logged. Needed only when a request has to be sent (not for cache hits).
+    :param cache_dir: directory of the response cache; None disables it.
+    :param offline: answer from the cache only.
+    :param record: always ask the service and (over)write the cache.
+    :param rate_limit: ``(requests, seconds)`` allowed.
+    :param max_connections: most requests in flight.
+    :param rows: page size of searches (at most 2,000).
+    :param timeout: seconds per request.
+    :param max_retries: retries after a failed attempt.
+    """
+
+    def __init__(self, *, base_url: str = DEFAULT_BASE_URL, token: str | None = None, cache_dir: str | None = None,
+                 offline: bool = False, record: bool = False, rate_limit: tuple[int, float] = (5, 1.0),
+                 max_connections: int = 4, rows: int = MAX_ROWS, timeout: float = 60.0,
+                 max_retries: int = 5) -> None:
+        creds = []
+        if tok := resolve_secret(token, "ADS_API_TOKEN"):
+            creds.append(Credential(tok, "ADS_API_TOKEN", header="Authorization", prefix="Bearer "))
+        self.rows = max(1, min(rows, MAX_ROWS))
+        self.transport = Transport(
+            "NASA ADS", base_url, expect="json", rate_limit=rate_limit, max_connections=max_connections,
+            timeout=timeout, max_retries=max_retries, cache_dir=cache_dir, offline=offline, record=record,
+            credentials=tuple(creds), budget_scope="path",
+            required_credential="NASA ADS needs an API token: set ADS_API_TOKEN (or pass token=) to the token "
+                                "from your ADS account settings, or use --offline with a filled cache")
+
+    def budget(self, endpoint: str = "/search/query") -> RateLimitStatus:
+        """The daily budget ADS last reported for an endpoint (limit, remaining, reset time).
+
+        :param endpoint: endpoint path below the base URL.
+        """
+        return self.transport.budget_status(endpoint)
+
+    def search(self, q: str, *, fl: Iterable[str] = DEFAULT_FIELDS, sort: str = "bibcode asc",
+               limit: int | None = None) -> Iterator[ADSRecord]:
+        """Documents matching a query, cursor-paged (``cursorMark``) with ``rows`` per request.
+
+        :param q: ADS query, e.g. ``first_author:"Sudilovsky"`` or ``citations(bibcode:...)``.
+        :param fl: fields to return (``bibcode`` is always added).
+        :param sort: sort order; it must end on a unique field for ``cursorMark`` paging (``bibcode``).
+        :param limit: stop after this many documents.
+        """
+        fields = ",".join(dict.fromkeys(["bibcode", *fl]))
+        rows = self.rows if limit is None else max(1, min(self.rows, limit))
+        cursor, seen = "*", 0
+        while True:
+            data = self.transport.request("GET", "/search/query", {"q": q, "fl": fields, "rows": rows,
+                                                                    "sort": sort, "cursorMark": cursor}).data
+            body = data.get("response") or {}
+            docs = body.get("docs") or []
+            for doc in docs:
+                if limit is not None and seen >= limit:
+                    return
+                seen += 1
+                yield parse_doc(doc)
+            next_cursor = data.get("nextCursorMark")
+            if not docs or seen >= body.get("numFound", 0) or not next_cursor or next_cursor == cursor:
+                return
+            cursor = next_cursor
+
+    def citations(self, code: str, *, fl: Iterable[str] = DEFAULT_FIELDS) -> Iterator[ADSRecord]:
+        """Documents citing a bibcode (``citations(bibcode:...)``).
+
+        :param code: the cited document's bibcode.
+        :param fl: fields to return.
+        """
+        return self.search(f"citations(bibcode:{bibcode(code)})", fl=fl)
+
+    def references(self, code: str, *, fl: Iterable[str] = DEFAULT_FIELDS) -> Iterator[ADSRecord]:
+        """Documents a bibcode cites (``references(bibcode:...)``).
+
+        :param code: the citing document's bibcode.
+        :param fl: fields to return.
+        """
+        return self.search(f"references(bibcode:{bibcode(code)})", fl=fl)
+
+    def get_records(self, bibcodes: Iterable[str], *, fl: Iterable[str] = DEFAULT_FIELDS) -> list[ADSRecord]:
+        """Many documents by bibcode through ``/search/bigquery``, ``rows`` bibcodes per request.
+
+        :param bibcodes: bibcodes; duplicates are asked once.
+        :param fl: fields to return.
+        :returns: the documents found, in the order of ``bibcodes``.
+        """
+        codes = list(dict.fromkeys(bibcode(b) for b in bibcodes))
+        fields = ",".join(dict.fromkeys(["bibcode", *fl]))
+        found: dict[str, ADSRecord] = {}
+        for i in range(0, len(codes), self.rows):
+            batch = codes[i:i + self.rows]
+            data = self.transport.request(
+                "POST", "/search/bigquery", {"q": "*:*", "fl": fields, "rows": len(batch)},
+                content=("bibcode\n" + "\n".join(batch)).encode(),
+                headers={"Content-Type": "big-query/csv"}).data
+            for doc in (data.get("response") or {}).get("docs") or []:
+                rec = parse_doc(doc)
+                found[rec.bibcode] = rec
+        return [found[c] for c in codes if c in found]

@@ -1,0 +1,399 @@
+"""OpenAlex client: works one by one and in batches, citers and references with cursor paging, sources, topics
+and the subfield candidate search of the dataset builder.
+
+Listings use ``filter=openalex:|cites:|cited_by:`` with up to :data:`MAX_OR_VALUES` ids OR-ed in one filter (the
+service's limit) and cursor paging; paging stops as soon as ``meta.count`` records have come, so the request
+after the last full page (always empty) is not sent.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from collections.abc import Iterable, Iterator
+from datetime import date
+
+from scitaste_hf.sources.errors import InvalidIdentifierError, NotFoundError, SourceError
+from scitaste_hf.sources.limits import RateLimitStatus
+from scitaste_hf.sources.records import Authorship, Concept, Institution, Source, Topic, Work
+from scitaste_hf.sources.transport import Credential, ServiceClient, Transport, resolve_secret
+
+DEFAULT_BASE_URL = "https://api.openalex.org"
+#: Most ids one ``|``-joined filter value may carry.
+MAX_OR_VALUES = 100
+_ID = re.compile(r"^(?:https?://(?:api\.)?openalex\.org/(?:\w+/)?)?([WSTAICPF])(\d+)$", re.IGNORECASE)
+
+
+def openalex_id(value: str, kind: str = "W") -> str:
+    """The short OpenAlex id (``W2741809807``) of an id or URL; raises on anything else.
+
+    :param value: ``W123``, ``w123`` or ``https://openalex.org/W123``.
+    :param kind: expected entity letter: W work, S source, T topic, A author, I institution, C concept.
+    """
+    m = _ID.match(value.strip()) if isinstance(value, str) else None
+    if m is None or m.group(1).upper() != kind:
+        raise InvalidIdentifierError(
+            f"not an OpenAlex {_KINDS.get(kind, kind)} id: {value!r} (expected {kind} followed by digits, "
+            f"e.g. {kind}2741809807, or its https://openalex.org/ URL)")
+    return kind + m.group(2)
+
+
+_KINDS = {"W": "work", "S": "source", "T": "topic", "A": "author", "I": "institution", "C": "concept"}
+
+
+def _short(url: str | None) -> str | None:
+    return url.rsplit("/", 1)[-1] if url else None
+
+
+def _doi(url: str | None) -> str | None:
+    return url.lower().removeprefix("https://doi.org/") if url else None
+
+
+def _date(text: str | None) -> date | None:
+    try:
+        return date.fromisoformat(text) if text else None
+    except ValueError:
+        return None
+
+
+def abstract_from_inverted_index(index: dict[str, list[int]] | None) -> str | None:
+    """Rebuild an abstract from OpenAlex's ``abstract_inverted_index`` (word -> positions).
+
+    :param index: the inverted index, or None.
+    """
+    if not index:
+        return None
+    slots: dict[int, str] = {}
+    for word, positions in index.items():
+        for p in positions:
+            slots[p] = word
+    return " ".join(slots[p] for p in sorted(slots))
+
+
+def parse_topic(data: dict) -> Topic:
+    """A :class:`Topic` from an OpenAlex topic object (inside a work or from ``/topics/T...``).
+
+    :param data: the topic object.
+    """
+    sub, fld, dom = (data.get(k) or {} for k in ("subfield", "field", "domain"))
+    return Topic(id=_short(data["id"]), display_name=data.get("display_name", ""), score=data.get("score"),
+                 subfield_id=_short(sub.get("id")), subfield_name=sub.get("display_name"),
+                 field_id=_short(fld.get("id")), field_name=fld.get("display_name"),
+                 domain_id=_short(dom.get("id")), domain_name=dom.get("display_name"))
+
+
+def parse_work(data: dict) -> Work:
+    """A :class:`Work` from an OpenAlex work object (full or reduced by ``select=``).
+
+    :param data: the work object.
+    :raises SourceError: when the object has no ``id`` (a ``select=`` without ``id``).
+    """
+    if "id" not in data:
+        raise SourceError("OpenAlex returned works without an id: include \"id\" in select=")
+    source = ((data.get("primary_location") or {}).get("source")) or {}
+    authorships = tuple(
+        Authorship(author_id=_short((a.get("author") or {}).get("id")),
+                   display_name=(a.get("author") or {}).get("display_name"),
+                   institution_ids=tuple(_short(i["id"]) for i in a.get("institutions") or [] if i.get("id")),
+                   countries=tuple(a.get("countries") or ()))
+        for a in data.get("authorships") or [])
+    primary = data.get("primary_topic")
+    return Work(
+        id=openalex_id(data["id"]),
+        doi=_doi(data.get("doi")),
+        title=data.get("title") or data.get("display_name"),
+        publication_year=data.get("publication_year"),
+        publication_date=_date(data.get("publication_date")),
+        type=data.get("type"),
+        language=data.get("language"),
+        cited_by_count=data.get("cited_by_count"),
+        referenced_works=tuple(_short(w) for w in data.get("referenced_works") or ()),
+        referenced_works_count=data.get("referenced_works_count"),
+        source_id=_short(source.get("id")),
+        source_name=source.get("display_name"),
+        issn_l=source.get("issn_l"),
+        issns=tuple(source.get("issn") or ()),
+        authorships=authorships,
+        countries=tuple(sorted({c for a in authorships for c in a.countries})),
+        primary_topic=parse_topic(primary) if primary else None,
+        topics=tuple(parse_topic(t) for t in data.get("topics") or ()),
+        concepts=tuple(parse_concept(c) for c in data.get("concepts") or ()),
+        abstract=abstract_from_inverted_index(data.get("abstract_inverted_index")),
+        counts_by_year=tuple((c["year"], c.get("cited_by_count", 0)) for c in data.get("counts_by_year") or ()),
+        pmid=_short((data.get("ids") or {}).get("pmid")),
+    )
+
+
+def parse_source(data: dict) -> Source:
+    """A :class:`Source` from an OpenAlex source object.
+
+    :param data: the source object.
+    """
+    stats = data.get("summary_stats") or {}
+    return Source(id=_short(data["id"]), display_name=data.get("display_name", ""), issn_l=data.get("issn_l"),
+                  issns=tuple(data.get("issn") or ()), type=data.get("type"),
+                  host_organization_name=data.get("host_organization_name"),
+                  works_count=data.get("works_count"), cited_by_count=data.get("cited_by_count"),
+                  two_year_mean_citedness=stats.get("2yr_mean_citedness"), h_index=stats.get("h_index"))
+
+
+def parse_concept(data: dict) -> Concept:
+    """A :class:`Concept` from an OpenAlex concept object (in a work, or from ``/concepts/C...``).
+
+    :param data: the concept object.
+    """
+    return Concept(_short(data["id"]), data.get("display_name", ""), data.get("level"), data.get("score"))
+
+
+def parse_institution(data: dict) -> Institution:
+    """An :class:`Institution` from an OpenAlex institution object.
+
+    :param data: the institution object.
+    """
+    return Institution(id=_short(data["id"]), display_name=data.get("display_name", ""),
+                       country_code=data.get("country_code"), type=data.get("type"), ror=data.get("ror"))
+
+
+def _unique(ids: Iterable[str] | str) -> list[str]:
+    if isinstance(ids, str):
+        ids = [ids]
+    return list(dict.fromkeys(openalex_id(i) for i in ids))
+
+
+def _batches(ids: list[str]) -> Iterator[list[str]]:
+    for i in range(0, len(ids), MAX_OR_VALUES):
+        yield ids[i:i + MAX_OR_VALUES]
+
+
+def _select(select: Iterable[str] | str | None) -> str | None:
+    if select is None:
+        return None
+    return select if isinstance(select, str) else ",".join(select)
+
+
+class OpenAlexClient(ServiceClient):
+    """Client of the OpenAlex API.
+
+    :param base_url: API root (the service, a mirror or a test server).
+    :param api_key: OpenAlex API key; default ``$OPENALEX_API_KEY``; sent as ``api_key=``, never stored or logged.
+    :param mailto: contact address for OpenAlex's polite pool; default ``$OPENALEX_MAILTO``; treated like a secret.
+    :param cache_dir: directory of the response cache; None disables it.
+    :param offline: answer from the cache only; a miss raises :class:`~scitaste_hf.sources.errors.OfflineCacheMiss`.
+    :param record: always ask the service and (over)write the cache.
+    :param rate_limit: ``(requests, seconds)`` allowed (OpenAlex caps everyone at 100/s).
+    :param max_connections: most requests in flight.
+    :param page_size: ``per-page`` of cursor listings (OpenAlex accepts up to 200).
+    :param timeout: seconds per request.
+    :param max_retries: retries after a failed attempt.
+    """
+
+    def __init__(self, *, base_url: str = DEFAULT_BASE_URL, api_key: str | None = None, mailto: str | None = None,
+                 cache_dir: str | None = None, offline: bool = False, record: bool = False,
+                 rate_limit: tuple[int, float] = (10, 1.0), max_connections: int = 8, page_size: int = 200,
+                 timeout: float = 30.0, max_retries: int = 5) -> None:
+        creds = []
+        if key := resolve_secret(api_key, "OPENALEX_API_KEY"):
+            creds.append(Credential(key, "OPENALEX_API_KEY", query_param="api_key"))
+        if mail := resolve_secret(mailto, "OPENALEX_MAILTO"):
+            creds.append(Credential(mail, "OPENALEX_MAILTO", query_param="mailto"))
+        self.page_size = page_size
+        self.transport = Transport("OpenAlex", base_url, expect="json", rate_limit=rate_limit,
+                                   max_connections=max_connections, timeout=timeout, max_retries=max_retries,
+                                   cache_dir=cache_dir, offline=offline, record=record, credentials=tuple(creds))
+
+    @property
+    def rate_limit_status(self) -> RateLimitStatus:
+        """The last ``x-ratelimit-*`` state OpenAlex reported (limit, remaining, reset time)."""
+        return self.transport.rate_limit_status
+
+    # ------------------------------------------------------------------------------------------- works
+
+    def get_work(self, work_id: str, select: Iterable[str] | str | None = None) -> Work:
+        """One work by id (``/works/W...``).
+
+        :param work_id: OpenAlex work id or URL.
+        :param select: top-level fields to ask for, including ``id`` (None: all).
+        :raises NotFoundError: when OpenAlex has no such work.
+        """
+        wid = openalex_id(work_id)
+        return self._work(self.transport.request("GET", f"/works/{wid}", {"select": _select(select)}), wid)
+
+    async def aget_work(self, work_id: str, select: Iterable[str] | str | None = None) -> Work:
+        """Async :meth:`get_work`."""
+        wid = openalex_id(work_id)
+        resp = await self.transport.arequest("GET", f"/works/{wid}", {"select": _select(select)})
+        return self._work(resp, wid)
+
+    def _work(self, resp, wid: str) -> Work:
+        if resp.status == 404:
+            raise NotFoundError(f"OpenAlex has no work {wid}")
+        return parse_work(resp.data)
+
+    def get_works(self, work_ids: Iterable[str], select: Iterable[str] | str | None = None) -> list[Work]:
+        """Many works, :data:`MAX_OR_VALUES` per request (``filter=openalex:W1|W2|...``).
+
+        :param work_ids: work ids or URLs; duplicates are asked once.
+        :param select: top-level fields to ask for (None: all).
+        :returns: the works found, in the order of ``work_ids``; ids OpenAlex does not know are left out.
+        """
+        ids = _unique(work_ids)
+        found = {w.id: w for batch in _batches(ids) for w in self._iter_filter(self._or("openalex", batch), select)}
+        return [found[i] for i in ids if i in found]
+
+    async def aget_works(self, work_ids: Iterable[str], select: Iterable[str] | str | None = None) -> list[Work]:
+        """Async :meth:`get_works`; the batches run concurrently within the client's connection limit."""
+        ids = _unique(work_ids)
+        pages = await asyncio.gather(*(self._afilter_all(self._or("openalex", b), select) for b in _batches(ids)))
+        found = {w.id: w for page in pages for w in page}
+        return [found[i] for i in ids if i in found]
+
+    def iter_citing(self, work_ids: Iterable[str] | str, select: Iterable[str] | str | None = None) -> Iterator[Work]:
+        """Works that cite any of the given works (``filter=cites:...``), each once.
+
+        :param work_ids: one work id or many (OR-ed, :data:`MAX_OR_VALUES` per listing).
+        :param select: top-level fields to ask for (None: all); keep ``referenced_works`` for a CD index.
+        """
+        return self._iter_union("cites", work_ids, select)
+
+    def iter_references(self, work_ids: Iterable[str] | str,
+                        select: Iterable[str] | str | None = None) -> Iterator[Work]:
+        """Works that the given works cite (``filter=cited_by:...``), as full records, each once.
+
+        :param work_ids: one work id or many (OR-ed, :data:`MAX_OR_VALUES` per listing).
+        :param select: top-level fields to ask for (None: all).
+        """
+        return self._iter_union("cited_by", work_ids, select)
+
+    def count_works(self, filter: str) -> int:
+        """How many works match a filter, from one ``per-page=1`` request.
+
+        :param filter: an OpenAlex ``filter=`` value, e.g. ``cites:W2741809807``.
+        """
+        return int(self.transport.request("GET", "/works", {"filter": filter, "per-page": 1}).data["meta"]["count"])
+
+    def iter_works(self, filter: str, *, search: str | None = None, sort: str | None = None,
+                   select: Iterable[str] | str | None = None, limit: int | None = None) -> Iterator[Work]:
+        """Any work listing, cursor-paged.
+
+        :param filter: an OpenAlex ``filter=`` value.
+        :param search: full-text ``search=`` terms, or None.
+        :param sort: ``sort=`` value, e.g. ``cited_by_count:desc``, or None.
+        :param select: top-level fields to ask for (None: all).
+        :param limit: stop after this many works (and ask for no larger pages than needed).
+        """
+        return self._iter_filter(filter, select, search=search, sort=sort, limit=limit)
+
+    def subfield_candidates(self, subfield_id: str | int, keywords: str, n: int, *,
+                            select: Iterable[str] | str | None = None) -> list[Work]:
+        """The builder's candidate search: the ``n`` most-cited articles of a subfield matching keywords,
+        back-filled with the subfield's most-cited articles when the keyword search finds fewer than ``n``.
+
+        :param subfield_id: OpenAlex subfield id (``1804`` or ``https://openalex.org/subfields/1804``).
+        :param keywords: ``search=`` terms.
+        :param n: number of candidates wanted.
+        :param select: top-level fields to ask for (None: all).
+        """
+        sid = str(subfield_id).rstrip("/").rsplit("/", 1)[-1]
+        if not sid.isdigit():
+            raise InvalidIdentifierError(f"not an OpenAlex subfield id: {subfield_id!r} (expected digits, e.g. 1804)")
+        base = f"primary_topic.subfield.id:{sid},type:article"
+        sort = "cited_by_count:desc"
+        found = {w.id: w for w in self._iter_filter(base, select, search=keywords, sort=sort, limit=n)}
+        if len(found) < n:
+            for w in self._iter_filter(base, select, sort=sort, limit=n + len(found)):
+                found.setdefault(w.id, w)
+                if len(found) >= n:
+                    break
+        return list(found.values())[:n]
+
+    # ------------------------------------------------------------------------------------------- entities
+
+    def get_source(self, source_id: str) -> Source:
+        """A source (journal) by id, with ``summary_stats``.
+
+        :param source_id: ``S...`` id or URL.
+        """
+        sid = openalex_id(source_id, "S")
+        return parse_source(self._entity(f"/sources/{sid}", f"source {sid}"))
+
+    def get_topic(self, topic_id: str) -> Topic:
+        """A topic by id, with its subfield, field and domain.
+
+        :param topic_id: ``T...`` id or URL.
+        """
+        tid = openalex_id(topic_id, "T")
+        return parse_topic(self._entity(f"/topics/{tid}", f"topic {tid}"))
+
+    def get_concept(self, concept_id: str) -> Concept:
+        """A concept by id (``score`` is None outside a work).
+
+        :param concept_id: ``C...`` id or URL.
+        """
+        cid = openalex_id(concept_id, "C")
+        return parse_concept(self._entity(f"/concepts/{cid}", f"concept {cid}"))
+
+    def get_institution(self, institution_id: str) -> Institution:
+        """An institution by id, with its country.
+
+        :param institution_id: ``I...`` id or URL.
+        """
+        iid = openalex_id(institution_id, "I")
+        return parse_institution(self._entity(f"/institutions/{iid}", f"institution {iid}"))
+
+    def _entity(self, path: str, what: str) -> dict:
+        resp = self.transport.request("GET", path)
+        if resp.status == 404:
+            raise NotFoundError(f"OpenAlex has no {what}")
+        return resp.data
+
+    # ------------------------------------------------------------------------------------------- paging
+
+    @staticmethod
+    def _or(kind: str, ids: list[str]) -> str:
+        return f"{kind}:{'|'.join(ids)}"
+
+    def _iter_union(self, kind: str, work_ids: Iterable[str] | str, select) -> Iterator[Work]:
+        seen: set[str] = set()
+        for batch in _batches(_unique(work_ids)):
+            for work in self._iter_filter(self._or(kind, batch), select):
+                if work.id not in seen:
+                    seen.add(work.id)
+                    yield work
+
+    def _list_params(self, filter: str, select, search, sort, limit, cursor: str) -> dict[str, object]:
+        per_page = self.page_size if limit is None else max(1, min(self.page_size, limit))
+        return {"filter": filter, "search": search, "sort": sort, "select": _select(select),
+                "per-page": per_page, "cursor": cursor}
+
+    def _next_cursor(self, data: dict, per_page: int, seen: int, limit: int | None) -> str | None:
+        results, meta = data.get("results") or [], data.get("meta") or {}
+        count = meta.get("count")
+        if not results or len(results) < per_page or (count is not None and seen >= count):
+            return None
+        if limit is not None and seen >= limit:
+            return None
+        return meta.get("next_cursor")
+
+    def _iter_filter(self, filter: str, select, *, search: str | None = None, sort: str | None = None,
+                     limit: int | None = None) -> Iterator[Work]:
+        cursor: str | None = "*"
+        seen = 0
+        while cursor:
+            params = self._list_params(filter, select, search, sort, limit, cursor)
+            data = self.transport.request("GET", "/works", params).data
+            for item in data.get("results") or []:
+                if limit is not None and seen >= limit:
+                    return
+                seen += 1
+                yield parse_work(item)
+            cursor = self._next_cursor(data, params["per-page"], seen, limit)
+
+    async def _afilter_all(self, filter: str, select) -> list[Work]:
+        works: list[Work] = []
+        cursor: str | None = "*"
+        while cursor:
+            params = self._list_params(filter, select, None, None, None, cursor)
+            data = (await self.transport.arequest("GET", "/works", params)).data
+            works.extend(parse_work(item) for item in data.get("results") or [])
+            cursor = self._next_cursor(data, params["per-page"], len(works), None)
+        return works

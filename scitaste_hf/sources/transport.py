@@ -1,0 +1,505 @@
+"""The HTTP layer shared by the OpenAlex, ADS and arXiv clients (sync and async, on httpx).
+
+One request goes: cache lookup (``offline`` stops here on a miss) -> budget check -> a connection slot (bounded
+concurrency) -> the host's rate limit -> send -> classify. Connection errors, timeouts, 429, 5xx and 200s whose body
+is empty or not the expected JSON/Atom are retried by tenacity with full-jitter exponential backoff, waiting at
+least what ``Retry-After`` asks; 400/401/403 become one-line errors. 200 and 404 answers are written to the cache.
+
+Credentials are added to the request only at send time: the cache key, the stored URL, logs and error messages
+are built from the URL without them, and every message is passed through :meth:`Transport.redact` as well.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import os
+import re
+import threading
+import xml.etree.ElementTree as ET
+from collections import Counter
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from email.utils import parsedate_to_datetime
+from typing import Literal
+
+import httpx
+import tenacity
+
+from scitaste_hf.sources.cache import CachedResponse, ResponseCache
+from scitaste_hf.sources.errors import (
+    AuthError,
+    BadRequestError,
+    BudgetExhausted,
+    OfflineCacheMiss,
+    ServiceUnavailable,
+    SourceError,
+)
+from scitaste_hf.sources.limits import RateLimitStatus, budget_for, throttle_for
+
+log = logging.getLogger("scitaste_hf.sources")
+
+Expect = Literal["json", "atom"]
+ATOM_NS = "{http://www.w3.org/2005/Atom}"
+_CACHED_STATUSES = (200, 404)
+_WS = re.compile(r"\s+")
+
+
+@dataclass(frozen=True, slots=True)
+class Credential:
+    """A secret and where the request carries it.
+
+    :param value: the secret itself.
+    :param env_var: the environment variable a user sets to provide it (named in error messages).
+    :param query_param: name of the query parameter that carries it, or None.
+    :param header: name of the header that carries it, or None.
+    :param prefix: text before the value in the header (``"Bearer "``).
+    """
+
+    value: str
+    env_var: str
+    query_param: str | None = None
+    header: str | None = None
+    prefix: str = ""
+
+
+def resolve_secret(value: str | None, env_var: str) -> str | None:
+    """A credential from a keyword argument, else from the environment, else None.
+
+    :param value: the value passed by the caller, if any.
+    :param env_var: environment variable to fall back on.
+    """
+    return value or os.environ.get(env_var) or None
+
+
+@dataclass(frozen=True, slots=True)
+class Response:
+    """A classified response.
+
+    :param status: HTTP status (200 or 404; other statuses raise).
+    :param headers: response headers, lower-case names.
+    :param data: parsed JSON, or the Atom feed's root element; None for a 404 without a parsable body.
+    :param url: the request URL without credentials.
+    :param from_cache: True when no request was sent.
+    """
+
+    status: int
+    headers: dict[str, str]
+    data: object
+    url: str
+    from_cache: bool
+
+
+@dataclass
+class TransportStats:
+    """Counters of what a transport did; ``sent`` counts HTTP requests that left the process."""
+
+    sent: int = 0
+    cache_hits: int = 0
+    retries: int = 0
+    statuses: Counter = field(default_factory=Counter)
+
+
+class _Retryable(Exception):
+    def __init__(self, reason: str, retry_after: float | None = None) -> None:
+        super().__init__(reason)
+        self.retry_after = retry_after
+
+
+class _WaitBackoff(tenacity.wait.wait_base):
+    """Full-jitter exponential backoff, but never shorter than the server's ``Retry-After``."""
+
+    def __init__(self, base: float, cap: float) -> None:
+        self._jitter = tenacity.wait_random_exponential(multiplier=base, max=cap)
+
+    def __call__(self, retry_state: tenacity.RetryCallState) -> float:
+        exc = retry_state.outcome.exception() if retry_state.outcome else None
+        return max(self._jitter(retry_state), getattr(exc, "retry_after", None) or 0.0)
+
+
+class Transport:
+    """HTTP access to one service, with rate limit, budget, retries and cache.
+
+    :param service: display name used in messages (``"OpenAlex"``).
+    :param base_url: URL that request paths are appended to (a test server or the mirror can stand in).
+    :param expect: body kind a 200 must carry: ``"json"`` or ``"atom"``.
+    :param rate_limit: ``(requests, seconds)`` allowed to the host, or None for no limit.
+    :param max_connections: most requests in flight at once (and the HTTP connection pool size).
+    :param timeout: seconds for connect/read/write/pool.
+    :param max_retries: retries after the first attempt.
+    :param backoff_base: seconds of the first backoff step (doubles each retry, full jitter).
+    :param backoff_max: longest backoff between two attempts, in seconds.
+    :param max_retry_after: longest ``Retry-After`` honoured; a longer one fails at once instead of hanging.
+    :param cache_dir: directory of the plain-file cache; None disables the cache.
+    :param offline: serve only from the cache and fail on a miss.
+    :param record: always send and (over)write the cache: refresh a cache or record fixtures.
+    :param credentials: secrets to attach at send time.
+    :param required_credential: message of the :class:`AuthError` raised when a request must be sent but no
+        credential is set (None: credentials are optional).
+    :param budget_scope: ``"path"`` to keep one ``X-RateLimit`` budget per endpoint path (ADS), ``"host"`` for one
+        per host (OpenAlex).
+    """
+
+    def __init__(self, service: str, base_url: str, *, expect: Expect = "json",
+                 rate_limit: tuple[int, float] | None = None, max_connections: int = 8, timeout: float = 30.0,
+                 max_retries: int = 5, backoff_base: float = 0.5, backoff_max: float = 30.0,
+                 max_retry_after: float = 120.0, cache_dir: str | os.PathLike[str] | None = None,
+                 offline: bool = False, record: bool = False, credentials: tuple[Credential, ...] = (),
+                 required_credential: str | None = None,
+                 budget_scope: Literal["host", "path"] = "host") -> None:
+        if offline and cache_dir is None:
+            raise SourceError(f"{service}: offline mode needs a cache directory (cache_dir=...)")
+        if offline and record:
+            raise SourceError(f"{service}: record mode sends requests, so it cannot be combined with offline")
+        self.service = service
+        self.base_url = base_url.rstrip("/")
+        self.expect: Expect = expect
+        self.offline = offline
+        self.record = record
+        self.cache = ResponseCache(cache_dir) if cache_dir is not None else None
+        self.stats = TransportStats()
+        self._max_connections = max_connections
+        self._timeout = httpx.Timeout(timeout)
+        self._max_retries = max_retries
+        self._backoff = (backoff_base, backoff_max)
+        self._max_retry_after = max_retry_after
+        self._credentials = tuple(c for c in credentials if c.value)
+        self._env_vars = tuple(c.env_var for c in credentials)
+        self._required_credential = required_credential
+        self._budget_scope = budget_scope
+        self._origin = str(httpx.URL(self.base_url).copy_with(path="/", query=None)).rstrip("/")
+        self._throttle = throttle_for(self._origin, *(rate_limit or (None, 1.0)))
+        self._stats_lock = threading.Lock()
+        self._sync_slots = threading.BoundedSemaphore(max_connections)
+        self._sync_client: httpx.Client | None = None
+        self._async: tuple[asyncio.AbstractEventLoop, httpx.AsyncClient, asyncio.Semaphore] | None = None
+
+    # ----------------------------------------------------------------------------------------- public API
+
+    def url(self, path: str, params: dict[str, object] | None = None) -> str:
+        """The request URL without credentials (what the cache, logs and messages show).
+
+        :param path: path below the base URL, starting with ``/``.
+        :param params: query parameters; None values are dropped.
+        """
+        clean = {k: str(v) for k, v in (params or {}).items() if v is not None}
+        return str(httpx.URL(self.base_url + path, params=clean))
+
+    def request(self, method: str, path: str, params: dict[str, object] | None = None, *,
+                content: bytes | None = None, headers: dict[str, str] | None = None) -> Response:
+        """Send (or serve from the cache) one request and return the classified response.
+
+        :param method: HTTP method.
+        :param path: path below the base URL.
+        :param params: query parameters without credentials.
+        :param content: request body, or None.
+        :param headers: extra request headers (never credentials: those come from the transport).
+        :raises SourceError: on a 400/401/403, an offline miss, an exhausted budget or when retries run out.
+        """
+        url = self.url(path, params)
+        cached = self._cached(method, url, content)
+        if cached is not None:
+            return cached
+        try:
+            for attempt in tenacity.Retrying(**self._retry_policy()):
+                with attempt:
+                    response = self._send_sync(method, url, content, headers)
+        except _Retryable as exc:
+            raise ServiceUnavailable(self._gave_up(method, url, exc)) from None
+        return self._finish(method, url, content, response)
+
+    async def arequest(self, method: str, path: str, params: dict[str, object] | None = None, *,
+                       content: bytes | None = None, headers: dict[str, str] | None = None) -> Response:
+        """Async :meth:`request`; the same parameters, errors, limits and cache."""
+        url = self.url(path, params)
+        cached = self._cached(method, url, content)
+        if cached is not None:
+            return cached
+        try:
+            async for attempt in tenacity.AsyncRetrying(**self._retry_policy()):
+                with attempt:
+                    response = await self._send_async(method, url, content, headers)
+        except _Retryable as exc:
+            raise ServiceUnavailable(self._gave_up(method, url, exc)) from None
+        return self._finish(method, url, content, response)
+
+    @property
+    def rate_limit_status(self) -> RateLimitStatus:
+        """The ``X-RateLimit-*`` state last reported by the service, whatever the endpoint."""
+        return budget_for(self._origin, "").status
+
+    def budget_status(self, path: str) -> RateLimitStatus:
+        """The ``X-RateLimit-*`` state of the budget that a request to ``path`` draws on.
+
+        :param path: path below the base URL.
+        """
+        return budget_for(self._origin, self._scope(self.url(path))).status
+
+    def redact(self, text: str) -> str:
+        """``text`` with every credential value replaced by ``***``.
+
+        :param text: any message, URL or log line.
+        """
+        for cred in self._credentials:
+            text = text.replace(cred.value, "***")
+        return text
+
+    def close(self) -> None:
+        """Close the sync connection pool (the async one is closed by :meth:`aclose`)."""
+        if self._sync_client is not None:
+            self._sync_client.close()
+            self._sync_client = None
+
+    async def aclose(self) -> None:
+        """Close the async connection pool of the running event loop."""
+        if self._async is not None:
+            loop, client, _ = self._async
+            self._async = None
+            if loop is asyncio.get_running_loop():
+                await client.aclose()
+
+    # ----------------------------------------------------------------------------------------- internals
+
+    def _cached(self, method: str, url: str, content: bytes | None) -> Response | None:
+        if self.cache is None or self.record:
+            return None
+        entry = self.cache.load(method, url, content)
+        if entry is None:
+            if self.offline:
+                raise OfflineCacheMiss(
+                    f"{self.service}: {method} {url} is not in the cache at {self.cache.root} and offline mode "
+                    "is on; run once without --offline to fill the cache")
+            return None
+        with self._stats_lock:
+            self.stats.cache_hits += 1
+        return Response(entry.status, entry.headers, self._decode_cached(entry), url, from_cache=True)
+
+    def _decode_cached(self, entry: CachedResponse) -> object:
+        if self.expect == "atom" and isinstance(entry.body, str):
+            return _parse_atom(entry.body)
+        return entry.body
+
+    def _retry_policy(self) -> dict[str, object]:
+        return {
+            "stop": tenacity.stop_after_attempt(self._max_retries + 1),
+            "wait": _WaitBackoff(*self._backoff),
+            "retry": tenacity.retry_if_exception_type(_Retryable),
+            "before_sleep": self._log_retry,
+            "reraise": True,
+        }
+
+    def _log_retry(self, retry_state: tenacity.RetryCallState) -> None:
+        with self._stats_lock:
+            self.stats.retries += 1
+        exc = retry_state.outcome.exception() if retry_state.outcome else None
+        wait = retry_state.next_action.sleep if retry_state.next_action else 0.0
+        log.warning("%s: %s; retry %d in %.1f s", self.service, self.redact(str(exc)),
+                    retry_state.attempt_number, wait)
+
+    def _gave_up(self, method: str, url: str, exc: _Retryable) -> str:
+        return self.redact(f"{self.service} kept failing: {exc} after {self._max_retries + 1} attempts "
+                           f"[{method} {url}]; try again later")
+
+    def _prepare(self, url: str, headers: dict[str, str] | None) -> tuple[httpx.URL, dict[str, str]]:
+        if self._required_credential and not self._credentials:
+            raise AuthError(self._required_credential)
+        budget_for(self._origin, self._scope(url)).check(self.service)
+        from scitaste_hf import __version__
+
+        send_headers = {"User-Agent": f"scitaste-hf/{__version__}", **(headers or {})}
+        query = {}
+        for cred in self._credentials:
+            if cred.query_param:
+                query[cred.query_param] = cred.value
+            if cred.header:
+                send_headers[cred.header] = cred.prefix + cred.value
+        return httpx.URL(url).copy_merge_params(query), send_headers
+
+    def _scope(self, url: str) -> str:
+        return httpx.URL(url).path if self._budget_scope == "path" else ""
+
+    def _send_sync(self, method: str, url: str, content: bytes | None,
+                   headers: dict[str, str] | None) -> tuple[httpx.Response, object]:
+        send_url, send_headers = self._prepare(url, headers)
+        if self._sync_client is None:
+            self._sync_client = self._new_client(httpx.Client)
+        # The slot is taken before the rate permit so that a permit is always spent at once: a request that
+        # got its permit and then queued for a connection would reach the server later than the limiter thinks.
+        with self._sync_slots:
+            self._throttle.acquire()
+            self._count_sent()
+            try:
+                raw = self._sync_client.request(method, send_url, content=content, headers=send_headers)
+            except httpx.TransportError as exc:
+                raise _Retryable(f"{type(exc).__name__}: {exc}") from None
+        return raw, self._classify(method, url, raw)
+
+    async def _send_async(self, method: str, url: str, content: bytes | None,
+                          headers: dict[str, str] | None) -> tuple[httpx.Response, object]:
+        send_url, send_headers = self._prepare(url, headers)
+        loop = asyncio.get_running_loop()
+        if self._async is None or self._async[0] is not loop:
+            # asyncio primitives and pools belong to one loop; a second asyncio.run() gets fresh ones.
+            self._async = (loop, self._new_client(httpx.AsyncClient), asyncio.Semaphore(self._max_connections))
+        _, client, slots = self._async
+        async with slots:
+            await self._throttle.aacquire()
+            self._count_sent()
+            try:
+                raw = await client.request(method, send_url, content=content, headers=send_headers)
+            except httpx.TransportError as exc:
+                raise _Retryable(f"{type(exc).__name__}: {exc}") from None
+        return raw, self._classify(method, url, raw)
+
+    def _new_client(self, cls: type[httpx.Client | httpx.AsyncClient]) -> httpx.Client | httpx.AsyncClient:
+        limits = httpx.Limits(max_connections=self._max_connections, max_keepalive_connections=self._max_connections)
+        return cls(timeout=self._timeout, limits=limits, follow_redirects=True)
+
+    def _count_sent(self) -> None:
+        with self._stats_lock:
+            self.stats.sent += 1
+
+    def _classify(self, method: str, url: str, raw: httpx.Response) -> object:
+        """The parsed body of an acceptable response; raises for anything else."""
+        status = raw.status_code
+        headers = {k.lower(): v for k, v in raw.headers.items()}
+        with self._stats_lock:
+            self.stats.statuses[status] += 1
+        budget = budget_for(self._origin, self._scope(url))
+        budget.update(headers)
+        if self._scope(url):
+            budget_for(self._origin, "").update(headers)
+        where = f"[{method} {url}]"
+        if status == 200:
+            return self._validated_body(raw.text)
+        if status == 404:
+            return _parse_any(raw.text)
+        detail = self.redact(_error_detail(raw.text))
+        if status == 429 and budget.exhausted():
+            raise BudgetExhausted(budget.message(self.service))
+        if status == 429 or status >= 500:
+            retry_after = _retry_after(headers)
+            if retry_after is not None and retry_after > self._max_retry_after:
+                raise ServiceUnavailable(
+                    f"{self.service} asked to wait {retry_after:.0f} s before retrying (HTTP {status}), more than "
+                    f"the {self._max_retry_after:.0f} s allowed {where}; try again later")
+            if retry_after:
+                self._throttle.pause(retry_after)
+            raise _Retryable(f"HTTP {status}", retry_after)
+        if status == 400:
+            raise BadRequestError(f"{self.service} rejected the request (HTTP 400: {detail}) {where}")
+        if status in (401, 403):
+            sent = "the credential was refused" if self._credentials else "no credential was sent"
+            env = " or ".join(self._env_vars) or "the service's API key"
+            raise AuthError(f"{self.service} refused the request (HTTP {status}: {detail}): {sent}; "
+                            f"set {env} to a valid key {where}")
+        raise SourceError(f"{self.service} answered HTTP {status}: {detail} {where}")
+
+    def _validated_body(self, text: str) -> object:
+        if not text.strip():
+            raise _Retryable("HTTP 200 with an empty body")
+        if self.expect == "atom":
+            try:
+                return _parse_atom(text)
+            except (ET.ParseError, ValueError) as exc:
+                raise _Retryable(f"HTTP 200 whose body is not an Atom feed ({exc})") from None
+        try:
+            data = json.loads(text)
+        except ValueError as exc:
+            raise _Retryable(f"HTTP 200 whose body is not JSON ({exc})") from None
+        if not isinstance(data, dict):
+            raise _Retryable("HTTP 200 whose body is not a JSON object")
+        return data
+
+    def _finish(self, method: str, url: str, content: bytes | None,
+                sent: tuple[httpx.Response, object]) -> Response:
+        raw, data = sent
+        headers = {k.lower(): v for k, v in raw.headers.items()}
+        if self.cache is not None and raw.status_code in _CACHED_STATUSES:
+            body = raw.text if self.expect == "atom" or not isinstance(data, dict) else data
+            self.cache.store(method, url, content, raw.status_code, headers, body)
+        log.debug("%s %s -> %d", method, url, raw.status_code)
+        return Response(raw.status_code, headers, data, url, from_cache=False)
+
+
+def _parse_atom(text: str) -> ET.Element:
+    # The stdlib parser does not fetch external entities and bounds entity expansion (expat >= 2.4.1).
+    root = ET.fromstring(text)
+    if root.tag != ATOM_NS + "feed":
+        raise ValueError(f"root element is {root.tag}, not an Atom feed")
+    return root
+
+
+def _parse_any(text: str) -> object:
+    try:
+        return json.loads(text)
+    except ValueError:
+        return None
+
+
+def _error_detail(text: str, limit: int = 300) -> str:
+    """One line saying what the service objected to, from a JSON or Atom error body."""
+    detail = ""
+    try:
+        data = json.loads(text)
+    except ValueError:
+        data = None
+    if isinstance(data, dict):
+        err = data.get("error")
+        parts = [err.get("msg", "") if isinstance(err, dict) else err, data.get("message")]
+        detail = ": ".join(str(p) for p in parts if p)
+    elif text.lstrip().startswith("<"):
+        try:
+            root = ET.fromstring(text)
+            detail = "; ".join(s.text or "" for s in root.iter(ATOM_NS + "summary"))
+        except ET.ParseError:
+            detail = ""
+    detail = _WS.sub(" ", detail or text or "no details").strip()
+    return detail if len(detail) <= limit else detail[: limit - 3] + "..."
+
+
+def _retry_after(headers: dict[str, str]) -> float | None:
+    value = headers.get("retry-after")
+    if value is None:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        return max(0.0, (parsedate_to_datetime(value) - datetime.now(UTC)).total_seconds())
+    except (TypeError, ValueError):
+        return None
+
+
+
+class ServiceClient:
+    """What the three clients share: a :class:`Transport`, its counters, and closing (also as a context manager)."""
+
+    transport: Transport
+
+    @property
+    def stats(self) -> TransportStats:
+        """Requests sent, cache hits, retries and statuses seen by this client."""
+        return self.transport.stats
+
+    def close(self) -> None:
+        """Close the sync connection pool."""
+        self.transport.close()
+
+    async def aclose(self) -> None:
+        """Close the async connection pool."""
+        await self.transport.aclose()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    async def __aenter__(self):
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()

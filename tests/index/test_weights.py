@@ -1,0 +1,164 @@
+import argparse
+import json
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from scitaste_hf.cli import weights as cli
+from scitaste_hf.errors import ScitasteError
+from scitaste_hf.index.weights import derive_weights, fit_weights, load_records
+from scitaste_hf.schema import DEFAULT_WEIGHTS, DIMENSIONS, composite
+
+
+def synthetic(n=200, seed=0, weights=None):
+    """Records whose A depends on B and G depends on F, with composites built from ``weights``."""
+    rng = np.random.default_rng(seed)
+    dims = rng.uniform(0, 100, (n, 7))
+    dims[:, 0] = np.clip(0.8 * dims[:, 1] + rng.normal(0, 3, n), 0, 100)
+    dims[:, 6] = np.clip(0.8 * dims[:, 5] + rng.normal(0, 3, n), 0, 100)
+    dims = dims.round(2)
+    score = [composite(dict(zip(DIMENSIONS, row)), weights) for row in dims]
+    return dims, np.array(score)
+
+
+def write_records(path, dims, score=None):
+    columns = {"dimension_scores": pa.array([dict(zip(DIMENSIONS, map(float, row))) for row in dims])}
+    if score is not None:
+        columns["innovation_score"] = score
+    pq.write_table(pa.table(columns), path)
+    return path
+
+
+def run_cli(*argv):
+    parser = argparse.ArgumentParser()
+    cli.add_arguments(parser)
+    return cli.run(parser.parse_args(list(argv)))
+
+
+def test_fit_recovers_the_default_weights_from_rounded_records():
+    dims, score = synthetic()
+    result = fit_weights(dims, score)
+    assert list(result["weights"]) == list(DIMENSIONS)
+    for key in DIMENSIONS:
+        assert result["weights"][key] == pytest.approx(DEFAULT_WEIGHTS[key], abs=2e-4)
+    # Composites are rounded to 2 decimals: the residual is rounding noise only.
+    assert result["residual_rmse"] < 0.005 and result["max_abs_residual"] < 0.01
+
+
+def test_fit_reports_inconsistent_composites():
+    dims, score = synthetic()
+    score[::10] += 5.0
+    assert fit_weights(dims, score)["residual_rmse"] > 1.0
+
+
+def test_fit_keeps_weights_non_negative_and_summing_to_one():
+    weights = dict.fromkeys(DIMENSIONS, 0.0) | {"knowledge_breadth": 0.25, "journal_impact": 0.75}
+    dims2, score = synthetic(weights=weights)
+    result = fit_weights(dims2, score)
+    assert sum(result["weights"].values()) == pytest.approx(1.0, abs=1e-12)
+    assert result["weights"]["journal_impact"] == pytest.approx(0.75, abs=1e-3)
+    assert min(result["weights"].values()) >= 0.0
+
+
+def test_derive_follows_the_two_analyses():
+    dims, _ = synthetic(n=300)
+    result = derive_weights(dims, "ensemble")
+    raw, w = result["raw"], result["weights"]
+    assert sum(w.values()) == pytest.approx(1.0)
+    assert w == pytest.approx({k: v / sum(raw.values()) for k, v in raw.items()})
+    # A is driven by B, G by F: those pairs dominate both analyses, so B and F get about half their
+    # analysis each, A and G (which enter one analysis each) nearly all of theirs.
+    assert raw["knowledge_breadth"] > 40 and raw["team_collaboration"] > 40
+    assert raw["citation_impact"] < 15 and raw["journal_impact"] < 15
+    assert raw["semantic_novelty"] < 5
+    assert set(result["r2"]) == {"citation_impact", "journal_impact"}
+    assert set(result["r2"]["citation_impact"]) == {"linear", "ridge", "lasso", "random_forest",
+                                                    "gradient_boosting"}
+    assert result["r2"]["citation_impact"]["linear"]["test"] > 0.9
+    assert result["r2"]["journal_impact"]["random_forest"]["cv_mean"] > 0.8
+
+
+def test_derive_rf_uses_the_forest_alone_and_is_reproducible():
+    dims, _ = synthetic(n=120)
+    first, second = derive_weights(dims, "rf"), derive_weights(dims, "rf")
+    assert set(first["r2"]["journal_impact"]) == {"random_forest"}
+    assert first["weights"] == second["weights"]
+
+
+@pytest.mark.parametrize(("n", "method", "message"), [(9, "ensemble", "at least 10"), (50, "svm", "unknown method")])
+def test_derive_rejects_bad_requests(n, method, message):
+    with pytest.raises(ScitasteError, match=message):
+        derive_weights(synthetic(n=n)[0], method)
+
+
+def test_fit_needs_seven_records():
+    dims, score = synthetic(n=6)
+    with pytest.raises(ScitasteError, match="at least 7"):
+        fit_weights(dims, score)
+
+
+def test_cli_fit_writes_the_public_json(tmp_path, capsys):
+    dims, score = synthetic()
+    out = tmp_path / "fit.json"
+    assert run_cli("fit", "--records", str(write_records(tmp_path / "r.parquet", dims, score)),
+                   "--json", str(out)) == 0
+    payload = json.loads(out.read_text())
+    assert set(payload["weights"]) == set(DIMENSIONS) and isinstance(payload["residual_rmse"], float)
+    assert payload["weights"]["citation_impact"] == pytest.approx(0.2948, abs=1e-3)
+    assert "residual RMSE" in capsys.readouterr().out
+
+
+def test_cli_derive_reads_a_saved_dataset_folder(tmp_path):
+    import datasets
+
+    dims, score = synthetic(n=60)
+    rows = [{"dimension_scores": dict(zip(DIMENSIONS, map(float, r))), "innovation_score": s}
+            for r, s in zip(dims, score)]
+    datasets.DatasetDict({"selected": datasets.Dataset.from_list(rows[:40]),
+                          "backup": datasets.Dataset.from_list(rows[40:])}).save_to_disk(str(tmp_path / "ds"))
+    out = tmp_path / "derive.json"
+    assert run_cli("derive", "--records", str(tmp_path / "ds"), "--method", "rf", "--json", str(out)) == 0
+    payload = json.loads(out.read_text())
+    assert {"weights", "raw", "r2"} <= set(payload) and payload["n_records"] == 60
+
+
+def test_load_records_reads_a_folder_of_parquet_files_with_flat_columns(tmp_path):
+    dims, score = synthetic(n=20)
+    (tmp_path / "data").mkdir()
+    for i, part in enumerate((slice(0, 12), slice(12, 20))):
+        pq.write_table(pa.table({**{k: dims[part, j] for j, k in enumerate(DIMENSIONS)},
+                                 "innovation_score": score[part]}), tmp_path / "data" / f"p{i}.parquet")
+    loaded, loaded_score = load_records(tmp_path, need_score=True)
+    assert np.array_equal(loaded, dims) and np.array_equal(loaded_score, score)
+
+
+@pytest.mark.parametrize(("make", "message"), [
+    (lambda p: p / "missing.parquet", "records not found"),
+    (lambda p: (p / "bad.parquet").write_text("nope") and p / "bad.parquet", "not a readable Parquet"),
+    (lambda p: p, "no Parquet files"),
+    (lambda p: write_records(p / "r.parquet", synthetic(20)[0]), "no innovation_score"),
+    (lambda p: (pq.write_table(pa.table({"citation_impact": [1.0]}), p / "r.parquet"), p / "r.parquet")[1],
+     "lack dimension score"),
+    (lambda p: write_records(p / "r.parquet", np.vstack([synthetic(20)[0], [np.nan] * 7]), [1.0] * 21),
+     "not finite in 1 record"),
+])
+def test_cli_bad_records_raise_one_line_errors(tmp_path, make, message):
+    path = make(tmp_path)
+    out = tmp_path / "out.json"
+    with pytest.raises(ScitasteError, match=message):
+        run_cli("fit", "--records", str(path), "--json", str(out))
+    assert not out.exists()
+
+
+def test_cli_refuses_an_output_folder_that_does_not_exist(tmp_path):
+    dims, score = synthetic(n=20)
+    path = write_records(tmp_path / "r.parquet", dims, score)
+    with pytest.raises(ScitasteError, match="folder does not exist"):
+        run_cli("fit", "--records", str(path), "--json", str(tmp_path / "no" / "out.json"))
+
+
+def test_cli_requires_an_action():
+    with pytest.raises(SystemExit):
+        run_cli()

@@ -1,0 +1,73 @@
+"""The shared facts: weights, keys, bands, record features."""
+
+import json
+
+import pytest
+
+from scitaste_hf.errors import ScitasteError
+from scitaste_hf.schema import (
+    DEFAULT_WEIGHTS,
+    DIMENSIONS,
+    WAPE_BANDS,
+    composite,
+    load_weights,
+    record_features,
+    validate_weights,
+)
+
+
+def test_default_weights_follow_design_section_4():
+    assert list(DEFAULT_WEIGHTS) == list(DIMENSIONS)
+    assert DEFAULT_WEIGHTS["citation_impact"] == pytest.approx(0.29482, abs=5e-6)
+    assert DEFAULT_WEIGHTS["journal_impact"] == pytest.approx(0.15311, abs=5e-6)
+    for key in DIMENSIONS[1:6]:
+        assert DEFAULT_WEIGHTS[key] == pytest.approx(0.110415, abs=1e-6)
+    assert sum(DEFAULT_WEIGHTS.values()) == pytest.approx(1.0, abs=1e-12)
+
+
+def test_composite_of_worked_example():
+    dims = dict(zip(DIMENSIONS, (51.55, 35.33, 34.39, 79.22, 44.51, 13.77, 57.58)))
+    # 46.89 with the equal B..F split; the paper's 46.36 used B..F weights it does not publish.
+    assert composite(dims) == 46.89
+    assert composite(dims, {k: 1.0 if k == "journal_impact" else 0.0 for k in DIMENSIONS}) == 57.58
+
+
+def test_validate_weights_rejects_bad_vectors():
+    good = dict(DEFAULT_WEIGHTS)
+    with pytest.raises(ScitasteError, match="missing journal_impact"):
+        validate_weights({k: v for k, v in good.items() if k != "journal_impact"})
+    with pytest.raises(ScitasteError, match="unknown novelty"):
+        validate_weights({**good, "novelty": 0.0})
+    with pytest.raises(ScitasteError, match="sum to 1"):
+        validate_weights({**good, "citation_impact": 0.5})
+    with pytest.raises(ScitasteError, match=">= 0"):
+        validate_weights({**good, "citation_impact": -0.1, "journal_impact": good["journal_impact"] + 0.39482})
+
+
+def test_load_weights_files(tmp_path):
+    raw = tmp_path / "raw.json"
+    raw.write_text(json.dumps({"raw": {k: 2.0 for k in DIMENSIONS}}))
+    assert load_weights(str(raw)) == {k: pytest.approx(1 / 7) for k in DIMENSIONS}
+    bad = tmp_path / "bad.json"
+    bad.write_text("{")
+    with pytest.raises(ScitasteError, match="not valid JSON"):
+        load_weights(str(bad))
+    with pytest.raises(ScitasteError, match="not found"):
+        load_weights(str(tmp_path / "missing.json"))
+
+
+def test_bands_are_contiguous():
+    for a, b in zip(WAPE_BANDS, WAPE_BANDS[1:]):
+        assert a.high == b.low and a.score_at_high == b.score_at_low
+
+
+def test_record_features_round_trip():
+    from datasets import Dataset
+
+    record = {"bibcode": "1998PhRvA..58.3983S", "doi": None, "openalex_id": None, "arxiv_id": "quant-ph/9801001",
+              "title": "t", "abstract": "a", "year": 1998, "discipline": "physics", "subcategory_id": "phys.quantum",
+              "subcategory_name": "Quantum physics", "journal_name": "Physical Review A", "journal_tier": "Q1",
+              "innovation_score": 46.36, "dimension_scores": dict.fromkeys(DIMENSIONS, 50.0)}
+    ds = Dataset.from_list([record], features=record_features())
+    assert ds[0] == record
+    assert list(ds.features["dimension_scores"]) == list(DIMENSIONS)
