@@ -64,8 +64,9 @@ def validate_weights(weights: Mapping[str, float], *, tolerance: float = 1e-6) -
     missing = [k for k in DIMENSIONS if k not in weights]
     unknown = sorted(set(weights) - set(DIMENSIONS))
     if missing or unknown:
-        parts = [f"missing {', '.join(missing)}" if missing else "", f"unknown {', '.join(unknown)}" if unknown else ""]
-        raise ScitasteError(f"weight vector must have exactly the seven dimension keys: {'; '.join(p for p in parts if p)}")
+        parts = [f"missing {', '.join(missing)}"] if missing else []
+        parts += [f"unknown {', '.join(unknown)}"] if unknown else []
+        raise ScitasteError(f"weight vector must have exactly the seven dimension keys: {'; '.join(parts)}")
     out = {}
     for key in DIMENSIONS:
         value = weights[key]

@@ -1,5 +1,6 @@
 """The shared facts: weights, keys, bands, record features."""
 
+import itertools
 import json
 
 import pytest
@@ -57,7 +58,7 @@ def test_load_weights_files(tmp_path):
 
 
 def test_bands_are_contiguous():
-    for a, b in zip(WAPE_BANDS, WAPE_BANDS[1:]):
+    for a, b in itertools.pairwise(WAPE_BANDS):
         assert a.high == b.low and a.score_at_high == b.score_at_low
 
 

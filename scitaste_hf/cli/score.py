@@ -15,7 +15,8 @@ from pathlib import Path
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Arguments of ``scitaste score``."""
     parser.add_argument("--predictions", metavar="FILE.jsonl",
-                        help="one JSON object per line: bibcode plus the answer fields, a raw 'response', or a 'failure'")
+                        help="one JSON object per line: bibcode plus the answer fields, "
+                             "a raw 'response', or a 'failure'")
     parser.add_argument("--gold", metavar="FILE_OR_DATASET",
                         help="gold records: a .jsonl/.json/.parquet file, a dataset folder, or a Hub dataset id")
     parser.add_argument("--split", default="selected", help="split of a dataset folder or Hub id (default: selected)")
@@ -38,6 +39,8 @@ def run(args: argparse.Namespace) -> int:
         raise ScitasteError("give both --predictions and --gold, or neither to score the bundled example")
     if args.n_resamples < 0:
         raise ScitasteError("--n-resamples must be >= 0")
+    import sys
+
     from rich.console import Console
 
     from scitaste_hf.output import write_json_atomic
@@ -45,8 +48,6 @@ def run(args: argparse.Namespace) -> int:
     from scitaste_hf.records import load_records
     from scitaste_hf.schema import load_weights
     from scitaste_hf.scoring import score_run
-
-    import sys
 
     # Piped output (CI logs, files) gets a wide table instead of rich's 80-column default that truncates cells.
     console = Console(width=None if sys.stdout.isatty() else 150)

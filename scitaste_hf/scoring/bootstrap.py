@@ -55,7 +55,7 @@ def _interval(values: np.ndarray, confidence: float) -> list[float]:
 def _matrices(predictions: Any, references: Any) -> tuple[np.ndarray, np.ndarray]:
     """Answers as (n, 8) matrices, or bare innovation scores as (n, 1)."""
     first = predictions[0] if len(predictions) else None
-    if isinstance(predictions, np.ndarray) and predictions.ndim == 1 or isinstance(first, int | float):
+    if (isinstance(predictions, np.ndarray) and predictions.ndim == 1) or isinstance(first, int | float):
         P = as_scores(predictions, "predictions")[:, None]
         G = as_scores(references, "references")[:, None]
     else:

@@ -138,12 +138,14 @@ def test_bad_gold_files(tmp_path, capsys, gold_lines, message):
 
 def test_missing_files_and_argument_errors(files, tmp_path, capsys):
     pred, gold = files
+    both = ["--predictions", str(pred), "--gold", str(gold)]
     cases = [
         (["--predictions", str(tmp_path / "nope.jsonl"), "--gold", str(gold)], "predictions file not found"),
         (["--predictions", str(pred), "--gold", str(tmp_path / "nope.jsonl")], "gold file or dataset folder not found"),
         (["--predictions", str(pred)], "give both --predictions and --gold"),
-        (["--predictions", str(pred), "--gold", str(gold), "--json", str(tmp_path / "no" / "r.json")], "does not exist"),
-        (["--predictions", str(pred), "--gold", str(gold), "--weights", str(tmp_path / "w.json")], "weights file not found"),
+        ([*both, "--json", str(tmp_path / "no" / "r.json")], "does not exist"),
+        ([*both, "--weights", str(tmp_path / "w.json")], "weights file not found"),
+        ([*both, "--n-resamples", "-1"], "--n-resamples must be >= 0"),
     ]
     for args, message in cases:
         assert main(["score", *args]) == 2
@@ -152,9 +154,9 @@ def test_missing_files_and_argument_errors(files, tmp_path, capsys):
 
 
 def test_help_is_fast_and_lists_commands():
-    code = ("import sys, time; t = time.perf_counter(); from scitaste_hf.cli import build_parser; build_parser(); "
-            "heavy = [m for m in ('datasets', 'evaluate', 'gradio', 'sklearn', 'scipy', 'pyarrow') if m in sys.modules]; "
-            "print(heavy)")
+    heavy = ("datasets", "evaluate", "gradio", "sklearn", "scipy", "pyarrow")
+    code = (f"import sys; from scitaste_hf.cli import build_parser; build_parser(); "
+            f"print([m for m in {heavy!r} if m in sys.modules])")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert proc.stdout.strip() == "[]", proc.stdout + proc.stderr
     proc = subprocess.run([SCITASTE, "--help"], capture_output=True, text=True, timeout=60)

@@ -78,5 +78,5 @@ def test_read_inputs_from_upload(tmp_path):
     upload.write_text('{"prediction": 40.0}\n')
     with pytest.raises(ValueError, match="needs 'prediction' and 'reference'"):
         read_inputs(None, str(upload))
-    with pytest.raises(ValueError, match='must be a JSON object {"predictions"'):
+    with pytest.raises(ValueError, match=r'must be a JSON object \{"predictions"'):
         read_inputs("[1, 2]", None)

@@ -96,7 +96,8 @@ def test_installed_wheel_carries_the_metrics(tmp_path):
                    check=True, timeout=300)
     code = ("import scitaste_hf, scitaste_hf.resources as r; "
             "assert '_bundled' in str(r.metric_path('scitaste_wape')), r.metric_path('scitaste_wape'); "
-            "m = scitaste_hf.load_metric('scitaste_wape'); print(m.compute(predictions=[50.0], references=[40.0])['wape']); "
+            "m = scitaste_hf.load_metric('scitaste_wape'); "
+            "print(m.compute(predictions=[50.0], references=[40.0])['wape']); "
             "m = scitaste_hf.load_metric('scitaste_scheme1'); print(type(m).__name__)")
     env = {**os.environ, "PYTHONPATH": str(target)}
     proc = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=env, capture_output=True, text=True,
