@@ -34,6 +34,18 @@ DIMENSIONS: tuple[str, ...] = (
 #: The paper's letter for each dimension.
 DIMENSION_LETTERS: Mapping[str, str] = MappingProxyType(dict(zip(DIMENSIONS, "ABCDEFG")))
 
+#: The benchmark's dataset on the Hugging Face Hub.
+HUB_DATASET = "skylenage/SciTaste-benchmark"
+
+#: How to cite the benchmark (metric cards, Space, dataset card).
+CITATION = """\
+@misc{scitaste_bench,
+  title  = {SciTaste-Bench: Can Large Language Models Judge the Innovativeness of Scientific Papers?},
+  note   = {Benchmark of six disciplines; dataset skylenage/SciTaste-benchmark},
+  year   = {2026}
+}
+"""
+
 #: The six disciplines of the benchmark, in the paper's order.
 DISCIPLINES: tuple[str, ...] = ("physics", "mathematics", "chemistry", "biology", "medicine", "finance")
 

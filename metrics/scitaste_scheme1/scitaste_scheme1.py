@@ -6,16 +6,8 @@ A thin ``evaluate`` wrapper over :mod:`scitaste_hf.scoring`; the formula lives t
 import datasets
 import evaluate
 
-from scitaste_hf.schema import DIMENSIONS
+from scitaste_hf.schema import CITATION, DIMENSIONS, HUB_DATASET
 from scitaste_hf.scoring import score_pairs
-
-_CITATION = """\
-@misc{scitaste_bench,
-  title  = {SciTaste-Bench: Can Large Language Models Judge the Innovativeness of Scientific Papers?},
-  note   = {Benchmark of six disciplines; dataset skylenage/SciTaste-benchmark},
-  year   = {2026}
-}
-"""
 
 _DESCRIPTION = """\
 Scheme 1 of SciTaste-Bench = 0.5 Part A + 0.5 Part B. Part A (innovation score): Spearman 15, Pearson 10,
@@ -58,10 +50,10 @@ class ScitasteScheme1(evaluate.Metric):
         return evaluate.MetricInfo(
             module_type="metric",
             description=_DESCRIPTION,
-            citation=_CITATION,
+            citation=CITATION,
             inputs_description=_KWARGS_DESCRIPTION,
             features=datasets.Features({"predictions": answer, "references": answer}),
-            homepage="https://huggingface.co/datasets/skylenage/SciTaste-benchmark",
+            homepage=f"https://huggingface.co/datasets/{HUB_DATASET}",
         )
 
     def _enforce_nested_string_type(self, schema, obj):

@@ -6,15 +6,8 @@ A thin ``evaluate`` wrapper over :mod:`scitaste_hf.scoring`; the formula lives t
 import datasets
 import evaluate
 
+from scitaste_hf.schema import CITATION, HUB_DATASET
 from scitaste_hf.scoring import score_pairs
-
-_CITATION = """\
-@misc{scitaste_bench,
-  title  = {SciTaste-Bench: Can Large Language Models Judge the Innovativeness of Scientific Papers?},
-  note   = {Benchmark of six disciplines; dataset skylenage/SciTaste-benchmark},
-  year   = {2026}
-}
-"""
 
 _DESCRIPTION = """\
 Scheme 2 of SciTaste-Bench. WAPE = sum |p - g| / sum |g| over the scored papers' innovation scores (0-100).
@@ -51,12 +44,12 @@ class ScitasteWape(evaluate.Metric):
         return evaluate.MetricInfo(
             module_type="metric",
             description=_DESCRIPTION,
-            citation=_CITATION,
+            citation=CITATION,
             inputs_description=_KWARGS_DESCRIPTION,
             features=datasets.Features(
                 {"predictions": datasets.Value("float64"), "references": datasets.Value("float64")}
             ),
-            homepage="https://huggingface.co/datasets/skylenage/SciTaste-benchmark",
+            homepage=f"https://huggingface.co/datasets/{HUB_DATASET}",
         )
 
     def _compute(self, predictions, references, n_resamples=1000, seed=0):
