@@ -8,6 +8,7 @@ as ``response`` (parsed with :func:`~scitaste_hf.scoring.parse_answer`), or a re
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from pathlib import Path
 
 from scitaste_hf.errors import ScitasteError
@@ -15,7 +16,7 @@ from scitaste_hf.schema import FAILURE_REASONS, Answer, Failure
 from scitaste_hf.scoring import parse_answer, validate_answer
 
 
-def _line_to_answer(obj: dict) -> Answer | Failure:
+def _line_to_answer(obj: dict, strict_fields: bool) -> Answer | Failure:
     if "response" in obj:
         response = obj["response"]
         if response is None:
@@ -25,25 +26,35 @@ def _line_to_answer(obj: dict) -> Answer | Failure:
         reason = obj["failure"] if obj["failure"] in FAILURE_REASONS else "other"
         return Failure(reason, str(obj.get("detail") or obj["failure"]))
     if "innovation_score" in obj or "dimension_scores" in obj:
-        return validate_answer(obj)
+        answer = validate_answer(obj)
+        if strict_fields and isinstance(answer, Failure):
+            raise ScitasteError(f"invalid answer fields ({answer.reason}): {answer.detail}")
+        return answer
+    if strict_fields:
+        raise ScitasteError("the line has no answer fields, response or failure")
     return Failure("schema", "the line has no answer fields, response or failure")
 
 
-def read_predictions(path: str | Path) -> dict[str, Answer | Failure]:
-    """Read a predictions JSONL file into ``{bibcode: Answer or Failure}``.
+def parse_predictions(lines: Iterable[str], source: str, *, strict_fields: bool = False
+                      ) -> dict[str, Answer | Failure]:
+    """Parse predictions JSONL lines into ``{bibcode: Answer or Failure}``.
+
+    Parameters
+    ----------
+    lines : iterable of str
+        The file's lines; blank lines are skipped.
+    source : str
+        Name of the input in error messages (``source:line: ...``).
+    strict_fields : bool
+        When true, answer fields that fail validation (NaN, out of range, a missing dimension) are an error
+        for the whole file instead of a counted failure: for submitted files, whose fields the submitter
+        wrote, as opposed to raw model replies, which are the model's.
 
     Raises
     ------
     ScitasteError
-        When the file is missing or empty, a line is not a JSON object, lacks a ``bibcode``, or repeats one.
+        When there are no lines, a line is not a JSON object, lacks a ``bibcode``, or repeats one.
     """
-    path = Path(path)
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except FileNotFoundError:
-        raise ScitasteError(f"predictions file not found: {path}") from None
-    except (IsADirectoryError, UnicodeDecodeError) as exc:
-        raise ScitasteError(f"cannot read predictions file {path}: {exc}") from None
     out: dict[str, Answer | Failure] = {}
     first_line: dict[str, int] = {}
     for number, line in enumerate(lines, start=1):
@@ -52,16 +63,37 @@ def read_predictions(path: str | Path) -> dict[str, Answer | Failure]:
         try:
             obj = json.loads(line)
         except json.JSONDecodeError as exc:
-            raise ScitasteError(f"{path}:{number}: not a JSON line ({exc.msg})") from None
+            raise ScitasteError(f"{source}:{number}: not a JSON line ({exc.msg})") from None
         if not isinstance(obj, dict):
-            raise ScitasteError(f"{path}:{number}: expected a JSON object, got {type(obj).__name__}")
+            raise ScitasteError(f"{source}:{number}: expected a JSON object, got {type(obj).__name__}")
         bibcode = obj.get("bibcode")
         if not isinstance(bibcode, str) or not bibcode:
-            raise ScitasteError(f"{path}:{number}: missing 'bibcode'")
+            raise ScitasteError(f"{source}:{number}: missing 'bibcode'")
         if bibcode in first_line:
-            raise ScitasteError(f"{path}:{number}: duplicate bibcode {bibcode} (first on line {first_line[bibcode]})")
+            raise ScitasteError(f"{source}:{number}: duplicate bibcode {bibcode} (first on line {first_line[bibcode]})")
         first_line[bibcode] = number
-        out[bibcode] = _line_to_answer(obj)
+        try:
+            out[bibcode] = _line_to_answer(obj, strict_fields)
+        except ScitasteError as exc:
+            raise ScitasteError(f"{source}:{number}: {exc}") from None
     if not out:
-        raise ScitasteError(f"predictions file {path} is empty")
+        raise ScitasteError(f"{source} is empty")
     return out
+
+
+def read_predictions(path: str | Path) -> dict[str, Answer | Failure]:
+    """Read a predictions JSONL file into ``{bibcode: Answer or Failure}`` (see :func:`parse_predictions`).
+
+    Raises
+    ------
+    ScitasteError
+        When the file is missing, unreadable or empty, or a line is malformed.
+    """
+    path = Path(path)
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except FileNotFoundError:
+        raise ScitasteError(f"predictions file not found: {path}") from None
+    except (IsADirectoryError, UnicodeDecodeError) as exc:
+        raise ScitasteError(f"cannot read predictions file {path}: {exc}") from None
+    return parse_predictions(lines, str(path))

@@ -49,6 +49,10 @@ CITATION = """\
 #: The six disciplines of the benchmark, in the paper's order.
 DISCIPLINES: tuple[str, ...] = ("physics", "mathematics", "chemistry", "biology", "medicine", "finance")
 
+#: The four evaluation modes of the benchmark: no tools, the model's native web search, the nine
+#: DimAgent-v3 bibliometric tools, and the tools plus native search.
+MODES: tuple[str, ...] = ("pure_qa", "native_search", "dimagent_v3", "dimagent_v3_native")
+
 #: Both splits of the Hub dataset.
 SPLITS: tuple[str, ...] = ("selected", "backup")
 

@@ -1,0 +1,262 @@
+"""The leaderboard service behind the Space: validate, score and store submissions; serve table rows,
+comparisons and plot data. Pure Python over :mod:`scitaste_hf.scoring` and the local :class:`Store`; the
+Gradio app only renders what this returns.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import threading
+import time
+from collections import defaultdict, deque
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from scitaste_hf.errors import ScitasteError
+from scitaste_hf.leaderboard.integrity import near_gold, verify_evidence
+from scitaste_hf.leaderboard.store import Meta, Store
+from scitaste_hf.predictions import parse_predictions
+from scitaste_hf.schema import DISCIPLINES, MODES, Answer, Failure
+from scitaste_hf.scoring import paired_bootstrap, score_run
+
+#: Largest accepted predictions file: 300 raw replies with reasoning fit in well under this.
+MAX_BYTES = 5 * 1024 * 1024
+#: Submissions one submitter may attempt per window (valid or not).
+RATE_LIMIT = (5, 3600.0)
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9 ._:/+()@-]{0,99}$")
+_LINK = re.compile(r"^https?://[^\s<>\"'`]{1,300}$")
+
+
+class SubmissionError(ScitasteError):
+    """A submission that is rejected; the message says why, in one line."""
+
+
+@dataclass(frozen=True)
+class SubmitResult:
+    """The outcome of a submission."""
+
+    run_id: int
+    status: str
+    duplicate: bool
+    message: str
+
+
+def check_meta(model: str, mode: str, organisation: str = "", link: str = "") -> tuple[str, str, str, str]:
+    """Validate what a submitter types: names are plain text (no markup), the mode is one of the four, the
+    link is an http(s) URL. Returns the stripped values."""
+    model, organisation, link = (model or "").strip(), (organisation or "").strip(), (link or "").strip()
+    if not _NAME.match(model):
+        raise SubmissionError("model name: 1-100 letters, digits, spaces and ._:/+()@- only (no markup)")
+    if organisation and not _NAME.match(organisation):
+        raise SubmissionError("organisation: up to 100 letters, digits, spaces and ._:/+()@- only (no markup)")
+    if mode not in MODES:
+        raise SubmissionError(f"mode must be one of {', '.join(MODES)}")
+    if link and not _LINK.match(link):
+        raise SubmissionError("link must be an http(s) URL without spaces or quotes")
+    return model, mode, organisation, link
+
+
+def _compact(block: Mapping[str, Any]) -> dict[str, Any]:
+    """The numbers of one scope of a :func:`score_run` result that the table shows."""
+    s1, s2 = block["scheme1"] or {}, block["scheme2"] or {}
+    return {
+        "scheme1": s1.get("scheme1"), "scheme1_grade": s1.get("grade"),
+        "scheme1_ci": (s1.get("ci") or {}).get("scheme1"),
+        "scheme2": s2.get("score"), "scheme2_grade": s2.get("grade"), "scheme2_ci": (s2.get("ci") or {}).get("score"),
+        "wape": s2.get("wape"), "wape_ci": (s2.get("ci") or {}).get("wape"),
+        "spearman": s1.get("spearman"), "pearson": s1.get("pearson"), "mae": s1.get("mae"), "bias": s1.get("bias"),
+        "n_scored": block["n_scored"], "n_total": block["n_total"],
+    }
+
+
+class Leaderboard:
+    """Submissions scored against the gold labels of the ``selected`` split.
+
+    Parameters
+    ----------
+    data_dir : path
+        Folder of the local store (SQLite + submitted files), the source of truth.
+    gold : sequence of records
+        Gold labels of the ``selected`` split (records of the benchmark schema).
+    max_bytes : int
+        Largest accepted predictions file.
+    rate_limit : (int, float)
+        At most this many submission attempts per submitter per this many seconds.
+    mirror : callable, optional
+        Called with the stored file paths after each new run (the Hub dataset copy); its failure never
+        loses a run.
+    """
+
+    def __init__(self, data_dir: str | Path, gold: Sequence[Mapping[str, Any]], *, max_bytes: int = MAX_BYTES,
+                 rate_limit: tuple[int, float] = RATE_LIMIT, mirror=None) -> None:
+        self.store = Store(data_dir)
+        self.gold = list(gold)
+        self.gold_ids = {r["bibcode"] for r in self.gold}
+        self.max_bytes = max_bytes
+        self.rate_limit = rate_limit
+        self.mirror = mirror
+        self._attempts: dict[str, deque[float]] = defaultdict(deque)
+        self._submit_lock = threading.Lock()
+        self.reconciled = self.reconcile()
+
+    # -- submissions ---------------------------------------------------------------------------------
+
+    def parse(self, data: bytes) -> dict[str, Answer | Failure]:
+        """Validate a predictions file against the gold set: size, JSONL, exactly one line per bibcode."""
+        if len(data) > self.max_bytes:
+            raise SubmissionError(f"the file is {len(data) / 2**20:.1f} MiB, over the limit of "
+                                  f"{self.max_bytes / 2**20:.1f} MiB")
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError:
+            raise SubmissionError("the file is not UTF-8 text (expected JSONL)") from None
+        try:
+            predictions = parse_predictions(text.splitlines(), "upload", strict_fields=True)
+        except ScitasteError as exc:
+            raise SubmissionError(str(exc)) from None
+        extra = sorted(set(predictions) - self.gold_ids)
+        if extra:
+            raise SubmissionError(f"{len(extra)} bibcode(s) not in the selected split, e.g. {extra[0]}")
+        missing = sorted(self.gold_ids - set(predictions))
+        if missing:
+            raise SubmissionError(f"{len(missing)} bibcode(s) of the selected split missing, e.g. {missing[0]} "
+                                  "(send one line per paper; a failed answer is a line with its raw response)")
+        return predictions
+
+    def _rate_check(self, submitter: str) -> None:
+        limit, window = self.rate_limit
+        now = time.monotonic()
+        attempts = self._attempts[submitter]
+        while attempts and attempts[0] < now - window:
+            attempts.popleft()
+        if len(attempts) >= limit:
+            wait = int(attempts[0] + window - now) + 1
+            raise SubmissionError(f"too many submissions: at most {limit} per {int(window)} s; try again in {wait} s")
+        attempts.append(now)
+
+    def submit(self, data: bytes, model: str, mode: str, organisation: str = "", link: str = "", *,
+               submitter: str = "", samples: bytes | None = None, trace: bytes | None = None,
+               kind: str = "submission") -> SubmitResult:
+        """Validate, score and store a predictions file; the same file twice is a no-op.
+
+        Raises
+        ------
+        SubmissionError
+            With a one-line reason, when the file or the metadata is rejected or the submitter is over
+            the rate limit.
+        """
+        if kind == "submission":
+            self._rate_check(submitter or "anonymous")
+        model, mode, organisation, link = check_meta(model, mode, organisation, link)
+        predictions = self.parse(data)
+        sha = hashlib.sha256(data).hexdigest()
+        with self._submit_lock:
+            existing = self.store.has(sha)
+            if existing is not None:
+                return SubmitResult(existing, self.store.run(existing)["status"], True,
+                                    f"this file was already submitted as run #{existing}; nothing changed")
+            meta = Meta(model=model, mode=mode, organisation=organisation, link=link, kind=kind,
+                        submitter=submitter, submitted_at=datetime.now(UTC).isoformat(timespec="seconds"))
+            evidence = {k: v for k, v in (("samples", samples), ("trace", trace)) if v}
+            self.store.store_submission(sha, data, meta, evidence)
+            run_id, status, note = self._score_and_insert(sha, predictions, meta, evidence)
+        if self.mirror is not None:
+            self.mirror(self.store, sha)
+        message = f"scored as run #{run_id}: {status}" + (f" ({note})" if note else "")
+        return SubmitResult(run_id, status, False, message)
+
+    def _score_and_insert(self, sha: str, predictions: Mapping[str, Answer | Failure], meta: Meta,
+                          evidence: Mapping[str, bytes]) -> tuple[int, str, str]:
+        result = score_run(self.gold, predictions)
+        note = ""
+        if near_gold(predictions, self.gold):
+            status, note = "flagged", "the answers match the public gold labels almost exactly; not ranked"
+        elif evidence:
+            problems = [p for p in (verify_evidence(blob, predictions) for blob in evidence.values()) if p]
+            status = "self-reported" if problems else "reproducible"
+            note = problems[0] if problems else "the evidence reproduces every answer"
+        else:
+            status, note = "self-reported", "no samples log or trace attached"
+        summary = {"overall": _compact(result["overall"]),
+                   **{d: _compact(b) for d, b in result["by_discipline"].items()}}
+        overall = result["overall"]
+        run_id = self.store.insert(sha, meta, status, summary, result, overall["n_scored"], overall["n_total"])
+        return run_id, status, note
+
+    def reconcile(self) -> int:
+        """Score and insert submissions whose file was stored but whose row was not (a crash in between)."""
+        done = 0
+        for sha, meta in self.store.pending():
+            data = self.store.submission_file(sha).read_bytes()
+            try:
+                predictions = self.parse(data)
+            except ScitasteError:
+                continue  # validated before it was stored; a changed gold set cannot re-admit it
+            self._score_and_insert(sha, predictions, meta, self.store.evidence(sha))
+            done += 1
+        return done
+
+    # -- reading -------------------------------------------------------------------------------------
+
+    def rows(self, *, mode: str | None = None, discipline: str | None = None, grade: str | None = None,
+             status: str | None = None, include_flagged: bool = False) -> list[dict[str, Any]]:
+        """Table rows, best Scheme-2 first: one per run, the scores of ``discipline`` (default overall).
+
+        Flagged runs are left out unless ``include_flagged``; ``grade`` matches the Scheme-2 grade.
+        """
+        scope = discipline or "overall"
+        out = []
+        for row in self.store.rows():
+            if (mode and row["mode"] != mode) or (status and row["status"] != status):
+                continue
+            if row["status"] == "flagged" and not include_flagged:
+                continue
+            numbers = json.loads(row["summary"]).get(scope)
+            if numbers is None or (grade and numbers["scheme2_grade"] != grade):
+                continue
+            out.append({"run": row["id"], "model": row["model"], "mode": row["mode"], "kind": row["kind"],
+                        "status": row["status"], "organisation": row["organisation"], "link": row["link"],
+                        "date": row["submitted_at"][:10], "scope": scope, **numbers})
+        out.sort(key=lambda r: -1 if r["scheme2"] is None else r["scheme2"], reverse=True)
+        return out
+
+    def result(self, run_id: int) -> dict[str, Any]:
+        """The full stored result of a run, with its metadata."""
+        row = self.store.run(run_id)
+        if row is None:
+            raise ScitasteError(f"no run #{run_id}")
+        return {"run": row["id"], "model": row["model"], "mode": row["mode"], "status": row["status"],
+                "kind": row["kind"], "organisation": row["organisation"], "link": row["link"],
+                "submitted_at": row["submitted_at"], "sha256": row["sha256"], **json.loads(row["result"])}
+
+    def _answers(self, run_id: int) -> dict[str, Answer | Failure]:
+        row = self.store.run(run_id)
+        if row is None:
+            raise ScitasteError(f"no run #{run_id}")
+        return self.parse(self.store.submission_file(row["sha256"]).read_bytes())
+
+    def compare(self, run_a: int, run_b: int, *, n_resamples: int = 1000, seed: int = 0) -> dict[str, Any]:
+        """Paired bootstrap of run A minus run B on the papers both scored, overall and per discipline."""
+        a, b = self._answers(run_a), self._answers(run_b)
+        out = {}
+        for scope in ("overall", *DISCIPLINES):
+            both = [r for r in self.gold if (scope == "overall" or r["discipline"] == scope)
+                    and isinstance(a.get(r["bibcode"]), Answer) and isinstance(b.get(r["bibcode"]), Answer)]
+            if len(both) < 2:
+                continue
+            out[scope] = {"n": len(both), **paired_bootstrap(
+                [a[r["bibcode"]] for r in both], [b[r["bibcode"]] for r in both], both,
+                n_resamples=n_resamples, seed=seed)}
+        return out
+
+    def scatter(self, run_id: int) -> list[dict[str, Any]]:
+        """Predicted against gold innovation score for each scored paper of a run."""
+        answers = self._answers(run_id)
+        return [{"bibcode": r["bibcode"], "discipline": r["discipline"], "gold": r["innovation_score"],
+                 "predicted": answers[r["bibcode"]].innovation_score}
+                for r in self.gold if isinstance(answers.get(r["bibcode"]), Answer)]

@@ -1,0 +1,70 @@
+"""Opening the leaderboard the way the Space and ``scitaste space`` do: find the gold labels, attach the Hub
+copy when configured, and give an empty offline board the bundled synthetic example run."""
+
+from __future__ import annotations
+
+import json
+import os
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from scitaste_hf.errors import ScitasteError
+from scitaste_hf.leaderboard.service import RATE_LIMIT, Leaderboard
+from scitaste_hf.records import load_records
+
+_EXAMPLES = resources.files("scitaste_hf").joinpath("data/examples")
+
+
+def gold_source(data_dir: str | Path, gold: str | None = None) -> tuple[str, bool]:
+    """Where the gold labels come from, and whether they are the bundled synthetic example.
+
+    In order: ``gold`` (a path or Hub id), the ``SCITASTE_GOLD`` environment variable, a dataset folder
+    ``DATA/dataset`` (written by ``scitaste demo``), the bundled synthetic example.
+    """
+    chosen = gold or os.environ.get("SCITASTE_GOLD")
+    if chosen:
+        return chosen, False
+    dataset = Path(data_dir) / "dataset"
+    if dataset.is_dir():
+        return str(dataset), False
+    return str(_EXAMPLES.joinpath("gold.jsonl")), True
+
+
+def rate_limit_from_env() -> tuple[int, float]:
+    """``SCITASTE_SUBMIT_LIMIT`` as ``N`` or ``N/SECONDS`` submission attempts per submitter (default 5/3600)."""
+    value = os.environ.get("SCITASTE_SUBMIT_LIMIT")
+    if not value:
+        return RATE_LIMIT
+    count, _, window = value.partition("/")
+    try:
+        limit = (int(count), float(window) if window else RATE_LIMIT[1])
+    except ValueError:
+        raise ScitasteError(f"SCITASTE_SUBMIT_LIMIT must be N or N/SECONDS, got {value!r}") from None
+    if limit[0] < 1 or limit[1] <= 0:
+        raise ScitasteError(f"SCITASTE_SUBMIT_LIMIT must be positive, got {value!r}")
+    return limit
+
+
+def open_leaderboard(data_dir: str | Path, gold: str | None = None) -> tuple[Leaderboard, bool]:
+    """The leaderboard over ``data_dir``; returns it and whether its gold labels are the synthetic example.
+
+    With ``HF_TOKEN`` and ``SCITASTE_RESULTS_REPO`` set, every new run is also copied to that dataset repo.
+    """
+    source, synthetic = gold_source(data_dir, gold)
+    mirror = None
+    repo, token = os.environ.get("SCITASTE_RESULTS_REPO"), os.environ.get("HF_TOKEN")
+    if repo and token:
+        from scitaste_hf.leaderboard.hub_mirror import HubMirror
+
+        mirror = HubMirror(repo, token)
+    board = Leaderboard(data_dir, load_records(source, "selected"), mirror=mirror, rate_limit=rate_limit_from_env())
+    if synthetic and not board.store.rows():
+        board.submit(Path(str(_EXAMPLES.joinpath("predictions.jsonl"))).read_bytes(), "synthetic-example-model",
+                     "dimagent_v3", "scitaste-hf (synthetic example)", kind="example")
+    return board, synthetic
+
+
+def reported_results() -> dict[str, Any]:
+    """Results reported in the paper: shown apart from scored runs, never mixed with them."""
+    return json.loads(resources.files("scitaste_hf").joinpath("data/reported_paper.json").read_text("utf-8"))

@@ -1,0 +1,209 @@
+"""The leaderboard service: validation, integrity, storage, crash recovery, concurrency, abuse."""
+
+import json
+import re
+import threading
+
+import numpy as np
+import pytest
+
+from scitaste_hf.errors import ScitasteError
+from scitaste_hf.leaderboard import Leaderboard, SubmissionError
+from scitaste_hf.leaderboard.store import Meta
+from scitaste_hf.schema import DIMENSIONS, DISCIPLINES
+from scitaste_hf.scoring import score_run
+
+
+def _gold(n=24):
+    rng = np.random.default_rng(0)
+    out = []
+    for i in range(n):
+        dims = {k: float(x) for k, x in zip(DIMENSIONS, rng.uniform(5, 95, 7).round(1))}
+        out.append({"bibcode": f"P{i:03d}", "discipline": DISCIPLINES[i % 6],
+                    "innovation_score": round(float(rng.uniform(10, 90)), 1), "dimension_scores": dims})
+    return out
+
+
+GOLD = _gold()
+
+
+def _lines(noise=8.0, seed=1, gold=GOLD, response=False):
+    rng = np.random.default_rng(seed)
+    out = []
+    for r in gold:
+        answer = {"innovation_score": float(np.clip(r["innovation_score"] + rng.normal(0, noise), 0, 100).round(1)),
+                  "dimension_scores": {k: float(np.clip(v + rng.normal(0, noise), 0, 100).round(1))
+                                       for k, v in r["dimension_scores"].items()}}
+        out.append({"bibcode": r["bibcode"], "response": "```json\n" + json.dumps(answer) + "\n```"} if response
+                   else {"bibcode": r["bibcode"], **answer})
+    return out
+
+
+def _bytes(lines):
+    return "".join(json.dumps(line) + "\n" for line in lines).encode()
+
+
+@pytest.fixture()
+def board(tmp_path):
+    b = Leaderboard(tmp_path / "lb", GOLD, rate_limit=(1000, 3600))
+    yield b
+    b.store.close()
+
+
+def test_submission_is_scored_by_the_server(board):
+    data = _bytes(_lines())
+    result = board.submit(data, "my-model 7B", "dimagent_v3", "Lab", "https://example.org/model", submitter="u1")
+    assert result.status == "self-reported" and not result.duplicate
+    stored = board.result(result.run_id)
+    from scitaste_hf.predictions import parse_predictions
+
+    expected = score_run(GOLD, parse_predictions(data.decode().splitlines(), "x"))
+    assert stored["overall"]["scheme1"]["scheme1"] == pytest.approx(expected["overall"]["scheme1"]["scheme1"])
+    rows = board.rows()
+    assert len(rows) == 1 and rows[0]["model"] == "my-model 7B" and rows[0]["n_scored"] == 24
+    assert rows[0]["scheme2"] == pytest.approx(expected["overall"]["scheme2"]["score"])
+
+
+def test_uploaded_scores_are_never_trusted(board):
+    lines = _lines(noise=30)
+    for line in lines:
+        line["scheme1"] = 100.0
+        line["score"] = 100.0
+    result = board.submit(_bytes(lines), "m", "pure_qa", submitter="u")
+    assert board.rows()[0]["scheme1"] < 90 and result.run_id == 1
+
+
+def test_same_file_twice_is_a_no_op(board):
+    data = _bytes(_lines())
+    first = board.submit(data, "m", "pure_qa", submitter="u")
+    second = board.submit(data, "other name", "native_search", submitter="u")
+    assert second.duplicate and second.run_id == first.run_id
+    assert len(board.rows()) == 1 and board.rows()[0]["model"] == "m"
+
+
+@pytest.mark.parametrize(
+    ("data", "message"),
+    [
+        (b"x" * 2048, "over the limit"),
+        (b"\xff\xfe\x00", "not UTF-8"),
+        (b"not json\n", "upload:1: not a JSON line"),
+        (_bytes(_lines()[:-1]), "1 bibcode.s. of the selected split missing, e.g. P023"),
+        (_bytes([*_lines(), {"bibcode": "EXTRA", "failure": "timeout"}]), "not in the selected split, e.g. EXTRA"),
+        (_bytes([*_lines(), _lines()[0]]), "duplicate bibcode P000"),
+        (_bytes([{**_lines()[0], "innovation_score": float("nan")}, *_lines()[1:]]), "upload:1: invalid answer fields"),
+        (_bytes([{**_lines()[0], "innovation_score": float("inf")}, *_lines()[1:]]), "out_of_range"),
+        (_bytes([{**_lines()[0], "innovation_score": 101}, *_lines()[1:]]), "out_of_range"),
+    ],
+)
+def test_bad_files_are_rejected_and_nothing_is_stored(tmp_path, data, message):
+
+    b = Leaderboard(tmp_path / "lb", GOLD, max_bytes=1024 if len(data) == 2048 else 10**6, rate_limit=(1000, 1))
+    with pytest.raises(SubmissionError, match=message):
+        b.submit(data, "m", "pure_qa", submitter="u")
+    assert b.rows() == [] and list(b.store.files.iterdir()) == []
+    with pytest.raises(SubmissionError) as raised:
+        b.parse(data)
+    assert re.search(message, str(raised.value)) and "\n" not in str(raised.value)
+
+
+@pytest.mark.parametrize(
+    ("model", "mode", "org", "link", "message"),
+    [
+        ("<script>alert(1)</script>", "pure_qa", "", "", "model name"),
+        ("m", "pure_qa", "<b>Lab</b>", "", "organisation"),
+        ("m", "web", "", "", "mode must be one of"),
+        ("m", "pure_qa", "", "javascript:alert(1)", "link must be an http"),
+        ("m", "pure_qa", "", 'https://x.org/"onmouseover=', "link must be an http"),
+        ("", "pure_qa", "", "", "model name"),
+    ],
+)
+def test_metadata_is_plain_text(board, model, mode, org, link, message):
+    with pytest.raises(SubmissionError, match=message):
+        board.submit(_bytes(_lines()), model, mode, org, link, submitter="u")
+
+
+def test_flood_is_rate_limited(tmp_path):
+    b = Leaderboard(tmp_path / "lb", GOLD, rate_limit=(3, 3600))
+    for seed in range(3):
+        b.submit(_bytes(_lines(seed=seed)), "m", "pure_qa", submitter="flooder")
+    with pytest.raises(SubmissionError, match="too many submissions: at most 3 per 3600 s"):
+        b.submit(_bytes(_lines(seed=9)), "m", "pure_qa", submitter="flooder")
+    b.submit(_bytes(_lines(seed=9)), "m", "pure_qa", submitter="someone else")
+    assert len(b.rows()) == 4
+
+
+def test_concurrent_submissions_are_serialised_and_both_stored(board):
+    errors = []
+
+    def go(seed):
+        try:
+            board.submit(_bytes(_lines(seed=seed)), f"m{seed}", "pure_qa", submitter=f"u{seed}")
+        except Exception as exc:  # collected and asserted below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=go, args=(s,)) for s in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    assert sorted(r["model"] for r in board.rows()) == [f"m{s}" for s in range(6)]
+
+
+def test_crash_between_file_and_result_is_reconciled(tmp_path):
+    data = _bytes(_lines())
+    b = Leaderboard(tmp_path / "lb", GOLD)
+    import hashlib
+
+    sha = hashlib.sha256(data).hexdigest()
+    b.store.store_submission(sha, data, Meta(model="crashed", mode="pure_qa", submitted_at="2026-01-01T00:00:00"), {})
+    b.store.close()  # the process died before the row was written
+    again = Leaderboard(tmp_path / "lb", GOLD)
+    assert again.reconciled == 1
+    assert [r["model"] for r in again.rows()] == ["crashed"]
+    again.store.close()
+    third = Leaderboard(tmp_path / "lb", GOLD)
+    assert third.reconciled == 0 and len(third.rows()) == 1
+    assert third.submit(data, "crashed", "pure_qa").duplicate
+
+
+def _samples_log(lines):
+    return "".join(json.dumps({"doc_id": i, "doc": {"bibcode": line["bibcode"]}, "resps": [[line["response"]]],
+                               "filtered_resps": [line["response"]]}) + "\n" for i, line in enumerate(lines)).encode()
+
+
+def test_evidence_makes_a_run_reproducible(board):
+    lines = _lines(response=True)
+    result = board.submit(_bytes(lines), "m", "dimagent_v3", submitter="u", samples=_samples_log(lines))
+    assert result.status == "reproducible"
+    other = _lines(response=True, seed=5)
+    result = board.submit(_bytes(_lines(seed=3)), "m2", "dimagent_v3", submitter="u", samples=_samples_log(other))
+    assert result.status == "self-reported" and "differs" in result.message
+    assert [r["model"] for r in board.rows(status="reproducible")] == ["m"]
+
+
+def test_near_gold_copy_is_flagged_not_ranked(board):
+    copy = [{"bibcode": r["bibcode"], "innovation_score": r["innovation_score"],
+             "dimension_scores": r["dimension_scores"]} for r in GOLD]
+    result = board.submit(_bytes(copy), "copycat", "pure_qa", submitter="u")
+    assert result.status == "flagged"
+    assert board.rows() == []
+    assert [r["model"] for r in board.rows(include_flagged=True)] == ["copycat"]
+
+
+def test_filters_compare_and_scatter(board):
+    a = board.submit(_bytes(_lines(noise=3, seed=1)), "good", "dimagent_v3", submitter="u").run_id
+    b = board.submit(_bytes(_lines(noise=25, seed=2)), "bad", "pure_qa", submitter="u").run_id
+    assert [r["model"] for r in board.rows()] == ["good", "bad"]
+    assert [r["model"] for r in board.rows(mode="pure_qa")] == ["bad"]
+    physics = board.rows(discipline="physics")
+    assert all(r["scope"] == "physics" and r["n_total"] == 4 for r in physics)
+    grade = board.rows()[0]["scheme2_grade"]
+    assert all(r["scheme2_grade"] == grade for r in board.rows(grade=grade))
+    diff = board.compare(a, b, n_resamples=200)
+    assert diff["overall"]["n"] == 24 and diff["overall"]["scheme2"]["difference"] > 0
+    assert diff["overall"]["scheme2"]["interval"][0] > 0
+    points = board.scatter(a)
+    assert len(points) == 24 and {"gold", "predicted", "discipline"} <= set(points[0])
+    with pytest.raises(ScitasteError, match="no run #99"):
+        board.result(99)
