@@ -19,6 +19,7 @@ from scitaste_hf.errors import ScitasteError
 CORE_COMMANDS: tuple[tuple[str, str, str], ...] = (
     ("score", "scitaste_hf.cli.score", "score a predictions file against the gold labels (Scheme 1 and 2)"),
     ("publish", "scitaste_hf.cli.publish", "push the evaluate metric modules to the Hugging Face Hub"),
+    ("space", "scitaste_hf.cli.space", "serve the leaderboard Space locally"),
 )
 
 
