@@ -97,3 +97,25 @@ def test_flood_from_one_client_is_rate_limited(tmp_path, space_starter):
 
 def test_space_folder_is_shipped():
     assert (bundled_dir("space") / "app.py").is_file()
+
+
+def test_runs_are_copied_to_a_hub_dataset_repo(tmp_path, fake_hub, space_starter):
+    """With HF_TOKEN and SCITASTE_RESULTS_REPO, each stored run also goes to the dataset repo."""
+    import sqlite3
+
+    from gradio_client import Client, handle_file
+
+    env, hub = fake_hub
+    proc, url = space_starter(tmp_path / "data", tmp_path / "log.txt", {**env, "SCITASTE_RESULTS_REPO": "org/results"})
+    try:
+        message = Client(url, verbose=False).predict(handle_file(str(_upload(tmp_path, "p.jsonl", _answers(2.0)))),
+                                                     "Model-H", "pure_qa", "", "", api_name="/submit")
+        assert message.startswith("Accepted"), message
+    finally:
+        proc.terminate()
+        proc.wait(timeout=20)
+    local = sorted(p.name for p in (tmp_path / "data" / "submissions").iterdir())
+    copied = sorted(p.name for p in (hub / "org" / "results" / "submissions").iterdir())
+    assert copied == local  # predictions and metadata of the example run and of Model-H
+    db = sqlite3.connect(hub / "org" / "results" / "leaderboard.sqlite")
+    assert {m for (m,) in db.execute("SELECT model FROM runs")} == {"synthetic-example-model", "Model-H"}
