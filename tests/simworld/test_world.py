@@ -1,0 +1,75 @@
+"""The simulated world: deterministic, at scale, and shaped like the real services' data."""
+
+import re
+from collections import Counter
+
+import numpy as np
+import pytest
+
+from scitaste_hf.errors import ScitasteError
+from scitaste_hf.simworld.text import SYNTHETIC_NOTE
+from scitaste_hf.simworld.world import generate
+
+BIBCODE = re.compile(r"^\d{4}[A-Za-z&.]{5}[\d.]{4}[A-Z.][\d.]{4}[A-Z]$")
+ARXIV = re.compile(r"^(\d{4}\.\d{4,5}|[a-z-]+/\d{7})$")
+
+
+@pytest.fixture(scope="module")
+def world():
+    return generate(papers=470, seed=3)
+
+
+def test_same_seed_same_world(world):
+    again = generate(papers=470, seed=3)
+    assert np.array_equal(again.ref_idx, world.ref_idx) and np.array_equal(again.date, world.date)
+    assert again.titles == world.titles and again.bibcode == world.bibcode
+    other = generate(papers=470, seed=4)
+    assert other.titles != world.titles
+
+
+def test_candidates_per_cell(world):
+    counts = Counter(world.cell[: world.n_candidates].tolist())
+    assert len(counts) == 47 and set(counts.values()) == {10}
+    with pytest.raises(ScitasteError, match="at least 47"):
+        generate(papers=20)
+
+
+def test_citation_graph_respects_dates(world):
+    for i in range(world.n_candidates):
+        refs, citers = world.references(i), world.citers(i)
+        assert np.all(world.date[refs] < world.date[i])
+        assert np.all(world.date[citers] > world.date[i])
+    counts = np.diff(world.cite_ptr)[: world.n_candidates]
+    assert counts.max() > 5 * max(1, np.median(counts))  # heavy tailed
+    # some citers also cite the paper's references and some do not: the CD index is spread out
+    shares = []
+    for i in range(world.n_candidates):
+        refs = set(world.references(i).tolist())
+        citers = world.citers(i)
+        if len(citers) >= 5 and refs:
+            shares.append(np.mean([bool(refs & set(world.references(c).tolist())) for c in citers]))
+    assert min(shares) < 0.3 and max(shares) > 0.7
+
+
+def test_physics_identifiers_and_cascade_stages(world):
+    physics = [i for i in range(world.n_candidates) if world.discipline(i) == "physics"]
+    assert all(BIBCODE.match(world.bibcode[i]) for i in physics), [world.bibcode[i] for i in physics[:5]]
+    assert all(ARXIV.match(a) for a in world.arxiv_id.values())
+    stages = Counter(world.physics_stage[i] for i in physics)
+    assert stages["arxiv"] > stages["journal"] > 0
+    for i in physics:
+        has_class = i in world.arxiv_class
+        assert has_class == (world.physics_stage[i] == "arxiv")
+        stem = world.journals[int(world.journal[i])].bibstem
+        own = world.taxonomy.cells[int(world.cell[i])].bibstems
+        if world.physics_stage[i] in ("arxiv", "journal"):
+            assert stem in own
+        else:
+            assert stem not in own
+
+
+def test_everything_says_synthetic(world):
+    assert all(a.endswith(SYNTHETIC_NOTE) for a in world.abstracts)
+    assert all(j.name.endswith("(synthetic)") for j in world.journals)
+    sub = world.taxonomy.cells[int(world.cell[0])]
+    assert world.topic_table[world.topics[0][0][0]][2] == 0 and sub.id == "physics.classical"
