@@ -8,8 +8,6 @@ import os
 import tempfile
 from pathlib import Path
 
-HELP = "derive the index weights from records, or recover those a record set was built with"
-
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Add the ``derive`` and ``fit`` subcommands to ``parser``.
@@ -37,7 +35,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def _write_json(path: str, payload: dict) -> None:
     # Written beside the target and renamed, so an interrupted run leaves no half-written file.
     target = Path(path)
-    fd, tmp = tempfile.mkstemp(dir=target.parent or ".", prefix=f".{target.name}.", suffix=".tmp")
+    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             json.dump(payload, fh, indent=2)

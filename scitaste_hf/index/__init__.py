@@ -9,12 +9,13 @@ from scitaste_hf.index.cd import CDResult, CitationGraph
 from scitaste_hf.index.embed import Embedder, SentenceTransformerEmbedder, WordLlamaEmbedder
 from scitaste_hf.index.engine import compute_index, work_embeddings
 from scitaste_hf.index.journals import JournalEntry, JournalTable
-from scitaste_hf.index.population import Population
+from scitaste_hf.index.population import Embeddings, Population
 
 __all__ = [
     "CDResult",
     "CitationGraph",
     "Embedder",
+    "Embeddings",
     "JournalEntry",
     "JournalTable",
     "Population",

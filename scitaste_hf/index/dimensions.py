@@ -17,7 +17,7 @@ from scipy import sparse
 from scitaste_hf.index.cd import UNDATED, CDResult
 from scitaste_hf.index.journals import TIER_SCORES, JournalTable
 from scitaste_hf.index.normalise import percentile
-from scitaste_hf.index.population import Population
+from scitaste_hf.index.population import Embeddings, Population, string_codes
 
 #: Sub-parameter names of dimensions B..F, in matrix column order.
 SUBPARAMETERS: dict[str, tuple[str, ...]] = {
@@ -45,13 +45,8 @@ def _list_items(values: pa.Array) -> tuple[np.ndarray, pa.Array]:
             pc.list_flatten(values))
 
 
-def _string_codes(values: pa.Array) -> np.ndarray:
-    encoded = pc.dictionary_encode(values)
-    return np.where(encoded.indices.is_null().to_numpy(zero_copy_only=False), -1,
-                    encoded.indices.fill_null(0).to_numpy(zero_copy_only=False)).astype(np.int64)
-
-
 def _row_max(rows: np.ndarray, values: np.ndarray, n_rows: int) -> np.ndarray:
+    """Largest non-NaN value per row; NaN for a row without one."""
     out = np.full(n_rows, -np.inf)
     keep = ~np.isnan(values)
     np.maximum.at(out, rows[keep], values[keep])
@@ -98,7 +93,7 @@ def journal_impact(journals: Sequence[str | None], table: JournalTable) -> np.nd
     """
     entries = [table.lookup(key) for key in journals]
     impact = np.array([np.nan if e is None or e.impact_factor is None else e.impact_factor for e in entries])
-    observed = {id(e): e.impact_factor for e in entries if e is not None and e.impact_factor is not None}
+    observed = {e: e.impact_factor for e in entries if e is not None and e.impact_factor is not None}
     pct = np.where(np.isnan(impact), 0.0, percentile(np.nan_to_num(impact), np.fromiter(observed.values(), float)))
     quartile = np.array([TIER_SCORES[int(e.jcr_quartile[1]) - 1] if e and e.jcr_quartile else 0.0 for e in entries])
     zone = np.array([TIER_SCORES[e.cas_zone - 1] if e and e.cas_zone else 0.0 for e in entries])
@@ -131,21 +126,22 @@ def knowledge_breadth_parameters(population: Population) -> np.ndarray:
 
 
 def _unit_rows(vectors: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Rows scaled to unit length, and a mask of the rows that had a finite, non-zero length."""
+    """Rows scaled to unit length, and a mask of the rows that had a non-zero length."""
     norms = np.linalg.norm(vectors, axis=1)
-    valid = np.isfinite(norms) & (norms > 0)
-    unit = np.zeros_like(vectors, dtype=np.float64)
+    valid = norms > 1e-12
+    unit = np.zeros_like(vectors)
     unit[valid] = vectors[valid] / norms[valid, None]
     return unit, valid
 
 
-def _group_sum(rows: np.ndarray, vectors: np.ndarray, n_rows: int) -> tuple[np.ndarray, np.ndarray]:
-    """Sum of ``vectors`` per row number, and the count per row."""
-    summer = sparse.csr_matrix((np.ones(rows.size), (rows, np.arange(rows.size))), shape=(n_rows, rows.size))
-    return summer @ vectors, np.bincount(rows, minlength=n_rows)
+def _group_sum(groups: np.ndarray, rows: np.ndarray, vectors: np.ndarray, n_groups: int) -> np.ndarray:
+    """Sum of ``vectors[rows]`` per group number, without materialising ``vectors[rows]``."""
+    summer = sparse.csr_matrix((np.ones(rows.size, dtype=vectors.dtype), (groups, rows)),
+                               shape=(n_groups, vectors.shape[0]))
+    return np.asarray(summer @ vectors, dtype=np.float64)
 
 
-def semantic_novelty_parameters(population: Population, embeddings: np.ndarray) -> np.ndarray:
+def semantic_novelty_parameters(population: Population, embeddings: Embeddings) -> np.ndarray:
     """Sub-parameters of C (cosine distances of document embeddings).
 
     Columns: distance to the nearest paper of the population; mean distance to the 10 nearest (fewer when
@@ -158,31 +154,32 @@ def semantic_novelty_parameters(population: Population, embeddings: np.ndarray) 
     Parameters
     ----------
     population : Population
-    embeddings : ndarray of float, shape (n_works, d)
-        One row per work of the population (papers first); rows of NaN or zeros have no embedding.
+    embeddings : Embeddings
+        Embeddings of the papers and their references (others are not used).
 
     Returns
     -------
     ndarray of float, shape (N, 7)
     """
     n = population.n_papers
-    unit, valid = _unit_rows(np.asarray(embeddings, dtype=np.float64))
+    unit = embeddings.vectors
+    paper_row = embeddings.row[:n]
     out = np.full((n, 7), np.nan)
 
-    papers_ok = np.flatnonzero(valid[:n])
+    papers_ok = np.flatnonzero(paper_row >= 0)
     k = min(NEIGHBOURS, papers_ok.size - 1)
     if k >= 1:
         from sklearn.neighbors import NearestNeighbors
 
         # Brute force in blocks keeps memory linear in N; querying the fitted points without X excludes
         # each paper from its own neighbours even when two papers share an embedding.
-        nn = NearestNeighbors(n_neighbors=k, metric="cosine", algorithm="brute").fit(unit[papers_ok])
+        nn = NearestNeighbors(n_neighbors=k, metric="cosine", algorithm="brute").fit(unit[paper_row[papers_ok]])
         dist = np.clip(nn.kneighbors(return_distance=True)[0], 0.0, 2.0)
         out[papers_ok, 0] = dist[:, 0]
         out[papers_ok, 1] = dist.mean(axis=1)
 
     rows, items = _list_items(population.papers.column("topics").combine_chunks())
-    fields = _string_codes(pc.struct_field(items, "field"))
+    fields = string_codes(pc.struct_field(items, "field"))[0]
     out[:, 2] = _distinct_per_row(rows, fields, n)
     named = fields >= 0
     pairs, per_field = np.unique(np.stack([rows[named], fields[named]]), axis=1, return_counts=True)
@@ -192,29 +189,28 @@ def semantic_novelty_parameters(population: Population, embeddings: np.ndarray) 
     out[:, 3] = np.where(topics_named > 0, entropy, np.nan)
 
     rows, refs = population.references()
-    keep = valid[refs]
-    rows, refs = rows[keep], refs[keep]
-    total, count = _group_sum(rows, unit[refs], n)
+    ref_row = embeddings.row[refs]
+    keep = ref_row >= 0
+    rows, refs, ref_row = rows[keep], refs[keep], ref_row[keep]
+    count = np.bincount(rows, minlength=n)
     has = count > 0
-    centroid = np.zeros_like(total)
-    centroid[has] = total[has] / count[has, None]
+    centroid = _group_sum(rows, ref_row, unit, n)
+    centroid[has] /= count[has, None]
+    direction, direction_ok = _unit_rows(centroid)
     length = np.linalg.norm(centroid, axis=1)
-    direction_ok = has & (length > 1e-12)
-    direction = np.zeros_like(centroid)
-    direction[direction_ok] = centroid[direction_ok] / length[direction_ok, None]
-    paper_ok = direction_ok & valid[:n]
-    out[paper_ok, 4] = 1.0 - np.einsum("ij,ij->i", unit[:n][paper_ok], direction[paper_ok])
+    paper_ok = direction_ok & (paper_row >= 0)
+    paper_unit = unit[paper_row[paper_ok]].astype(np.float64)
+    out[paper_ok, 4] = np.clip(1.0 - np.einsum("ij,ij->i", paper_unit, direction[paper_ok]), 0.0, 2.0)
     # Mean of 1 - cos(u_r, c) over the references equals 1 - |c| when c is the mean of the unit vectors u_r.
     out[direction_ok, 6] = np.maximum(1.0 - length[direction_ok], 0.0)
 
     ref_fields = population.field[refs]
     fielded = ref_fields >= 0
     group_keys, group_of = np.unique(np.stack([rows[fielded], ref_fields[fielded]]), axis=1, return_inverse=True)
-    group_total, _ = _group_sum(group_of.ravel(), unit[refs[fielded]], group_keys.shape[1])
-    group_unit, group_ok = _unit_rows(group_total)
+    group_unit, group_ok = _unit_rows(_group_sum(group_of.ravel(), ref_row[fielded], unit, group_keys.shape[1]))
     owner = group_keys[0][group_ok]
-    summed, m = _group_sum(owner, group_unit[group_ok], n)
-    m = m.astype(float)
+    summed = _group_sum(owner, np.flatnonzero(group_ok), group_unit, n)
+    m = np.bincount(owner, minlength=n).astype(float)
     # Mean pairwise distance of m unit vectors: sum_{i<j} u_i.u_j = (|sum u|^2 - m) / 2.
     pair_mean = np.divide((summed ** 2).sum(axis=1) - m, m * (m - 1), out=np.zeros(n), where=m > 1)
     out[:, 5] = np.where(m > 1, 1.0 - pair_mean, np.where(m == 1, 0.0, np.nan))
@@ -261,7 +257,7 @@ def conceptual_innovation_parameters(population: Population) -> np.ndarray:
     core_topic = np.full(n, np.nan)
     core_topic[has_topics] = primary.fill_null(np.nan).to_numpy(zero_copy_only=False)
     rows, items = _list_items(topics)
-    span = _distinct_per_row(rows, _string_codes(pc.struct_field(items, "subfield")), n)
+    span = _distinct_per_row(rows, string_codes(pc.struct_field(items, "subfield"))[0], n)
     return np.column_stack([core_concept, concept_count, core_topic, span])
 
 
@@ -278,6 +274,6 @@ def team_collaboration_parameters(population: Population) -> np.ndarray:
     """
     n = population.n_papers
     rows, countries = _list_items(population.papers.column("countries").combine_chunks())
-    country_count = _distinct_per_row(rows, _string_codes(countries), n)
+    country_count = _distinct_per_row(rows, string_codes(countries)[0], n)
     authors = population.papers.column("author_count").combine_chunks().cast(pa.float64()).fill_null(np.nan)
     return np.column_stack([country_count, authors.to_numpy(zero_copy_only=False)])

@@ -8,6 +8,7 @@ sentence-transformers model the user has locally) plugs in through :class:`Sente
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Protocol, runtime_checkable
 
 import numpy as np
@@ -20,7 +21,13 @@ class Embedder(Protocol):
     """Turns texts into document vectors; the index only compares them by cosine distance."""
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
-        """Embed ``texts`` into an array of shape (len(texts), d)."""
+        """Embed ``texts`` into an array of shape (len(texts), d).
+
+        Parameters
+        ----------
+        texts : sequence of str
+            Non-empty documents, typically title and abstract.
+        """
 
 
 class WordLlamaEmbedder:
@@ -28,8 +35,9 @@ class WordLlamaEmbedder:
 
     Parameters
     ----------
-    dim : int
-        Embedding size; the wheel ships the 256-dimensional model.
+    dim : {64, 128, 256}
+        Embedding size: the wheel ships the 256-dimensional model, whose leading components (it is trained as
+        a Matryoshka embedding) give the smaller sizes.
     batch_size : int
         Texts per batch.
     """
@@ -45,13 +53,12 @@ class WordLlamaEmbedder:
             from wordllama import WordLlama
         except ImportError:
             raise ScitasteError("the default embedder needs wordllama: pip install 'wordllama>=0.4'") from None
-        from pathlib import Path
-
         # The wheel keeps its weights under weights/ and tokenizers/ of the package folder, which is the layout
         # WordLlama expects of a cache directory; pointing the cache there and disabling downloads keeps it
         # offline (its own lookup of the package folder misses the tokenizer file).
         try:
-            return WordLlama.load(dim=self.dim, cache_dir=Path(wordllama.__file__).parent, disable_download=True)
+            return WordLlama.load(dim=256, trunc_dim=None if self.dim == 256 else self.dim,
+                                  cache_dir=Path(wordllama.__file__).parent, disable_download=True)
         except (FileNotFoundError, ValueError) as exc:
             raise ScitasteError(f"the bundled WordLlama model could not be loaded: {exc}") from None
 

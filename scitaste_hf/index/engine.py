@@ -20,13 +20,13 @@ from scitaste_hf.index.dimensions import (
 from scitaste_hf.index.embed import Embedder, WordLlamaEmbedder
 from scitaste_hf.index.journals import JournalTable
 from scitaste_hf.index.normalise import pca_score
-from scitaste_hf.index.population import Population
+from scitaste_hf.index.population import Embeddings, Population
 from scitaste_hf.schema import DIMENSIONS, composite, validate_weights
 
 
-def work_embeddings(population: Population, embedder: Embedder | None = None) -> np.ndarray:
-    """Embeddings of every work, papers first: the precomputed ones when the population carries them,
-    otherwise the embedder's for the papers and their references (other works and empty texts get NaN rows).
+def work_embeddings(population: Population, embedder: Embedder | None = None) -> Embeddings:
+    """Embeddings of the papers and their references: the precomputed ones when the population carries them,
+    otherwise the embedder's (a work without text, and any other work, gets none).
 
     Parameters
     ----------
@@ -37,7 +37,7 @@ def work_embeddings(population: Population, embedder: Embedder | None = None) ->
 
     Returns
     -------
-    ndarray of float32, shape (n_works, d)
+    Embeddings
     """
     if population.embeddings is not None:
         return population.embeddings
@@ -46,12 +46,8 @@ def work_embeddings(population: Population, embedder: Embedder | None = None) ->
     needed = np.union1d(np.arange(population.n_papers), refs)
     texts = population.texts.take(pa.array(needed)).to_pylist()
     has_text = np.array([bool(t and t.strip()) for t in texts])
-    if not has_text.any():
-        return np.full((len(population.ids), 1), np.nan, dtype=np.float32)
-    vectors = np.asarray(embedder.embed([t for t, ok in zip(texts, has_text) if ok]), dtype=np.float32)
-    out = np.full((len(population.ids), vectors.shape[1]), np.nan, dtype=np.float32)
-    out[needed[has_text]] = vectors
-    return out
+    vectors = embedder.embed([t for t, ok in zip(texts, has_text) if ok]) if has_text.any() else np.zeros((0, 1))
+    return Embeddings.from_rows(len(population.ids), needed[has_text], vectors)
 
 
 def compute_index(
@@ -84,8 +80,10 @@ def compute_index(
     pyarrow.Table
         One row per paper, in population order: ``id``, the seven dimensions (0-100, rounded to 2 decimals so
         that a published record's composite can be recomputed from its own dimensions), ``innovation_score``,
-        then the raw values: ``cd_index``, ``n_i``, ``n_j``, ``n_k`` and one ``<dimension>.<sub-parameter>``
-        column per sub-parameter of B..F (before imputation, NaN where undefined).
+        then the raw values: ``cd_index``, ``n_i`` (the disruptive citations), ``n_j``, ``n_k`` and one
+        ``<dimension>.<sub-parameter>`` column per sub-parameter of B, C, E and F (before imputation, NaN where
+        undefined). The schema metadata
+        ``journal_table`` and ``journal_impact_proxy`` say where the journal figures come from.
 
     Raises
     ------
@@ -111,6 +109,10 @@ def compute_index(
     columns = {"id": population.papers.column("id"), **dims, "innovation_score": innovation,
                "cd_index": cd.cd, "n_i": cd.n_i, "n_j": cd.n_j, "n_k": cd.n_k}
     for key, matrix in parameters.items():
+        if key == "disruptiveness":
+            continue  # its raw values are the cd_index and n_i columns already there
         for j, name in enumerate(SUBPARAMETERS[key]):
             columns[f"{key}.{name}"] = matrix[:, j]
-    return pa.table(columns)
+    # Journal figures may be a proxy (DESIGN.md section 5); the label travels with the scores.
+    return pa.table(columns).replace_schema_metadata(
+        {"journal_table": journals.label, "journal_impact_proxy": str(journals.proxy).lower()})

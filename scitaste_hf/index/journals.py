@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 
@@ -94,8 +95,63 @@ class JournalTable:
         ]
         return cls(entries, label="OpenAlex 2yr_mean_citedness (impact-factor proxy; no JCR/CAS data)", proxy=True)
 
+    @classmethod
+    def read(cls, path: str | Path, *, label: str | None = None, proxy: bool = False) -> JournalTable:
+        """Load a journal table from a CSV or Parquet file with columns issn, name, impact_factor,
+        jcr_quartile and cas_zone (each may be empty; at least one of issn and name per row).
+
+        Parameters
+        ----------
+        path : str or path-like
+            ``.csv`` or ``.parquet`` file.
+        label : str, optional
+            Where the figures come from; the file name when None.
+        proxy : bool
+            Whether ``impact_factor`` is a stand-in for the Journal Impact Factor.
+
+        Returns
+        -------
+        JournalTable
+
+        Raises
+        ------
+        ScitasteError
+            On a missing or unreadable file, a missing column, or a bad entry.
+        """
+        import pyarrow as pa
+        import pyarrow.csv
+        import pyarrow.parquet
+
+        path = Path(path)
+        columns = {"issn": pa.string(), "name": pa.string(), "impact_factor": pa.float64(),
+                   "jcr_quartile": pa.string(), "cas_zone": pa.int64()}
+        try:
+            if path.suffix.lower() == ".csv":
+                options = pyarrow.csv.ConvertOptions(column_types=columns, strings_can_be_null=True)
+                table = pyarrow.csv.read_csv(path, convert_options=options)
+            else:
+                table = pyarrow.parquet.read_table(path)
+        except FileNotFoundError:
+            raise ScitasteError(f"journal table not found: {path}") from None
+        except (pa.ArrowInvalid, OSError) as exc:
+            raise ScitasteError(f"journal table {path} cannot be read: {exc}") from None
+        missing = [c for c in columns if c not in table.column_names]
+        if missing:
+            raise ScitasteError(f"journal table {path} lacks column(s) {', '.join(missing)}")
+        rows = table.select(list(columns)).cast(pa.schema(columns)).to_pylist()
+        for i, row in enumerate(rows):
+            if not (row["issn"] or row["name"]):
+                raise ScitasteError(f"journal table {path}: row {i + 1} has neither an issn nor a name")
+        return cls(rows, label=label or path.name, proxy=proxy)
+
     def lookup(self, key: str | None) -> JournalEntry | None:
-        """The entry whose ISSN or name is ``key``, or None."""
+        """The entry whose ISSN or name is ``key``, or None.
+
+        Parameters
+        ----------
+        key : str or None
+            An ISSN or a journal name (case and spacing ignored); None finds nothing.
+        """
         if not key:
             return None
         found = self._index.get(_key(key))

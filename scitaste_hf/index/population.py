@@ -60,6 +60,44 @@ WORK_COLUMNS: dict[str, pa.DataType] = {k: PAPER_COLUMNS[k] for k in ("id", "dat
 _REQUIRED_PAPER = ("id", "date", "citation_count")
 
 
+@dataclass(frozen=True)
+class Embeddings:
+    """Document vectors of some of the works, stored compactly: only works that have one take memory.
+
+    Attributes
+    ----------
+    row : ndarray of int64, shape (n_works,)
+        Row of each work in ``vectors``, or -1 when the work has no embedding.
+    vectors : ndarray of float32, shape (m, d)
+        Unit-length vectors (a zero vector, which has no direction, counts as no embedding).
+    """
+
+    row: np.ndarray
+    vectors: np.ndarray
+
+    @classmethod
+    def from_rows(cls, n_works: int, works: np.ndarray, vectors: np.ndarray) -> Embeddings:
+        """Embeddings of ``works`` (work numbers) from their raw vectors; other works have none.
+
+        Parameters
+        ----------
+        n_works : int
+            Number of works of the population.
+        works : ndarray of int, shape (m,)
+            Distinct work numbers.
+        vectors : ndarray of float, shape (m, d)
+            Their vectors, of any length; non-finite or zero vectors are dropped.
+        """
+        vectors = np.asarray(vectors, dtype=np.float32)
+        if vectors.ndim != 2 or vectors.shape[0] != len(works):
+            raise ValueError(f"expected one vector per work ({len(works)}), got an array of shape {vectors.shape}")
+        norms = np.linalg.norm(vectors, axis=1)
+        ok = np.isfinite(norms) & (norms > 0)
+        row = np.full(n_works, -1, dtype=np.int64)
+        row[np.asarray(works)[ok]] = np.arange(int(ok.sum()))
+        return cls(row=row, vectors=vectors[ok] / norms[ok, None])
+
+
 def _conform(table: pa.Table, columns: dict[str, pa.DataType], required: tuple[str, ...], name: str) -> pa.Table:
     missing = [c for c in required if c not in table.column_names]
     if missing:
@@ -76,12 +114,12 @@ def _conform(table: pa.Table, columns: dict[str, pa.DataType], required: tuple[s
     return pa.table(arrays)
 
 
-def _codes(values: pa.Array) -> tuple[np.ndarray, list[str]]:
+def string_codes(values: pa.Array) -> tuple[np.ndarray, list[str]]:
     """Integer codes of a string array (-1 for null) and the distinct strings they index."""
     encoded = pc.dictionary_encode(values)
-    codes = encoded.indices.to_numpy(zero_copy_only=False)
-    codes = np.where(encoded.indices.is_null().to_numpy(zero_copy_only=False), -1, codes).astype(np.int64)
-    return codes, encoded.dictionary.to_pylist()
+    codes = encoded.indices.fill_null(0).to_numpy(zero_copy_only=False).astype(np.int64)
+    return np.where(encoded.indices.is_null().to_numpy(zero_copy_only=False), -1, codes), \
+        encoded.dictionary.to_pylist()
 
 
 def _days(dates: pa.Array) -> np.ndarray:
@@ -113,8 +151,8 @@ class Population:
         Per-work codes into ``journal_names`` / ``field_names``, -1 when unknown.
     texts : pyarrow.StringArray
         Per-work text to embed (may be null).
-    embeddings : ndarray of float32 or None
-        Per-work precomputed embeddings (NaN rows when missing), or None to embed ``texts``.
+    embeddings : Embeddings or None
+        The precomputed embeddings, or None to embed ``texts``.
     graph : CitationGraph
         The deduplicated citation graph over all works.
     papers : pyarrow.Table
@@ -129,7 +167,7 @@ class Population:
     field: np.ndarray
     field_names: list[str]
     texts: pa.Array
-    embeddings: np.ndarray | None
+    embeddings: Embeddings | None
     graph: CitationGraph
     papers: pa.Table
 
@@ -204,8 +242,8 @@ class Population:
             return pa.concat_arrays([arr, pa.nulls(n_extra, arr.type)])
 
         times = _days(padded("date"))
-        journal, journal_names = _codes(padded("journal"))
-        field, field_names = _codes(padded("field"))
+        journal, journal_names = string_codes(padded("journal"))
+        field, field_names = string_codes(padded("field"))
         embeddings = None
         if precomputed:
             vectors = padded("embedding")
@@ -213,8 +251,9 @@ class Population:
             if len(lengths) != 1 or lengths[0] == 0:
                 raise ScitasteError(f"embeddings must all have one non-zero length, got lengths {lengths}")
             dim = lengths[0]
-            filled = vectors.fill_null(pa.scalar([float("nan")] * dim, vectors.type))
-            embeddings = filled.flatten().to_numpy(zero_copy_only=False).reshape(-1, dim).astype(np.float32)
+            present = np.flatnonzero(vectors.is_valid().to_numpy(zero_copy_only=False))
+            flat = vectors.filter(vectors.is_valid()).flatten().to_numpy(zero_copy_only=False)
+            embeddings = Embeddings.from_rows(len(all_ids), present, flat.reshape(-1, dim))
         return cls(
             ids=all_ids,
             n_papers=papers.num_rows,

@@ -83,13 +83,16 @@ def load_records(path: str | Path, *, need_score: bool) -> tuple[np.ndarray, np.
         columns["innovation_score"] = table.column("innovation_score")
     values = {}
     for key, column in columns.items():
-        arr = column.cast(pa.float64()).to_numpy(zero_copy_only=False) if len(column) else np.zeros(0)
+        try:
+            arr = column.cast(pa.float64()).to_numpy(zero_copy_only=False)
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+            raise ScitasteError(f"records in {path}: {key} must be numbers, got {column.type}") from None
         bad = np.flatnonzero(~np.isfinite(arr))
         if bad.size:
             raise ScitasteError(f"records in {path}: {key} is null or not finite in {bad.size} record(s), "
                                 f"first at row {bad[0]}")
         values[key] = arr
-    dims = np.column_stack([values[key] for key in DIMENSIONS]) if table.num_rows else np.zeros((0, 7))
+    dims = np.column_stack([values[key] for key in DIMENSIONS])
     return dims, values.get("innovation_score")
 
 

@@ -1,7 +1,7 @@
 """A seeded, synthetic bibliographic world at the scale of the benchmark.
 
-``generate(papers=6000, seed=0)`` builds the candidate papers of every sub-discipline of the taxonomy (about
-125 per cell at the default size) and the surrounding works that they cite and that cite them, with journals,
+``generate(papers=6000, seed=0)`` builds the candidate papers of every sub-discipline of the taxonomy (1,000 per
+discipline at the default size, split evenly over its sub-disciplines: 125 per cell, about 143 in medicine) and the surrounding works that they cite and that cite them, with journals,
 institutions, authors, OpenAlex-style topics and concepts (real OpenAlex subfield ids), ADS bibcodes and arXiv
 ids for physics, exact publication dates and heavy-tailed citation counts. Citers of a paper cite a share of
 its references that varies from paper to paper, so the CD index spreads over its range, and background works
@@ -173,7 +173,8 @@ def generate(papers: int = DEFAULT_PAPERS, seed: int = 0, taxonomy: Taxonomy | N
     Parameters
     ----------
     papers : int
-        Number of candidate papers, spread evenly over the taxonomy's cells (default 6,000: about 125 per cell).
+        Number of candidate papers, spread evenly over the disciplines and, within each, over its
+        sub-disciplines (default 6,000: 1,000 per discipline, as the benchmark's two splits hold).
     seed : int
         The same seed and size give the same world.
     taxonomy : Taxonomy, optional
@@ -184,8 +185,14 @@ def generate(papers: int = DEFAULT_PAPERS, seed: int = 0, taxonomy: Taxonomy | N
     if papers < n_cells:
         raise ScitasteError(f"--papers must be at least {n_cells} (one per sub-discipline), got {papers}")
     rng = np.random.default_rng(seed)
-    per_cell = np.full(n_cells, papers // n_cells)
-    per_cell[: papers % n_cells] += 1
+    disciplines = list(dict.fromkeys(c.discipline for c in tax.cells))
+    per_discipline = np.full(len(disciplines), papers // len(disciplines))
+    per_discipline[: papers % len(disciplines)] += 1
+    per_cell = np.zeros(n_cells, dtype=np.int64)
+    for d, total in zip(disciplines, per_discipline):
+        cells = [c for c, s in enumerate(tax.cells) if s.discipline == d]
+        per_cell[cells] = total // len(cells)
+        per_cell[cells[: total % len(cells)]] += 1
     background = np.maximum(300, 12 * per_cell)
     cand_cell = np.repeat(np.arange(n_cells), per_cell)
     back_cell = np.repeat(np.arange(n_cells), background)
@@ -243,11 +250,15 @@ def generate(papers: int = DEFAULT_PAPERS, seed: int = 0, taxonomy: Taxonomy | N
             citing = rng.choice(later, size=n_cite, replace=False)
             src.append(citing)
             dst.append(np.full(n_cite, i))
-            share = rng.beta(0.8, 2.5)  # how strongly this paper's citers also cite its references
-            if refs.size:
-                hits = rng.random((n_cite, refs.size)) < share
+            # A paper-specific share of its citers also cite its references (consolidating citations); the
+            # rest cite it alone (disruptive citations). The share spreads the CD index over its range.
+            share = rng.beta(0.9, 1.6)
+            consolidating = citing[rng.random(n_cite) < share]
+            if refs.size and consolidating.size:
+                hits = rng.random((consolidating.size, refs.size)) < 0.15
+                hits[np.arange(consolidating.size), rng.integers(0, refs.size, consolidating.size)] = True
                 rows, cols = np.nonzero(hits)
-                src.append(citing[rows])
+                src.append(consolidating[rows])
                 dst.append(refs[cols])
     src = np.concatenate(src).astype(np.int64)
     dst = np.concatenate(dst).astype(np.int64)

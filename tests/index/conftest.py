@@ -40,7 +40,7 @@ def snowball() -> Population:
 
     def row(w: dict) -> dict:
         topic = w.get("primary_topic") or {}
-        return {"id": _short(w["id"]), "date": w["publication_date"],
+        return {"id": _short(w["id"]), "date": w["publication_date"], "text": w["title"],
                 "field": (topic.get("field") or {}).get("display_name"),
                 "journal": ((w.get("primary_location") or {}).get("source") or {}).get("issn_l")}
 

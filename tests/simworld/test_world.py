@@ -27,9 +27,13 @@ def test_same_seed_same_world(world):
     assert other.titles != world.titles
 
 
-def test_candidates_per_cell(world):
+def test_candidates_per_discipline_and_cell(world):
     counts = Counter(world.cell[: world.n_candidates].tolist())
-    assert len(counts) == 47 and set(counts.values()) == {10}
+    assert len(counts) == 47
+    per_discipline = Counter(world.discipline(i) for i in range(world.n_candidates))
+    assert set(per_discipline.values()) == {470 // 6, 470 // 6 + 1} and sum(per_discipline.values()) == 470
+    medicine = [counts[c] for c, s in enumerate(world.taxonomy.cells) if s.discipline == "medicine"]
+    assert len(medicine) == 7 and max(medicine) - min(medicine) <= 1
     with pytest.raises(ScitasteError, match="at least 47"):
         generate(papers=20)
 

@@ -143,6 +143,7 @@ def test_load_records_reads_a_folder_of_parquet_files_with_flat_columns(tmp_path
      "lack dimension score"),
     (lambda p: write_records(p / "r.parquet", np.vstack([synthetic(20)[0], [np.nan] * 7]), [1.0] * 21),
      "not finite in 1 record"),
+    (lambda p: write_records(p / "r.parquet", synthetic(20)[0], ["high"] * 20), "must be numbers"),
 ])
 def test_cli_bad_records_raise_one_line_errors(tmp_path, make, message):
     path = make(tmp_path)

@@ -6,10 +6,8 @@ import pytest
 
 from scitaste_hf.errors import ScitasteError
 from scitaste_hf.index import JournalTable, WordLlamaEmbedder, compute_index, work_embeddings
-from scitaste_hf.index.dimensions import disruptiveness_parameters
 from scitaste_hf.index.normalise import pca_score
 from scitaste_hf.schema import DIMENSIONS, composite, load_weights
-
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "index"
 JOURNALS = JournalTable([{"name": "J", "impact_factor": 3.0, "jcr_quartile": "Q2", "cas_zone": 1},
@@ -45,16 +43,17 @@ def test_compute_index_scores_and_composite(three):
     # F: countries 2, 1, 0 standardise to 1.22, 0, -1.22 and authors 2, 5, 1 to -0.39, 1.37, -0.98; they
     # correlate positively, so PC1 is their sum: 0.83, 1.37, -2.21.
     assert [r["team_collaboration"] for r in rows] == [50.0, 100.0, 0.0]
+    assert table.schema.metadata[b"journal_impact_proxy"] == b"false"
     for r in rows:
         assert r["innovation_score"] == composite({k: r[k] for k in DIMENSIONS})
         assert all(0.0 <= r[k] <= 100.0 for k in DIMENSIONS)
-    # P1: citers P3 (also cites P1's reference? no: R1 is not P1's) and C1 -> n_i = 2, CD = 1.
+    # P1 (reference R2) is cited by P3 and C1, neither of which cites R2: n_i = 2, CD = 1.
     assert (rows[0]["n_i"], rows[0]["n_j"], rows[0]["n_k"], rows[0]["cd_index"]) == (2, 0, 0, 1.0)
 
 
 def test_null_cd_is_imputed_with_the_column_mean(three):
     table = compute_index(three, JOURNALS)
-    cd = np.array(table.column("disruptiveness.cd_index").to_pylist(), dtype=float)
+    cd = np.array(table.column("cd_index").to_pylist(), dtype=float)
     assert np.isnan(cd[1:]).all()  # P2 and P3 are uncited: null, not 0
     n_i = np.array(table.column("n_i").to_pylist(), dtype=float)
     # The dimension is exactly the PCA pipeline on the raw matrix with NaN imputed to the column mean.
@@ -111,10 +110,12 @@ def test_work_embeddings_embed_papers_and_references_only(build):
                  {"id": "P2", "date": "2020-01-01", "citation_count": 0, "text": "  "}],
                 [("P1", "R1"), ("C1", "P1")],
                 [{"id": "R1", "text": "de"}, {"id": "C1", "text": "citer text"}])
-    vectors = work_embeddings(pop, StubEmbedder())
-    assert vectors[0].tolist() == [3.0, 294 % 97 + 1.0, 1.0] and vectors[2].tolist() == [2.0, 201 % 97 + 1, 1.0]
-    # An empty text and a work that is neither paper nor reference get no embedding.
-    assert np.isnan(vectors[1]).all() and np.isnan(vectors[3]).all()
+    emb = work_embeddings(pop, StubEmbedder())
+    # Rows are unit vectors of the stub's raw vectors; an empty text and a work that is neither paper nor
+    # reference (the citer C1) get none.
+    assert emb.row.tolist() == [0, -1, 1, -1]
+    raw = np.array([[3.0, 294 % 97 + 1.0, 1.0], [2.0, 201 % 97 + 1.0, 1.0]])
+    assert emb.vectors == pytest.approx(raw / np.linalg.norm(raw, axis=1, keepdims=True))
 
 
 def test_default_embedder_runs_offline_from_the_wheel(monkeypatch):
@@ -131,3 +132,41 @@ def test_default_embedder_runs_offline_from_the_wheel(monkeypatch):
     assert np.linalg.norm(vectors, axis=1) == pytest.approx([1.0, 1.0, 1.0], abs=1e-5)
     # Paraphrases are closer than unrelated topics.
     assert vectors[0] @ vectors[1] > vectors[0] @ vectors[2] + 0.2
+    assert WordLlamaEmbedder(dim=64).embed(["photonic lattice"]).shape == (1, 64)
+    with pytest.raises(ScitasteError, match="could not be loaded"):
+        WordLlamaEmbedder(dim=100).embed(["photonic lattice"])
+
+
+def test_citations_dated_before_the_paper_count_for_impact_not_for_cd(build):
+    # E1 cites P1 but is dated a year earlier (a preprint-era citation); P1 reports one citation.
+    pop = build([paper("P1", "2020-01-01", 1, [1.0, 0.0]), paper("P2", "2020-01-01", 0, [0.0, 1.0])],
+                [("E1", "P1")], [{"id": "E1", "date": "2019-01-01"}])
+    rows = compute_index(pop, JOURNALS).to_pylist()
+    # c = 1, 0: log part 100 and 0, percentile 50 and 0.
+    assert rows[0]["citation_impact"] == 75.0 and rows[1]["citation_impact"] == 0.0
+    assert np.isnan(rows[0]["cd_index"]) and rows[0]["n_i"] == 0
+
+
+def test_sentence_transformer_embedder_plumbing(monkeypatch):
+    import sys
+    import types
+
+    from scitaste_hf.index import SentenceTransformerEmbedder
+
+    calls = {}
+
+    class FakeModel:
+        def __init__(self, name, device=None):
+            calls["init"] = (name, device)
+
+        def encode(self, texts, **kwargs):
+            calls["encode"] = kwargs
+            return [[1.0, 0.0] for _ in texts]
+
+    monkeypatch.setitem(sys.modules, "sentence_transformers", types.SimpleNamespace(SentenceTransformer=FakeModel))
+    vectors = SentenceTransformerEmbedder("local/specter2", device="cpu").embed(["a", "b"])
+    assert vectors.shape == (2, 2) and vectors.dtype == np.float32
+    assert calls["init"] == ("local/specter2", "cpu") and calls["encode"]["normalize_embeddings"] is True
+    monkeypatch.setitem(sys.modules, "sentence_transformers", None)
+    with pytest.raises(ScitasteError, match="pip install sentence-transformers"):
+        SentenceTransformerEmbedder().embed(["a"])

@@ -137,3 +137,37 @@ def test_team_collaboration_counts_distinct_countries(build):
     pop = build([paper("P1", countries=["US", "US", "DE", None], author_count=4), paper("P2")])
     f = team_collaboration_parameters(pop)
     assert f[0].tolist() == [2.0, 4.0] and f[1, 0] == 0.0 and np.isnan(f[1, 1])
+
+
+def test_journal_table_reads_csv_and_parquet(tmp_path):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from scitaste_hf.errors import ScitasteError
+
+    csv = tmp_path / "journals.csv"
+    csv.write_text("issn,name,impact_factor,jcr_quartile,cas_zone\n1111-1111,One,4.5,Q2,3\n,Two,,,\n")
+    table = JournalTable.read(csv)
+    assert table.label == "journals.csv" and not table.proxy
+    assert table.lookup("one").impact_factor == 4.5 and table.lookup("1111-1111").cas_zone == 3
+    assert table.lookup("Two").jcr_quartile is None
+    pq.write_table(pa.table({"issn": ["2222-2222"], "name": ["Three"], "impact_factor": [1.0],
+                             "jcr_quartile": ["Q9"], "cas_zone": [1]}), tmp_path / "j.parquet")
+    with pytest.raises(ScitasteError, match="jcr_quartile must be"):
+        JournalTable.read(tmp_path / "j.parquet")
+    with pytest.raises(ScitasteError, match="not found"):
+        JournalTable.read(tmp_path / "none.csv")
+    (tmp_path / "short.csv").write_text("name,impact_factor\nX,1\n")
+    with pytest.raises(ScitasteError, match="lacks column"):
+        JournalTable.read(tmp_path / "short.csv")
+    (tmp_path / "blank.csv").write_text("issn,name,impact_factor,jcr_quartile,cas_zone\n,,1.0,,\n")
+    with pytest.raises(ScitasteError, match="neither an issn nor a name"):
+        JournalTable.read(tmp_path / "blank.csv")
+
+
+def test_identical_embeddings_are_each_others_nearest_neighbour(build):
+    pop = build([paper("P1", embedding=[1.0, 0.0]), paper("P2", embedding=[2.0, 0.0]),
+                 paper("P3", embedding=[0.0, 1.0])])
+    c = semantic_novelty_parameters(pop, pop.embeddings)
+    assert c[:, 0].tolist() == pytest.approx([0.0, 0.0, 1.0])
+    assert c[:, 1].tolist() == pytest.approx([0.5, 0.5, 1.0])
