@@ -17,6 +17,11 @@ _FRONT_MATTER = re.compile(r"\A---\n.*?\n---\n", re.DOTALL)
 
 def example_inputs(name: str, n: int = 6) -> dict[str, list[Any]]:
     """Predictions and references for the first ``n`` papers of the bundled synthetic example run."""
+    if name.startswith("rtaste_"):
+        # rTaste metrics take events and rankings, not papers: their examples come from the rTaste release.
+        from scitaste_hf.rtaste.summaries import example_inputs as rtaste_example_inputs
+
+        return rtaste_example_inputs(name, n)
     from importlib import resources
 
     from scitaste_hf.predictions import read_predictions
@@ -69,6 +74,8 @@ def build_metric_app(metric_dir: str | Path):
     def compute(text: str, upload: str | None) -> dict[str, Any]:
         try:
             return metric.compute(**read_inputs(text, upload))
+        except KeyError as exc:  # evaluate's encoding of an input that lacks a declared field
+            raise gr.Error(f"an input lacks the field {exc}") from None
         except (ScitasteError, ValueError, TypeError) as exc:
             raise gr.Error(str(exc).splitlines()[0]) from None
 

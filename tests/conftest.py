@@ -20,29 +20,67 @@ os.environ["GRADIO_ANALYTICS_ENABLED"] = "False"
 os.environ.pop("HF_TOKEN", None)
 
 
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def start_server(cmd: list[str], *, log: Path, cwd: Path | None = None, env: dict | None = None,
+                 ready: str = "/", timeout: float = 120.0) -> tuple[subprocess.Popen, str]:
+    """Start a server process on a free 127.0.0.1 port and wait until ``ready`` answers 200.
+
+    ``{port}`` in ``cmd`` is replaced by the port, which is also passed as GRADIO_SERVER_PORT (with
+    GRADIO_SERVER_NAME=127.0.0.1) for Gradio apps that read it. Returns the process and its base URL.
+    """
+    import httpx
+
+    port = _free_port()
+    full_env = {**os.environ, **(env or {}), "GRADIO_SERVER_NAME": "127.0.0.1", "GRADIO_SERVER_PORT": str(port)}
+    with open(log, "w") as fh:
+        proc = subprocess.Popen([part.replace("{port}", str(port)) for part in cmd], cwd=cwd, env=full_env,
+                                stdout=fh, stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"server exited: {log.read_text()[-3000:]}")
+        try:
+            if httpx.get(url + ready, timeout=2).status_code == 200:
+                return proc, url + "/"
+        except httpx.HTTPError:
+            time.sleep(0.2)
+    proc.kill()
+    raise RuntimeError(f"server did not start in {timeout:.0f} s: {log.read_text()[-3000:]}")
+
+
+def stop_server(proc: subprocess.Popen) -> None:
+    """Terminate a server started by :func:`start_server` and reap it."""
+    proc.terminate()
+    try:
+        proc.wait(timeout=20)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+
+
+@pytest.fixture(scope="session")
+def servers():
+    """:func:`start_server` and :func:`stop_server` for tests and fixtures of any scope."""
+    return start_server, stop_server
+
+
 @pytest.fixture()
 def fake_hub(tmp_path):
     """A Hub stand-in (tests/fixtures/fake_hub.py) on 127.0.0.1: yields the environment that points
     huggingface_hub at it (with a valid token) and the folder where it writes what is committed."""
-    import httpx
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
     out = tmp_path / "hub"
     out.mkdir()
     token = "hf_test_secret_token"
-    server = subprocess.Popen([sys.executable, str(Path(__file__).parent / "fixtures" / "fake_hub.py"), str(port),
-                               str(out), token])
+    server, url = start_server([sys.executable, str(Path(__file__).parent / "fixtures" / "fake_hub.py"), "{port}",
+                                str(out), token], log=tmp_path / "hub.log", ready="/health")
     try:
-        for _ in range(100):
-            try:
-                httpx.get(f"http://127.0.0.1:{port}/health", timeout=1)
-                break
-            except httpx.HTTPError:
-                time.sleep(0.1)
-        yield {**os.environ, "HF_ENDPOINT": f"http://127.0.0.1:{port}", "HF_TOKEN": token, "HF_HUB_OFFLINE": "0",
+        yield {**os.environ, "HF_ENDPOINT": url.rstrip("/"), "HF_TOKEN": token, "HF_HUB_OFFLINE": "0",
                "HF_HUB_DISABLE_XET": "1"}, out
     finally:
-        server.terminate()
-        server.wait(timeout=10)
+        stop_server(server)

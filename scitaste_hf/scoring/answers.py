@@ -17,7 +17,7 @@ _RANGE_ERRORS = {"greater_than_equal", "less_than_equal", "finite_number"}
 _ANSWER_KEYS = ("innovation_score", "dimension_scores")
 
 
-def _objects(text: str) -> Iterator[tuple[bool, dict[str, Any]]]:
+def json_objects(text: str) -> Iterator[tuple[bool, dict[str, Any]]]:
     """``(fenced, object)`` for every JSON object in ``text``: the contents of code fences, then every
     object embedded in the prose (which includes the fenced ones again, harmlessly)."""
     decoder = json.JSONDecoder()
@@ -69,7 +69,7 @@ def parse_answer(text: str) -> Answer | Failure:
         return Failure("schema", f"expected the reply as a string, got {type(text).__name__}")
     found_any = False
     last = {True: None, False: None}
-    for fenced, obj in _objects(text):
+    for fenced, obj in json_objects(text):
         found_any = True
         if any(k in obj for k in _ANSWER_KEYS):
             last[fenced] = obj

@@ -1,11 +1,7 @@
 """The metric Spaces' app.py, run as real Gradio servers on 127.0.0.1 and called through gradio_client."""
 
 import json
-import os
-import socket
-import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -15,38 +11,13 @@ from scitaste_hf.metric_app import example_inputs, read_inputs
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def _free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-@pytest.fixture(scope="module", params=["scitaste_wape", "scitaste_scheme1"])
-def space(request, tmp_path_factory):
-    import httpx
-
-    port = _free_port()
-    env = {**os.environ, "GRADIO_SERVER_NAME": "127.0.0.1", "GRADIO_SERVER_PORT": str(port)}
+@pytest.fixture(scope="module", params=["scitaste_wape", "scitaste_scheme1", "rtaste_brier", "rtaste_ranking"])
+def space(request, tmp_path_factory, servers):
+    start, stop = servers
     log = tmp_path_factory.mktemp("space") / "log.txt"
-    with open(log, "w") as fh:
-        proc = subprocess.Popen([sys.executable, "app.py"], cwd=ROOT / "metrics" / request.param, env=env,
-                                stdout=fh, stderr=subprocess.STDOUT)
-    url = f"http://127.0.0.1:{port}/"
-    deadline = time.monotonic() + 90
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            pytest.fail(f"app exited: {log.read_text()[-2000:]}")
-        try:
-            if httpx.get(url, timeout=2).status_code == 200:
-                break
-        except httpx.HTTPError:
-            time.sleep(0.3)
-    else:
-        proc.kill()
-        pytest.fail(f"app did not start: {log.read_text()[-2000:]}")
+    proc, url = start([sys.executable, "app.py"], cwd=ROOT / "metrics" / request.param, log=log)
     yield request.param, url
-    proc.terminate()
-    proc.wait(timeout=20)
+    stop(proc)
 
 
 def test_space_computes_the_example(space):
@@ -55,6 +26,10 @@ def test_space_computes_the_example(space):
     name, url = space
     client = Client(url, verbose=False)
     result = client.predict(json.dumps(example_inputs(name)), None, api_name="/compute")
+    if name.startswith("rtaste_"):
+        key = {"rtaste_brier": "brier", "rtaste_ranking": "top1_hit_rate"}[name]
+        assert 0.0 <= result[key] <= 1.0
+        return
     expected = {"scitaste_wape": ("wape", "score", "grade"), "scitaste_scheme1": ("scheme1", "part_a", "part_b")}
     for key in expected[name]:
         assert result[key] is not None
@@ -65,10 +40,18 @@ def test_space_reports_bad_input_as_one_line(space):
     from gradio_client import Client
     from gradio_client.exceptions import AppError
 
-    _, url = space
+    name, url = space
     client = Client(url, verbose=False)
     with pytest.raises(AppError, match="not valid JSON"):
         client.predict("{broken", None, api_name="/compute")
+    bad = {"rtaste_brier": {"predictions": [1.5], "references": [1]},
+           "rtaste_ranking": {"predictions": [[1, 1, 2, 3, 4]], "references": [[0, 1, 2, 3, 0]]},
+           "scitaste_wape": {"predictions": [1.0, 2.0], "references": [0.0, 0.0]},
+           "scitaste_scheme1": {"predictions": [None], "references": [{"innovation_score": 5}]}}[name]
+    message = {"rtaste_brier": "not a probability", "rtaste_ranking": "not a permutation",
+               "scitaste_wape": "sum to 0", "scitaste_scheme1": "lacks"}[name]
+    with pytest.raises(AppError, match=message):
+        client.predict(json.dumps(bad), None, api_name="/compute")
 
 
 def test_read_inputs_from_upload(tmp_path):

@@ -80,7 +80,7 @@ def test_compare_two_runs(space):
     assert "overall" in scopes and "physics" in scopes
 
 
-def test_flood_from_one_client_is_rate_limited(tmp_path, space_starter):
+def test_flood_from_one_client_is_rate_limited(tmp_path, space_starter, servers):
     from gradio_client import Client, handle_file
 
     proc, url = space_starter(tmp_path / "data", tmp_path / "log.txt", {"SCITASTE_SUBMIT_LIMIT": "2/3600"})
@@ -91,15 +91,14 @@ def test_flood_from_one_client_is_rate_limited(tmp_path, space_starter):
         assert [m.split(":")[0] for m in messages] == ["Accepted", "Accepted", "Rejected"]
         assert "too many submissions" in messages[2]
     finally:
-        proc.terminate()
-        proc.wait(timeout=20)
+        servers[1](proc)
 
 
 def test_space_folder_is_shipped():
     assert (bundled_dir("space") / "app.py").is_file()
 
 
-def test_runs_are_copied_to_a_hub_dataset_repo(tmp_path, fake_hub, space_starter):
+def test_runs_are_copied_to_a_hub_dataset_repo(tmp_path, fake_hub, space_starter, servers):
     """With HF_TOKEN and SCITASTE_RESULTS_REPO, each stored run also goes to the dataset repo."""
     import sqlite3
 
@@ -112,8 +111,7 @@ def test_runs_are_copied_to_a_hub_dataset_repo(tmp_path, fake_hub, space_starter
                                                      "Model-H", "pure_qa", "", "", api_name="/submit")
         assert message.startswith("Accepted"), message
     finally:
-        proc.terminate()
-        proc.wait(timeout=20)
+        servers[1](proc)
     local = sorted(p.name for p in (tmp_path / "data" / "submissions").iterdir())
     copied = sorted(p.name for p in (hub / "org" / "results" / "submissions").iterdir())
     assert copied == local  # predictions and metadata of the example run and of Model-H

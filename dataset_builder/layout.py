@@ -1,0 +1,156 @@
+"""Writing the dataset in the layout that ``load_dataset`` reads from the Hub: ``data/<split>-*.parquet`` and a
+``README.md`` whose YAML declares the two splits and the features, followed by the dataset card.
+
+The Parquet files are written by pyarrow with the ``datasets`` features in their schema metadata, rows sorted
+by bibcode: the same records give byte-identical files.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from scitaste_hf.errors import ScitasteError
+from scitaste_hf.schema import CITATION, DIMENSION_LETTERS, DIMENSIONS, SPLITS, record_features
+
+
+def _size_category(n: int) -> str:
+    for limit, label in ((1_000, "n<1K"), (10_000, "1K<n<10K"), (100_000, "10K<n<100K")):
+        if n < limit:
+            return label
+    return "100K<n<1M"
+
+
+def card(counts: Mapping[str, int], weights: Mapping[str, float], *, synthetic: bool, summary: str = "") -> str:
+    """The README.md: YAML metadata (splits, features, licence, size) and the dataset card."""
+    import yaml
+
+    features = record_features()
+    meta = {
+        "license": "cc0-1.0" if synthetic else "other",
+        "pretty_name": "SciTaste-Bench" + (" (synthetic demo build)" if synthetic else ""),
+        "language": ["en"],
+        "size_categories": [_size_category(sum(counts.values()))],
+        "tags": ["science", "research-evaluation", "bibliometrics", "llm-evaluation"]
+        + (["synthetic"] if synthetic else []),
+        "configs": [{"config_name": "default", "data_files": [
+            {"split": s, "path": f"data/{s}-*.parquet"} for s in SPLITS]}],
+        "dataset_info": {"features": features._to_yaml_list(),
+                         "splits": [{"name": s, "num_examples": int(counts.get(s, 0))} for s in SPLITS]},
+    }
+    weight_rows = "\n".join(f"| {DIMENSION_LETTERS[k]} | `{k}` | {weights[k]:.6f} |" for k in DIMENSIONS)
+    banner = ("> **Synthetic demo build.** Every record comes from the simulated world of scitaste-hf: it shows the "
+              "pipeline end to end and is not the benchmark.\n\n" if synthetic else "")
+    return f"""---
+{yaml.safe_dump(meta, sort_keys=False).strip()}
+---
+
+# SciTaste-Bench
+
+{banner}Can language models judge the innovativeness ("research taste") of scientific papers? Each record is a paper
+from one of six disciplines with its Academic Taste Index: an innovation score (0-100) and seven dimension scores
+computed from bibliometric data. Models are asked to predict them; see the `scitaste_wape` and `scitaste_scheme1`
+metrics of scitaste-hf.
+
+## Splits
+
+| split | papers | use |
+|---|---|---|
+| `selected` | {counts.get("selected", 0)} | evaluation set: 50 per discipline, all sub-disciplines, tiers balanced |
+| `backup` | {counts.get("backup", 0)} | the rest of the candidate pool, for re-sampling and larger evaluations |
+
+## Construction
+
+1. **Collect**: physics from NASA ADS (per sub-discipline queries), the other five disciplines from OpenAlex
+   (article records whose primary topic is in the sub-discipline's subfield and whose text matches its keywords,
+   most cited first, back-filled from the subfield alone); arXiv metadata for preprints.
+2. **Fuse** the sources: title, year and citations from ADS; abstract ADS > OpenAlex > arXiv.
+3. **Classify**: physics by a four-stage cascade (arXiv class, journal, two or more controlled keywords, title);
+   the other disciplines by construction, each paper in one sub-discipline only.
+4. **Index**: the seven dimensions over the whole candidate pool and the weighted composite.
+5. **Quality check and sample**: about 125 papers per sub-discipline stratified across score quartiles; 50
+   `selected` papers per discipline.
+{summary}
+## Fields
+
+`bibcode` (ADS bibcode for physics; an internal work id for the other disciplines), `doi`, `openalex_id`,
+`arxiv_id`, `title`, `abstract`, `year`, `discipline`, `subcategory_id`, `subcategory_name`, `journal_name`,
+`journal_tier` (Q1-Q4 or null), `innovation_score` (0-100) and `dimension_scores` (seven floats, 0-100).
+
+## Weights of the composite
+
+| | dimension | weight |
+|---|---|---|
+{weight_rows}
+
+The paper publishes the contributions of citation impact (37.99) and journal impact (19.73 of 128.86) and only
+the total of the five middle dimensions, which the default splits equally. `innovation_score` is the weighted
+sum of the seven dimensions, rounded to 2 decimals.
+
+## Sources and licences
+
+NASA ADS metadata (ADS terms of use), OpenAlex (CC0), arXiv metadata (CC0 for the metadata). Abstracts remain
+the work of their authors and publishers. Journal indicators: an open proxy from OpenAlex source statistics
+unless a licensed JCR/CAS table was supplied.
+
+## Limitations
+
+Bibliometric signals drift as citations accumulate, so the pool should be re-indexed and re-sampled
+periodically; 50 papers per discipline give wide intervals; the corpus is English-dominant.
+
+## Citation
+
+```bibtex
+{CITATION}```
+"""
+
+
+def write_dataset(out_dir: str | Path, splits: Mapping[str, Sequence[Mapping[str, Any]]],
+                  weights: Mapping[str, float], *, synthetic: bool, summary: str = "",
+                  overwrite: bool = False) -> Path:
+    """Write both splits and the card to ``out_dir``, atomically (a temporary folder renamed at the end).
+
+    Parameters
+    ----------
+    out_dir : path
+        The dataset folder; an existing one is refused unless ``overwrite``.
+    splits : mapping of split name to records
+        ``selected`` and ``backup``, records of the benchmark schema.
+    weights : mapping
+        The weight vector the composites were computed with (shown in the card).
+    synthetic : bool
+        Whether the records come from the simulated world (said in the card and the licence).
+    summary : str
+        Extra Markdown for the card's construction section (the build's counts).
+    overwrite : bool
+        Replace an existing folder.
+    """
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    out = Path(out_dir)
+    if out.exists() and not overwrite:
+        raise ScitasteError(f"{out} already exists; choose another --out or pass --overwrite")
+    features = record_features()
+    schema = features.arrow_schema
+    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent if out.parent.exists() else None))
+    try:
+        (tmp / "data").mkdir()
+        for split in SPLITS:
+            rows = sorted(splits.get(split, ()), key=lambda r: r["bibcode"])
+            table = pa.Table.from_pylist([{k: r.get(k) for k in features} for r in rows], schema=schema)
+            pq.write_table(table, tmp / "data" / f"{split}-00000-of-00001.parquet")
+        counts = {s: len(splits.get(s, ())) for s in SPLITS}
+        (tmp / "README.md").write_text(card(counts, weights, synthetic=synthetic, summary=summary), "utf-8")
+        if out.exists():
+            shutil.rmtree(out)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        os.replace(tmp, out)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return out

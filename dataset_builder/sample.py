@@ -1,0 +1,154 @@
+"""Sampling the two splits (paper section 4): per discipline a pool of about 125 papers per sub-discipline
+stratified across composite-score quartiles, then 50 ``selected`` papers that cover every sub-discipline,
+balance journal tiers Q1-Q4, emphasise 2000-2020 and span the score range; the rest of the pool is ``backup``.
+
+Pure and seeded: the same records and seed give the same splits.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from scitaste_hf.schema import DISCIPLINES, JOURNAL_TIERS
+from scitaste_hf.taxonomy import Taxonomy
+
+PER_DISCIPLINE = 1000
+SELECTED_PER_DISCIPLINE = 50
+#: Years the selected papers favour (paper section 4).
+CORE_YEARS = (2000, 2020)
+
+
+@dataclass
+class Splits:
+    """The sampled splits and what fell short."""
+
+    selected: list[dict[str, Any]]
+    backup: list[dict[str, Any]]
+    #: (cell id, papers available, quota) for each sub-discipline with fewer candidates than its quota.
+    short_cells: list[tuple[str, int, int]] = field(default_factory=list)
+    #: (discipline, papers kept, target) for each discipline whose pool is below PER_DISCIPLINE.
+    short_disciplines: list[tuple[str, int, int]] = field(default_factory=list)
+
+
+def _quotas(total: int, keys: Sequence[str]) -> dict[str, int]:
+    base, extra = divmod(total, len(keys))
+    return {k: base + (i < extra) for i, k in enumerate(keys)}
+
+
+def stratified(items: Sequence[Mapping[str, Any]], k: int, rng: np.random.Generator) -> list[Mapping[str, Any]]:
+    """``k`` items spread evenly over the quartiles of their ``innovation_score`` (random within a quartile;
+    a quartile with too few items leaves its share to the others)."""
+    if k >= len(items):
+        return list(items)
+    scores = np.array([r["innovation_score"] for r in items])
+    edges = np.quantile(scores, [0.25, 0.5, 0.75])
+    quartile = np.searchsorted(edges, scores, side="right")
+    groups = [list(rng.permutation(np.flatnonzero(quartile == q))) for q in range(4)]
+    picked: list[int] = []
+    while len(picked) < k:  # round-robin over the quartiles
+        for group in groups:
+            if group and len(picked) < k:
+                picked.append(int(group.pop()))
+    return [items[i] for i in sorted(picked)]
+
+
+def _select(pool: Sequence[Mapping[str, Any]], cells: Sequence[str], n: int, rng: np.random.Generator
+            ) -> list[Mapping[str, Any]]:
+    """Greedy balanced choice of ``n`` papers: every cell gets its share; each pick prefers the journal tier
+    and score quartile chosen least so far, and years in :data:`CORE_YEARS`."""
+    scores = np.array([r["innovation_score"] for r in pool])
+    quartile = np.searchsorted(np.quantile(scores, [0.25, 0.5, 0.75]), scores, side="right")
+    jitter = rng.random(len(pool))
+    quota = _quotas(n, cells)
+    by_cell = {c: [i for i, r in enumerate(pool) if r["subcategory_id"] == c] for c in cells}
+    tiers: Counter[str | None] = Counter()
+    quartiles: Counter[int] = Counter()
+    chosen: list[int] = []
+    while len(chosen) < n:
+        progressed = False
+        for cell in cells:
+            if quota[cell] == 0 or not by_cell[cell]:
+                continue
+
+            def cost(i: int) -> float:
+                r = pool[i]
+                tier = r.get("journal_tier")
+                core = CORE_YEARS[0] <= int(r["year"]) <= CORE_YEARS[1]
+                return (tiers[tier] / (n / len(JOURNAL_TIERS)) + (0.5 if tier is None else 0.0)
+                        + quartiles[int(quartile[i])] / (n / 4) + (0.0 if core else 0.6) + 0.01 * jitter[i])
+
+            best = min(by_cell[cell], key=cost)
+            by_cell[cell].remove(best)
+            quota[cell] -= 1
+            tiers[pool[best].get("journal_tier")] += 1
+            quartiles[int(quartile[best])] += 1
+            chosen.append(best)
+            progressed = True
+        if not progressed:  # cells ran dry: fill the rest from whatever is left
+            rest = [i for c in cells for i in by_cell[c]]
+            if not rest:
+                break
+            chosen.extend(sorted(rest, key=lambda i: jitter[i])[: n - len(chosen)])
+    return [pool[i] for i in chosen]
+
+
+def sample_splits(records: Sequence[Mapping[str, Any]], taxonomy: Taxonomy, *, seed: int = 0,
+                  per_discipline: int = PER_DISCIPLINE, selected_per_discipline: int = SELECTED_PER_DISCIPLINE
+                  ) -> Splits:
+    """Sample ``selected`` and ``backup`` from labelled, scored records.
+
+    Parameters
+    ----------
+    records : sequence of records
+        Benchmark records with ``discipline``, ``subcategory_id`` (None for an unclassified physics paper),
+        ``journal_tier``, ``year`` and ``innovation_score``; bibcodes unique.
+    taxonomy : Taxonomy
+    seed : int
+        Seed of every random choice.
+    per_discipline : int
+        Papers kept per discipline (selected + backup), split evenly over its sub-disciplines.
+    selected_per_discipline : int
+        Papers of the ``selected`` split per discipline.
+
+    Returns
+    -------
+    Splits
+        Both splits sorted by bibcode, and the cells and disciplines that were short. Nothing is padded:
+        a short cell leaves its room to the other cells of its discipline, then to unclassified papers.
+    """
+    rng = np.random.default_rng(seed)
+    out = Splits([], [])
+    for discipline in DISCIPLINES:
+        cells = [c.id for c in taxonomy.of(discipline)]
+        mine = sorted((r for r in records if r["discipline"] == discipline), key=lambda r: r["bibcode"])
+        quota = _quotas(per_discipline, cells)
+        kept: list[Mapping[str, Any]] = []
+        extras: list[Mapping[str, Any]] = []
+        for cell in cells:
+            pool = [r for r in mine if r["subcategory_id"] == cell]
+            take = stratified(pool, quota[cell], rng)
+            if len(pool) < quota[cell]:
+                out.short_cells.append((cell, len(pool), quota[cell]))
+            taken = {r["bibcode"] for r in take}
+            kept.extend(take)
+            extras.extend(r for r in pool if r["bibcode"] not in taken)
+        unclassified = [r for r in mine if r["subcategory_id"] is None]
+        room = per_discipline - len(kept)
+        kept.extend(stratified(extras, room, rng)[:room] if room > 0 else [])
+        room = per_discipline - len(kept)
+        kept.extend(stratified(unclassified, room, rng)[:room] if room > 0 else [])
+        if len(kept) < per_discipline:
+            out.short_disciplines.append((discipline, len(kept), per_discipline))
+        classified = [r for r in kept if r["subcategory_id"] is not None]
+        selected = _select(classified, cells, selected_per_discipline, rng) if classified else []
+        chosen = {r["bibcode"] for r in selected}
+        out.selected.extend(dict(r) for r in selected)
+        out.backup.extend(dict(r) for r in kept if r["bibcode"] not in chosen)
+    out.selected.sort(key=lambda r: r["bibcode"])
+    out.backup.sort(key=lambda r: r["bibcode"])
+    return out

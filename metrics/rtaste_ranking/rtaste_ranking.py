@@ -1,0 +1,62 @@
+"""rTaste: top-1 hit rate of research agents' rankings of their five MVEs, against random choice and against
+the first-written MVE, with intervals across seed papers.
+
+A thin ``evaluate`` wrapper over :func:`scitaste_hf.rtaste.summaries.ranking_summary`; the formulas live there.
+"""
+
+import datasets
+import evaluate
+
+from scitaste_hf.rtaste.summaries import ranking_summary
+
+_CITATION = """\
+@misc{rtaste,
+  title = {rTaste: Do Research Agents Have Taste? Evaluating Early Stage Research Judgment},
+  year  = {2026}
+}
+"""
+
+_DESCRIPTION = """\
+rTaste ranking: per condition (one agent run), whether the agent's first choice (rank 1) is the MVE the
+auditors valued highest (median of three 0-3 values). When k MVEs tie at the highest value, a choice among
+them earns 1/k, so random choice earns exactly 1/5. Compared with random (0.2) and with the naive choice of
+the first MVE the agent wrote.
+"""
+
+_KWARGS_DESCRIPTION = """
+Args:
+    predictions (`list` of `list` of `int`): per condition, the agent's ranks of its five MVEs in written order,
+        a permutation of 1-5 (1 = first choice).
+    references (`list` of `list` of `float`): per condition, the auditors' median value (0-3) of each MVE, in
+        written order.
+    groups (`list` of `str`, optional): each condition's seed paper; intervals resample these (default: each
+        condition on its own).
+    n_resamples (`int`, default 1000): bootstrap resamples for the 95% intervals; 0 skips them.
+    seed (`int`, default 0): bootstrap seed.
+Returns:
+    top1_hit_rate (`float`), first_written_hit_rate (`float`), random_hit_rate (`float`, 0.2),
+    top1_minus_random (`float`), top1_minus_first_written (`float`),
+    ci (`dict`): the 95% interval of each of these (except random), n_conditions (`int`).
+Examples:
+    >>> ranking = evaluate.load("metrics/rtaste_ranking")
+    >>> ranking.compute(predictions=[[2, 1, 3, 4, 5]], references=[[1, 3, 2, 0, 0]], n_resamples=0)["top1_hit_rate"]
+    1.0
+"""
+
+
+@evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
+class RtasteRanking(evaluate.Metric):
+    """rTaste top-1 hit rate of MVE rankings."""
+
+    def _info(self):
+        return evaluate.MetricInfo(
+            module_type="metric",
+            description=_DESCRIPTION,
+            citation=_CITATION,
+            inputs_description=_KWARGS_DESCRIPTION,
+            features=datasets.Features({"predictions": datasets.Sequence(datasets.Value("int32")),
+                                        "references": datasets.Sequence(datasets.Value("float64"))}),
+        )
+
+    def _compute(self, predictions, references, groups=None, n_resamples=1000, seed=0):
+        return ranking_summary(predictions, references, groups, n_resamples=n_resamples, seed=seed)

@@ -1,0 +1,118 @@
+"""rTaste: score research agents' registered-event experiments (yield, Brier scores, top-1 hit rates).
+
+`scitaste rtaste report` prints the study's headline table from a release in the rTaste schema; without
+--data it reports the bundled synthetic release (simulated data, not study results).
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Arguments of ``scitaste rtaste``: the ``report`` action and its options."""
+    actions = parser.add_subparsers(dest="action", metavar="ACTION", required=True)
+    report = actions.add_parser("report", help="print the headline table of an rTaste release",
+                                description="Print yield per condition, Brier scores (agent, same-model judge, "
+                                            "mean of judges, base rate) and top-1 hit rates, with 95% "
+                                            "intervals across seed papers.")
+    report.add_argument("--data", metavar="DIR",
+                        help="the release: a dataset folder in the Hub layout (config 'rtaste') or a "
+                             ".jsonl/.parquet file of rows (default: the bundled synthetic release)")
+    report.add_argument("--json", metavar="OUT", dest="json_out",
+                        help="also write every number as JSON (only when the whole report succeeded)")
+    report.add_argument("--n-resamples", type=int, default=1000,
+                        help="bootstrap resamples of the seed papers (default 1000; 0: no intervals)")
+    report.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
+
+
+def run(args: argparse.Namespace) -> int:
+    """Load and validate the release, print the report, and write ``--json`` atomically."""
+    from scitaste_hf.errors import ScitasteError
+
+    if args.n_resamples < 0:
+        raise ScitasteError("--n-resamples must be >= 0")
+    import sys
+
+    from rich.console import Console
+
+    from scitaste_hf.output import write_json_atomic
+    from scitaste_hf.rtaste.release import example_release_dir, load_release
+    from scitaste_hf.rtaste.report import report
+
+    console = Console(width=None if sys.stdout.isatty() else 120)
+    data = args.data or example_release_dir()
+    if args.data is None:
+        console.print("[dim]Reporting the bundled example: a SYNTHETIC rTaste release (simulated, not study "
+                      "data). Use --data for a real release.[/dim]")
+    result = report(load_release(data), n_resamples=args.n_resamples, seed=args.seed)
+    result["inputs"] = {"data": str(data), "n_resamples": args.n_resamples, "seed": args.seed}
+    for table in report_tables(result):
+        console.print(table)
+    if args.json_out:
+        write_json_atomic(args.json_out, result)
+        console.print(f"wrote {args.json_out}")
+    return 0
+
+
+def _estimate(block: dict[str, Any] | None, scale: float = 1.0, digits: int = 3, signed: bool = False) -> str:
+    if block is None:
+        return "n/a"
+    sign = "+" if signed else ""
+    text = f"{block['estimate'] * scale:{sign}.{digits}f}"
+    if block["interval"]:
+        lo, hi = block["interval"]
+        text += f" [{lo * scale:{sign}.{digits}f}, {hi * scale:{sign}.{digits}f}]"
+    return text
+
+
+def report_tables(result: dict[str, Any]) -> list:
+    """Rich tables of a :func:`~scitaste_hf.rtaste.report.report` result: yield, Brier, top-1, agreement."""
+    from rich.table import Table
+
+    agreement = result["rerun_agreement"]
+    yields = Table(title=f"rTaste yield: {result['n_mves']} MVEs, {result['n_conditions']} conditions, "
+                         f"{result['n_seed_papers']} seed papers; {result['n_delivered']} delivered; re-run equals "
+                         f"executor on {agreement['n_same_value']}/{agreement['n_compared']}", title_justify="left")
+    for column in ("model", "organisation", "conditions", "sound+valuable+new / 5", "cost $ / condition",
+                   "per $100"):
+        yields.add_column(column, justify="left" if column in ("model", "organisation") else "right")
+    for row in result["yield"]:
+        per_100 = "n/a" if row["svn_per_100_usd"] is None else f"{row['svn_per_100_usd']:.1f}"
+        yields.add_row(row["model"], row["organisation"], str(row["n_conditions"]),
+                       f"{row['svn_per_condition']:.2f}", f"{row['cost_usd_per_condition']:.2f}", per_100)
+
+    brier = result["brier"]
+    forecasts = Table(title=f"Brier score, lower is better ({brier['n_scored']} resolved events, event rate "
+                            f"{brier['event_rate']:.2f}; 95% intervals across seed papers)", title_justify="left")
+    forecasts.add_column("forecaster")
+    forecasts.add_column("Brier", justify="right")
+    for key, name in (("agent", "agent"), ("same_model_judge", "same-model judge"),
+                      ("judge_mean", "mean of all judges"), ("base_rate", "base rate (other seed papers)")):
+        forecasts.add_row(name, _estimate(brier[key]), end_section=key == "base_rate")
+    forecasts.add_row("agent - same-model judge", _estimate(brier["agent_minus_judge"], signed=True))
+
+    top1 = result["top1"]
+    hits = Table(title=f"Top-1 hit rate: the agent's first choice is the auditors' highest-valued MVE "
+                       f"({top1['n_conditions']} conditions)", title_justify="left")
+    hits.add_column("choice")
+    hits.add_column("hit rate %", justify="right")
+    hits.add_row("agent's rank 1", _estimate(top1["agent"], 100, 1))
+    hits.add_row("first-written MVE", _estimate(top1["first_written"], 100, 1))
+    hits.add_row("random", f"{100 * top1['random']:.1f}", end_section=True)
+    hits.add_row("agent - random", _estimate(top1["agent_minus_random"], 100, 1, signed=True))
+    hits.add_row("agent - first-written", _estimate(top1["agent_minus_first_written"], 100, 1, signed=True))
+
+    kappas = Table(title="Rater agreement (kappa; 1 perfect, 0 chance)", title_justify="left")
+    for column in ("labels", "Fleiss", "Cohen, per pair"):
+        kappas.add_column(column, justify="left" if column == "labels" else "right")
+    for name, block in result["agreement"].items():
+        raters = "novelty judges" if name == "novelty" else "auditors"
+        kappas.add_row(f"{name} ({raters})", _kappa(block["fleiss"]),
+                       ", ".join(_kappa(k) for k in block["cohen"].values()))
+    return [yields, forecasts, hits, kappas]
+
+
+def _kappa(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.2f}"

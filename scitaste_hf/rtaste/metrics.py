@@ -1,0 +1,209 @@
+"""The rTaste metrics as pure numpy functions: Brier scores, the base-rate forecast, top-1 credit, yield, and
+intervals that resample seed papers.
+
+Every comparison of the study is paired within a seed paper and reported with a 95% interval across seed
+papers; :func:`grouped_mean` does both, with the seeded percentile bootstrap of
+:mod:`scitaste_hf.scoring.bootstrap`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from scitaste_hf.errors import ScitasteError
+from scitaste_hf.scoring.bootstrap import CONFIDENCE, N_RESAMPLES, SEED, resample_counts
+
+#: Expected top-1 credit of a uniformly random choice among five MVEs.
+RANDOM_TOP1 = 0.2
+
+
+def check_probabilities(probabilities: Any, name: str = "predictions") -> np.ndarray:
+    """``probabilities`` as a float64 vector, checked: one-dimensional, not empty, finite, within 0-1.
+
+    Parameters
+    ----------
+    probabilities : array-like of float
+        Forecast probabilities that the events occur.
+    name : str
+        What to call them in an error message.
+    """
+    try:
+        arr = np.asarray(probabilities, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ScitasteError(f"{name} must be probabilities (numbers between 0 and 1)") from None
+    if arr.ndim != 1 or arr.size == 0:
+        raise ScitasteError(f"{name} must be a non-empty list of probabilities, got shape {arr.shape}")
+    bad = np.flatnonzero(~np.isfinite(arr) | (arr < 0.0) | (arr > 1.0))
+    if bad.size:
+        raise ScitasteError(f"{name}[{bad[0]}] = {arr[bad[0]]:g} is not a probability between 0 and 1")
+    return arr
+
+
+def check_outcomes(outcomes: Any, name: str = "references") -> np.ndarray:
+    """``outcomes`` as a float64 vector of 0 and 1 (whether each event occurred), checked.
+
+    Parameters
+    ----------
+    outcomes : array-like of {0, 1} or bool
+        Whether each event occurred.
+    name : str
+        What to call them in an error message.
+    """
+    try:
+        arr = np.asarray(outcomes, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ScitasteError(f"{name} must be 0 or 1 (whether each event occurred)") from None
+    if arr.ndim != 1 or arr.size == 0:
+        raise ScitasteError(f"{name} must be a non-empty list of 0/1 outcomes, got shape {arr.shape}")
+    bad = np.flatnonzero((arr != 0.0) & (arr != 1.0))
+    if bad.size:
+        raise ScitasteError(f"{name}[{bad[0]}] = {arr[bad[0]]:g}; an outcome is 0 (did not occur) or 1 (occurred)")
+    return arr
+
+
+def _same_length(a: np.ndarray, b: np.ndarray, names: str) -> None:
+    if a.shape[0] != b.shape[0]:
+        raise ScitasteError(f"{names} differ in length: {a.shape[0]} vs {b.shape[0]}")
+
+
+def brier_score(probabilities: Any, outcomes: Any) -> float:
+    """The Brier score, mean of (p_i - o_i)^2: 0 is perfect, always forecasting 0.5 scores 0.25.
+
+    Parameters
+    ----------
+    probabilities : array-like of float, shape (n,)
+        Forecast probabilities, each within 0-1.
+    outcomes : array-like of {0, 1}, shape (n,)
+        Whether each event occurred.
+
+    Returns
+    -------
+    float
+    """
+    p, o = check_probabilities(probabilities), check_outcomes(outcomes)
+    _same_length(p, o, "predictions and references")
+    return float(np.mean((p - o) ** 2))
+
+
+def base_rate_forecast(outcomes: Any, groups: Sequence[str]) -> np.ndarray:
+    """For each event, the event rate of the *other* groups (seed papers): the forecast of someone who knows
+    how often registered events occur elsewhere but nothing about this paper.
+
+    Parameters
+    ----------
+    outcomes : array-like of {0, 1}, shape (n,)
+        Whether each event occurred.
+    groups : sequence of str, shape (n,)
+        The seed paper of each event; at least two distinct papers.
+
+    Returns
+    -------
+    ndarray of float, shape (n,)
+    """
+    o = check_outcomes(outcomes)
+    labels, index = np.unique(np.asarray(groups, dtype=str), return_inverse=True)
+    _same_length(o, index, "outcomes and groups")
+    if labels.size < 2:
+        raise ScitasteError("the base rate needs events from at least two seed papers")
+    occurred = np.bincount(index, weights=o, minlength=labels.size)
+    counted = np.bincount(index, minlength=labels.size)
+    return (occurred.sum() - occurred[index]) / (counted.sum() - counted[index])
+
+
+def grouped_mean(values: Any, groups: Sequence[str], *, n_resamples: int = N_RESAMPLES, seed: int = SEED,
+                 confidence: float = CONFIDENCE) -> dict[str, Any]:
+    """The mean of ``values`` with a percentile-bootstrap interval that resamples whole groups.
+
+    The groups are the study's independent units (seed papers): the MVEs or conditions of one paper share
+    it, so they are resampled together. The estimate weights every value equally, so the mean of a
+    difference of two losses is the difference of their means on the same items.
+
+    Parameters
+    ----------
+    values : array-like of float, shape (n,)
+        Per-item values: a squared error, a difference of two squared errors, a top-1 credit.
+    groups : sequence of str, shape (n,)
+        The group of each item.
+    n_resamples : int
+        Bootstrap resamples of the groups; 0 skips the interval.
+    seed : int
+        Bootstrap seed; the same input and seed give the same interval.
+    confidence : float
+        Coverage of the interval, between 0 and 1.
+
+    Returns
+    -------
+    dict
+        ``estimate`` (the mean), ``interval`` (``[low, high]`` or ``None``), ``n`` items, ``n_groups``.
+    """
+    x = np.asarray(values, dtype=np.float64)
+    if x.ndim != 1 or x.size == 0 or not np.isfinite(x).all():
+        raise ScitasteError("values must be a non-empty list of finite numbers")
+    if not 0 < confidence < 1:
+        raise ScitasteError(f"confidence must be between 0 and 1, got {confidence}")
+    if n_resamples < 0:
+        raise ScitasteError(f"n_resamples must be >= 0, got {n_resamples}")
+    labels, index = np.unique(np.asarray(groups, dtype=str), return_inverse=True)
+    _same_length(x, index, "values and groups")
+    sums = np.bincount(index, weights=x, minlength=labels.size)
+    sizes = np.bincount(index, minlength=labels.size).astype(np.float64)
+    interval = None
+    if n_resamples:
+        counts = resample_counts(labels.size, n_resamples, seed)
+        means = counts @ sums / (counts @ sizes)
+        alpha = 100 * (1 - confidence) / 2
+        interval = [float(v) for v in np.percentile(means, [alpha, 100 - alpha])]
+    return {"estimate": float(x.mean()), "interval": interval, "n": int(x.size), "n_groups": int(labels.size)}
+
+
+def top1_credit(choices: Any, values: Any) -> np.ndarray:
+    """Per condition, the credit of a choice for picking the MVE the auditors valued highest.
+
+    A choice among k MVEs tied at the highest value earns 1/k (0 if it is not among them), so a uniformly
+    random choice earns exactly 1/5 in expectation, ties or not.
+
+    Parameters
+    ----------
+    choices : array-like of int, shape (n_conditions,)
+        The index (0-4, in written order) of the chosen MVE: the agent's rank-1 MVE, or 0 for the
+        first-written baseline.
+    values : array-like of float, shape (n_conditions, 5)
+        The auditors' aggregated (median) value of each MVE, in written order.
+
+    Returns
+    -------
+    ndarray of float, shape (n_conditions,)
+    """
+    v = np.asarray(values, dtype=np.float64)
+    c = np.asarray(choices)
+    if v.ndim != 2 or c.shape != (v.shape[0],):
+        raise ScitasteError(f"choices {c.shape} and values {v.shape} must be (n,) and (n, k)")
+    if not np.issubdtype(c.dtype, np.integer) or ((c < 0) | (c >= v.shape[1])).any():
+        raise ScitasteError(f"choices must be MVE indices 0-{v.shape[1] - 1}")
+    best = v == v.max(axis=1, keepdims=True)
+    return best[np.arange(v.shape[0]), c] / best.sum(axis=1)
+
+
+def yield_per_100_usd(counts: Any, costs: Any) -> float | None:
+    """Sound, valuable and new MVEs per 100 US dollars: 100 * sum(counts) / sum(costs).
+
+    Parameters
+    ----------
+    counts : array-like of int
+        Qualifying MVEs of each condition.
+    costs : array-like of float
+        Each condition's cost in US dollars, >= 0.
+
+    Returns
+    -------
+    float or None
+        ``None`` when the conditions cost nothing in total (the yield is then undefined).
+    """
+    n, c = np.asarray(counts, dtype=np.float64), np.asarray(costs, dtype=np.float64)
+    if n.shape != c.shape or (c < 0).any() or not np.isfinite(c).all():
+        raise ScitasteError("counts and costs must pair up, with finite costs >= 0")
+    total = c.sum()
+    return None if total == 0 else float(100.0 * n.sum() / total)

@@ -1,0 +1,122 @@
+"""Classification, sampling and the Hub layout of the dataset builder, on small hand-made inputs."""
+
+import hashlib
+from collections import Counter
+
+import numpy as np
+import pytest
+
+from dataset_builder.classify import classify_physics, deduplicate, keyword_hits
+from dataset_builder.layout import write_dataset
+from dataset_builder.sample import sample_splits, stratified
+from scitaste_hf.errors import ScitasteError
+from scitaste_hf.schema import DEFAULT_WEIGHTS, DIMENSIONS, DISCIPLINES, composite, record_features
+from scitaste_hf.taxonomy import load_taxonomy
+
+TAX = load_taxonomy()
+PHYSICS = TAX.of("physics")
+
+
+def test_cascade_first_stage_that_fires_decides():
+    label = classify_physics(PHYSICS, arxiv_class="quant-ph", bibstem="PhRvB", title="graphene", abstract="")
+    assert (label.cell, label.stage) == ("physics.quantum", "arxiv")
+    label = classify_physics(PHYSICS, arxiv_class="astro-ph", bibstem=None, title="", abstract="")
+    assert (label.cell, label.stage) == ("physics.astrophysics", "arxiv")  # old-style archive, no subject class
+    label = classify_physics(PHYSICS, arxiv_class=None, bibstem="MNRAS", title="qubit", abstract="")
+    assert (label.cell, label.stage) == ("physics.astrophysics", "journal")
+    label = classify_physics(PHYSICS, arxiv_class=None, bibstem="EPL", title="On pairing",
+                             abstract="We relate superconductivity to graphene and phonons.")
+    assert (label.cell, label.stage) == ("physics.condensed", "keywords")
+    one_hit = classify_physics(PHYSICS, arxiv_class=None, bibstem=None, title="Galaxy maps",
+                               abstract="A study of superconductivity.")
+    assert (one_hit.cell, one_hit.stage) == ("physics.astrophysics", "title")  # one keyword is not enough
+    none = classify_physics(PHYSICS, arxiv_class=None, bibstem=None, title="A report", abstract="Nothing here.")
+    assert (none.cell, none.stage) == (None, "unclassified")
+
+
+def test_keyword_hits_are_whole_words():
+    assert keyword_hits("Graphene and laser-driven phonons", ["graphene", "phonon", "laser"]) == 2
+    assert keyword_hits("superconductivity", ["superconductivity", "conductivity"]) == 1
+
+
+def test_deduplicate_keeps_best_matching_cell():
+    collected = {"finance.banking": ["W1", "W2"], "finance.asset_pricing": ["W1", "W3"]}
+    texts = {"W1": "bank credit lending and expected return", "W2": "x", "W3": "y"}
+    assert deduplicate(collected, texts, TAX) == {"W1": "finance.banking", "W2": "finance.banking",
+                                                  "W3": "finance.asset_pricing"}
+    tie = deduplicate({"finance.banking": ["W9"], "finance.asset_pricing": ["W9"]}, {"W9": ""}, TAX)
+    assert tie == {"W9": "finance.asset_pricing"}  # taxonomy order
+
+
+def _records(per_cell=130, seed=0, unclassified=10):
+    rng = np.random.default_rng(seed)
+    out = []
+    for cell in TAX.cells:
+        n = per_cell if cell.discipline != "medicine" else per_cell + 20
+        for k in range(n):
+            dims = {d: round(float(rng.uniform(0, 100)), 2) for d in DIMENSIONS}
+            out.append({"bibcode": f"{cell.id}.{k:04d}", "discipline": cell.discipline, "subcategory_id": cell.id,
+                        "subcategory_name": cell.name, "journal_tier": rng.choice(["Q1", "Q2", "Q3", "Q4", None]),
+                        "year": int(rng.integers(1995, 2025)), "innovation_score": composite(dims),
+                        "dimension_scores": dims, "title": "t", "abstract": "a"})
+    out += [{**out[0], "bibcode": f"uncl.{k}", "subcategory_id": None, "subcategory_name": None}
+            for k in range(unclassified)]
+    return out
+
+
+def test_splits_have_the_benchmark_shape():
+    splits = sample_splits(_records(), TAX, seed=1)
+    assert len(splits.selected) == 300 and len(splits.backup) == 5700
+    assert Counter(r["discipline"] for r in splits.selected) == dict.fromkeys(DISCIPLINES, 50)
+    assert Counter(r["discipline"] for r in splits.backup) == dict.fromkeys(DISCIPLINES, 950)
+    assert not {r["bibcode"] for r in splits.selected} & {r["bibcode"] for r in splits.backup}
+    assert {r["subcategory_id"] for r in splits.selected} == {c.id for c in TAX.cells}
+    assert all(r["subcategory_id"] is not None for r in splits.selected)
+    tiers = Counter(r["journal_tier"] for r in splits.selected if r["discipline"] == "physics")
+    assert all(10 <= tiers[t] <= 15 for t in ("Q1", "Q2", "Q3", "Q4")), tiers
+    core = np.mean([2000 <= r["year"] <= 2020 for r in splits.selected])
+    assert core > 0.8
+    assert splits.short_cells == [] and splits.short_disciplines == []
+    again = sample_splits(_records(), TAX, seed=1)
+    assert [r["bibcode"] for r in again.selected] == [r["bibcode"] for r in splits.selected]
+
+
+def test_short_cells_are_reported_not_padded():
+    records = [r for r in _records() if not (r["subcategory_id"] == "biology.plant" and
+                                             int(r["bibcode"].rsplit(".", 1)[1]) >= 40)]
+    splits = sample_splits(records, TAX, seed=0)
+    assert ("biology.plant", 40, 125) in splits.short_cells
+    # the other biology cells had 5 spare papers each: 7 x 5 = 35 fill part of the 85 missing
+    assert ("biology", 950, 1000) in splits.short_disciplines
+    assert len({r["bibcode"] for r in splits.backup}) == len(splits.backup)
+
+
+def test_stratified_spreads_over_quartiles():
+    rng = np.random.default_rng(0)
+    items = [{"innovation_score": float(s)} for s in range(100)]
+    picked = stratified(items, 20, rng)
+    quartiles = Counter(int(r["innovation_score"]) // 25 for r in picked)
+    assert quartiles == {0: 5, 1: 5, 2: 5, 3: 5}
+
+
+def test_layout_loads_with_load_dataset_and_is_byte_identical(tmp_path):
+    import datasets
+
+    splits = sample_splits(_records(per_cell=10, unclassified=0), TAX, seed=2, per_discipline=60,
+                           selected_per_discipline=12)
+    full = {"selected": [{**dict.fromkeys(record_features()), **r} for r in splits.selected],
+            "backup": [{**dict.fromkeys(record_features()), **r} for r in splits.backup]}
+    a = write_dataset(tmp_path / "a", full, DEFAULT_WEIGHTS, synthetic=True)
+    b = write_dataset(tmp_path / "b", full, DEFAULT_WEIGHTS, synthetic=True)
+    for name in ("data/selected-00000-of-00001.parquet", "data/backup-00000-of-00001.parquet", "README.md"):
+        assert hashlib.sha256((a / name).read_bytes()).digest() == hashlib.sha256((b / name).read_bytes()).digest()
+    ds = datasets.load_dataset(str(a))
+    assert set(ds) == {"selected", "backup"}
+    assert ds["selected"].num_rows == 72 and ds["backup"].num_rows == 288
+    assert ds["selected"].features == record_features()
+    row = ds["selected"][0]
+    assert row["innovation_score"] == pytest.approx(composite(row["dimension_scores"]), abs=0.01)
+    readme = (a / "README.md").read_text()
+    assert "Synthetic demo build" in readme and "license: cc0-1.0" in readme
+    with pytest.raises(ScitasteError, match="already exists"):
+        write_dataset(a, full, DEFAULT_WEIGHTS, synthetic=True)
