@@ -1,11 +1,12 @@
 """A seeded, synthetic bibliographic world at the scale of the benchmark.
 
 ``generate(papers=6000, seed=0)`` builds the candidate papers of every sub-discipline of the taxonomy (1,000 per
-discipline at the default size, split evenly over its sub-disciplines: 125 per cell, about 143 in medicine) and the surrounding works that they cite and that cite them, with journals,
-institutions, authors, OpenAlex-style topics and concepts (real OpenAlex subfield ids), ADS bibcodes and arXiv
-ids for physics, exact publication dates and heavy-tailed citation counts. Citers of a paper cite a share of
-its references that varies from paper to paper, so the CD index spreads over its range, and background works
-cite each other, so papers' references are also cited without them.
+discipline at the default size, split evenly over its sub-disciplines: 125 per cell, about 143 in medicine) and
+the surrounding works that they cite and that cite them, with journals, institutions, authors, OpenAlex-style
+topics and concepts (real OpenAlex subfield ids), ADS bibcodes and arXiv ids for physics, exact publication
+dates and heavy-tailed citation counts. A paper-specific share of a paper's citers also cite its references,
+so the CD index spreads over its range, and background works cite each other, so papers' references are also
+cited without them.
 
 The world is columnar (NumPy arrays and a CSR reference graph) so that 6,000 candidates and some 10^5 works
 generate in seconds. It is a test and demo corpus, never the benchmark: every record says it is synthetic.
