@@ -2,7 +2,7 @@
 
 Physics sub-disciplines carry what the four-stage classification cascade matches (arXiv classes, journal
 bibstems, controlled keywords, title terms); the others are collection cells anchored to an OpenAlex subfield
-and a keyword set. The dataset builder and the simulated world read the same file.
+and a keyword set. Every cell names an OpenAlex subfield. The dataset builder and the simulated world read the same file.
 """
 
 from __future__ import annotations
@@ -30,12 +30,12 @@ class SubDiscipline:
     arxiv_classes: tuple[str, ...] = ()
     bibstems: tuple[str, ...] = ()
     title_terms: tuple[str, ...] = ()
-    openalex_subfield: int | None = None
+    openalex_subfield: int = 0
 
     @property
-    def subfield_id(self) -> str | None:
+    def subfield_id(self) -> str:
         """The OpenAlex subfield as OpenAlex writes it in ``primary_topic.subfield.id``."""
-        return None if self.openalex_subfield is None else f"https://openalex.org/subfields/{self.openalex_subfield}"
+        return f"https://openalex.org/subfields/{self.openalex_subfield}"
 
 
 @dataclass(frozen=True)
@@ -90,10 +90,10 @@ def parse_taxonomy(data: object, source: str = "taxonomy") -> Taxonomy:
             keywords = tuple(str(k).lower() for k in entry.get("keywords") or ())
             if not keywords:
                 raise ScitasteError(f"{source}: {cell_id} has no keywords")
-            if discipline == "physics":
-                if not entry.get("arxiv_classes") or not entry.get("bibstems") or not entry.get("title_terms"):
-                    raise ScitasteError(f"{source}: {cell_id} needs arxiv_classes, bibstems and title_terms")
-            elif not isinstance(entry.get("openalex_subfield"), int):
+            if discipline == "physics" and not (entry.get("arxiv_classes") and entry.get("bibstems")
+                                                and entry.get("title_terms")):
+                raise ScitasteError(f"{source}: {cell_id} needs arxiv_classes, bibstems and title_terms")
+            if not isinstance(entry.get("openalex_subfield"), int):
                 raise ScitasteError(f"{source}: {cell_id} needs an integer openalex_subfield")
             cells.append(SubDiscipline(
                 id=cell_id, name=str(entry["name"]), discipline=discipline, keywords=keywords,

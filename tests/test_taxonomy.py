@@ -16,7 +16,7 @@ def test_packaged_taxonomy():
     assert "quant-ph" in quantum.arxiv_classes and "PhRvA" in quantum.bibstems
     assert tax.get("physics.condensed").bibstems[:2] == ("PhRvB", "NatMa")
     assert tax.get("finance.accounting").subfield_id == "https://openalex.org/subfields/1402"
-    assert all(c.openalex_subfield for c in tax.cells if c.discipline != "physics")
+    assert all(c.openalex_subfield for c in tax.cells)
     arxiv = [a for c in tax.of("physics") for a in c.arxiv_classes]
     assert len(arxiv) == len(set(arxiv))  # a class decides one sub-discipline only
 
@@ -61,3 +61,16 @@ def test_unreadable_files(tmp_path):
     (tmp_path / "bad.yaml").write_text("physics: [unclosed")
     with pytest.raises(ScitasteError, match="not valid YAML"):
         load_taxonomy(tmp_path / "bad.yaml")
+
+
+def test_keywords_do_not_overlap_within_a_subfield():
+    """Cells that share an OpenAlex subfield are told apart by keywords alone, so no keyword of one may occur
+    inside a keyword of another (the keyword search would collect the other cell's papers)."""
+    from dataset_builder.classify import keyword_hits
+
+    tax = load_taxonomy()
+    for a in tax.cells:
+        for b in tax.cells:
+            if a.id != b.id and a.openalex_subfield == b.openalex_subfield and a.discipline != "physics":
+                clashes = [k for k in b.keywords if keyword_hits(k, a.keywords)]
+                assert not clashes, (a.id, b.id, clashes)

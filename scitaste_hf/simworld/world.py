@@ -29,6 +29,8 @@ BACKGROUND_FIRST_YEAR, TODAY = 1965, date(2025, 12, 31)
 #: How a physics candidate is meant to be classified by the four-stage cascade, and how often.
 PHYSICS_STAGES = (("arxiv", 0.72), ("journal", 0.15), ("keywords", 0.07), ("title", 0.04), ("unclassified", 0.02))
 _EPOCH = date(1970, 1, 1)
+#: OpenAlex types of the works around the candidates (see :meth:`World.work_type`).
+BACKGROUND_TYPES = ("preprint", "proceedings-article", "book-chapter")
 
 
 @dataclass
@@ -108,6 +110,11 @@ class World:
     def citers(self, i: int) -> np.ndarray:
         """Work numbers that cite work ``i``."""
         return self.cite_idx[self.cite_ptr[i]:self.cite_ptr[i + 1]]
+
+    def work_type(self, i: int) -> str:
+        """OpenAlex ``type``: candidates are journal articles; the works around them are preprints, proceedings
+        papers and book chapters, so that a collection restricted to articles finds exactly the candidates."""
+        return "article" if i < self.n_candidates else BACKGROUND_TYPES[i % len(BACKGROUND_TYPES)]
 
     def discipline(self, i: int) -> str:
         """The discipline of work ``i``."""
@@ -326,13 +333,12 @@ def generate(papers: int = DEFAULT_PAPERS, seed: int = 0, taxonomy: Taxonomy | N
         bibcode[i] = _bibcode(y, stem, int(rng.integers(1, 999)), int(rng.integers(1, 9999)), initial)
         if stage == "arxiv" or (stage is None and rng.random() < 0.6):
             arxiv_class[i] = str(rng.choice(sub.arxiv_classes))
+            month = f"{y % 100:02d}{(_EPOCH + timedelta(days=int(days[i]))).month:02d}"  # posted when published
             if y >= 2008:  # new-style ids: four digits after the dot until 2014, five since 2015
                 digits = 5 if y >= 2015 else 4
-                number = int(rng.integers(1, 10**digits))
-                arxiv_id[i] = f"{y % 100:02d}{int(rng.integers(1, 13)):02d}.{number:0{digits}d}"
+                arxiv_id[i] = f"{month}.{int(rng.integers(1, 10**digits)):0{digits}d}"
             else:
-                arxiv_id[i] = f"{arxiv_class[i].split('.')[0]}/{y % 100:02d}{int(rng.integers(1, 13)):02d}" \
-                              f"{int(rng.integers(1, 999)):03d}"
+                arxiv_id[i] = f"{arxiv_class[i].split('.')[0]}/{month}{int(rng.integers(1, 999)):03d}"
     return World(seed=seed, taxonomy=tax, n_candidates=n_cand, cell=cell, date=days.astype(np.int32),
                  journal=journal, ref_ptr=ref_ptr, ref_idx=ref_idx, cite_ptr=cite_ptr, cite_idx=cite_idx,
                  author_ptr=author_ptr, author_idx=author_idx, author_inst=author_inst.astype(np.int32),
