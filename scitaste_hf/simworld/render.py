@@ -11,7 +11,7 @@ from scitaste_hf.simworld.world import World
 OPENALEX = "https://openalex.org/"
 _CROSSREF_TYPES = {"article": "journal-article", "preprint": "posted-content",
                    "proceedings-article": "proceedings-article", "book-chapter": "book-chapter"}
-_ADS_DOCTYPES = {"article": "article", "preprint": "eprint", "proceedings-article": "inproceedings",
+ADS_DOCTYPES = {"article": "article", "preprint": "eprint", "proceedings-article": "inproceedings",
                  "book-chapter": "inbook"}
 #: OpenAlex subfields used by the taxonomy: display name, field (id, name) and domain (id, name).
 SUBFIELDS: dict[int, tuple[str, int, str, int, str]] = {
@@ -164,7 +164,7 @@ def ads_doc(world: World, i: int) -> dict:
         "bibcode": world.bibcode[i], "title": [world.titles[i]], "abstract": world.abstracts[i],
         "year": str(published.year), "pubdate": f"{published.year}-{published.month:02d}-00",
         "pub": journal.name, "bibstem": [journal.bibstem], "doi": [world.doi(i)],
-        "doctype": _ADS_DOCTYPES[world.work_type(i)],
+        "doctype": ADS_DOCTYPES[world.work_type(i)],
         "author": [world.authors[int(world.author_idx[k])] for k in range(first, last)],
         "aff": [world.institutions[int(world.author_inst[k])][0] for k in range(first, last)],
         "citation_count": int(world.citers(i).shape[0]),

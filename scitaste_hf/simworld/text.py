@@ -50,7 +50,10 @@ def title(rng: np.random.Generator, keywords: list[str], title_term: str | None 
     """A title from two of ``keywords`` (or from neutral words when empty), optionally with ``title_term``."""
     words = list(keywords) or list(_GENERIC)
     first, second = rng.choice(words, size=2, replace=len(words) < 2)
-    head = f"{rng.choice(_OPENERS)} {first} {rng.choice(_NOUNS)}"
+    opener = str(rng.choice(_OPENERS))
+    if opener == "A" and str(first)[0].lower() in "aeiou":
+        opener = "An"
+    head = f"{opener} {first} {rng.choice(_NOUNS)}"
     tail = f" and {title_term} {second}" if title_term else f" in {second}"
     return (head + tail)[0].upper() + (head + tail)[1:]
 

@@ -1,0 +1,220 @@
+"""NASA ADS's search API over the physics works of the simulated world.
+
+``/v1/search/query?q=...&fl=...&rows=...&start=...&sort=...&cursorMark=...`` and ``POST /v1/search/bigquery``
+(a ``bibcode`` list in the body). The query language is the part of ADS/Solr syntax our clients use: fielded
+terms ``field:value``, ``field:"a phrase"``, ``field:(a OR b)``, ``field:[1995 TO 2024]``, the operators
+``citations(...)`` and ``references(...)``, ``AND``/``OR``/``NOT``, parentheses, and implicit AND. Fields:
+``bibcode``, ``bibstem``, ``arxiv_class``, ``year``, ``doctype``, ``collection``, ``abs``, ``title``, ``doi``,
+``identifier``. A syntax error or an unknown field answers 400 with ADS's error body.
+"""
+
+from __future__ import annotations
+
+import base64
+import re
+
+import numpy as np
+
+from scitaste_hf.simworld.render import ADS_DOCTYPES, ads_doc
+from scitaste_hf.simworld.world import World
+
+MAX_ROWS = 2000
+_FIELDS = ("bibcode", "bibstem", "arxiv_class", "year", "doctype", "collection", "abs", "title", "doi", "identifier")
+
+
+class AdsError(Exception):
+    """A 400 answer with ADS's error body."""
+
+
+class _Parser:
+    """Recursive descent over the tokens of a query; evaluates to a boolean mask over the world's works."""
+
+    def __init__(self, api: AdsApi, text: str) -> None:
+        self.api = api
+        self.tokens = self._tokenize(text)
+        self.pos = 0
+
+    @staticmethod
+    def _tokenize(text: str) -> list[str]:
+        # field:(...), field:[...] and operator(...) start a group or range: split off "field:" / "citations".
+        spaced = re.sub(r"(\w+(?:\.\w+)?):([(\[])", r"\1: \2", text)
+        spaced = re.sub(r"\b(citations|references)\(", r"\1 (", spaced)
+        return re.findall(r'"[^"]*"|\[[^\]]*\]|\(|\)|[^\s()]+', spaced)
+
+    def peek(self) -> str | None:
+        return self.tokens[self.pos] if self.pos < len(self.tokens) else None
+
+    def take(self) -> str:
+        if self.pos >= len(self.tokens):
+            raise AdsError("unexpected end of query")
+        self.pos += 1
+        return self.tokens[self.pos - 1]
+
+    def parse(self) -> np.ndarray:
+        mask = self.expr()
+        if self.peek() is not None:
+            raise AdsError(f"unexpected {self.peek()!r} in query")
+        return mask
+
+    def expr(self, field: str | None = None) -> np.ndarray:
+        mask = self.term(field)
+        while self.peek() == "OR":
+            self.take()
+            mask = mask | self.term(field)
+        return mask
+
+    def term(self, field: str | None) -> np.ndarray:
+        mask = self.factor(field)
+        while self.peek() not in (None, ")", "OR"):
+            if self.peek() == "AND":
+                self.take()
+            mask = mask & self.factor(field)
+        return mask
+
+    def factor(self, field: str | None) -> np.ndarray:
+        token = self.take()
+        if token == "NOT":
+            return ~self.factor(field)
+        if token in ("citations", "references"):
+            if self.take() != "(":
+                raise AdsError(f"{token} needs parentheses")
+            inner = self.expr()
+            if self.take() != ")":
+                raise AdsError("missing )")
+            return self.api.neighbours(inner, token)
+        if token == "(":
+            inner = self.expr(field)
+            if self.take() != ")":
+                raise AdsError("missing )")
+            return inner
+        if token.endswith(":") and token[:-1]:
+            name = token[:-1]
+            if name not in _FIELDS:
+                raise AdsError(f"undefined field {name}")
+            if self.peek() == "(":
+                self.take()
+                inner = self.expr(name)
+                if self.take() != ")":
+                    raise AdsError("missing )")
+                return inner
+            return self.api.match(name, self.take())
+        if ":" in token:
+            name, _, value = token.partition(":")
+            if name == "*" and value == "*":
+                return np.ones(self.api.world.n_works, dtype=bool) & self.api.has_bibcode
+            if name not in _FIELDS:
+                raise AdsError(f"undefined field {name}")
+            return self.api.match(name, value)
+        if field is None:
+            raise AdsError(f"a bare term {token!r} needs a field")
+        return self.api.match(field, token)
+
+
+class AdsApi:
+    """Answers ADS requests from a :class:`World` (its works with a bibcode)."""
+
+    def __init__(self, world: World) -> None:
+        self.world = world
+        n = world.n_works
+        self.has_bibcode = np.zeros(n, dtype=bool)
+        self.has_bibcode[list(world.bibcode)] = True
+        self.by_bibcode = {b: i for i, b in world.bibcode.items()}
+        self.year = world.date.astype("datetime64[D]").astype("datetime64[Y]").astype(int) + 1970
+        self.citations = np.diff(world.cite_ptr)
+
+    def match(self, field: str, value: str) -> np.ndarray:
+        """Works whose ``field`` matches ``value`` (a word, a "phrase" or a [low TO high] range)."""
+        w = self.world
+        value = value.strip()
+        mask = np.zeros(w.n_works, dtype=bool)
+        if field == "year":
+            m = re.fullmatch(r"\[(\d{4}) TO (\d{4})\]|(\d{4})-(\d{4})|(\d{4})", value)
+            if not m:
+                raise AdsError(f"bad year {value!r}")
+            low, high = (m.group(1), m.group(2)) if m.group(1) else (m.group(3), m.group(4)) if m.group(3) else \
+                (m.group(5), m.group(5))
+            return self.has_bibcode & (self.year >= int(low)) & (self.year <= int(high))
+        text = value.strip('"')
+        if field in ("bibcode", "identifier", "doi"):
+            i = self.by_bibcode.get(text)
+            if i is None and text.startswith(("10.5555/", "arXiv:")):
+                found = [k for k in w.bibcode if text in (w.doi(k), f"arXiv:{w.arxiv_id.get(k)}")]
+                i = found[0] if found else None
+            if i is not None:
+                mask[i] = True
+            return mask
+        for i in w.bibcode:
+            if field == "bibstem":
+                hit = w.journals[int(w.journal[i])].bibstem == text
+            elif field == "arxiv_class":
+                hit = w.arxiv_class.get(i) == text
+            elif field == "doctype":
+                hit = ADS_DOCTYPES[w.work_type(i)] == text
+            elif field == "collection":
+                hit = text in ("physics", "astronomy")
+            else:
+                haystack = w.titles[i] if field == "title" else f"{w.titles[i]} {w.abstracts[i]}"
+                hit = re.search(r"(?<![a-z0-9])" + re.escape(text.lower()) + r"(?![a-z0-9])",
+                                haystack.lower()) is not None
+            mask[i] = hit
+        return mask
+
+    def neighbours(self, inner: np.ndarray, operator: str) -> np.ndarray:
+        """``citations(q)``: works citing the matches of ``q``; ``references(q)``: works they cite."""
+        out = np.zeros(self.world.n_works, dtype=bool)
+        for i in np.flatnonzero(inner):
+            out[self.world.citers(int(i)) if operator == "citations" else self.world.references(int(i))] = True
+        return out & self.has_bibcode
+
+    def answer(self, path: str, query: dict[str, str], body: bytes = b"") -> tuple[int, dict]:
+        """Status and JSON body for ``/v1/search/query`` (GET) or ``/v1/search/bigquery`` (POST)."""
+        parts = [p for p in path.split("/") if p]
+        if parts not in (["v1", "search", "query"], ["v1", "search", "bigquery"]):
+            return 404, {"error": f"{path} is not an endpoint of this mirror"}
+        try:
+            mask = _Parser(self, query.get("q", "")).parse() if query.get("q") else None
+            if mask is None:
+                raise AdsError("no query given (q=)")
+            if parts[-1] == "bigquery":
+                wanted = [line.strip() for line in body.decode("utf-8", "replace").splitlines()[1:] if line.strip()]
+                subset = np.zeros_like(mask)
+                subset[[self.by_bibcode[b] for b in wanted if b in self.by_bibcode]] = True
+                mask &= subset
+            rows = int(query.get("rows", 10))
+            start = int(query.get("start", 0))
+            if not 0 <= rows <= MAX_ROWS or start < 0:
+                raise AdsError(f"rows must be between 0 and {MAX_ROWS}")
+            found = self._sort(np.flatnonzero(mask), query.get("sort", "score desc"))
+        except (AdsError, ValueError) as exc:
+            return 400, {"responseHeader": {"status": 400, "QTime": 1, "params": dict(query)},
+                         "error": {"msg": str(exc), "code": 400}}
+        out: dict = {"responseHeader": {"status": 0, "QTime": 1, "params": {**query, "wt": "json"}}}
+        if "cursorMark" in query:
+            offset = 0 if query["cursorMark"] == "*" else int(base64.urlsafe_b64decode(query["cursorMark"]).decode())
+            page = found[offset:offset + rows]
+            out["nextCursorMark"] = base64.urlsafe_b64encode(str(offset + len(page)).encode()).decode()
+        else:
+            page = found[start:start + rows]
+        fields = [f for f in query.get("fl", "id,bibcode").split(",") if f]
+        docs = []
+        for i in page:
+            doc = ads_doc(self.world, int(i))
+            docs.append({f: doc[f] for f in fields if f in doc})
+        out["response"] = {"numFound": int(found.shape[0]), "start": start, "docs": docs}
+        return 200, out
+
+    def _sort(self, rows: np.ndarray, sort: str) -> np.ndarray:
+        keys = []
+        for part in reversed([p.strip() for p in sort.split(",") if p.strip()]):
+            name, _, direction = part.partition(" ")
+            values = {"citation_count": self.citations, "date": self.world.date, "year": self.year,
+                      "score": self.citations}.get(name)
+            if name == "bibcode":
+                order = np.argsort(np.array([self.world.bibcode[int(i)] for i in rows]), kind="stable")
+                values = np.empty(self.world.n_works, dtype=np.int64)
+                values[rows[order]] = np.arange(rows.shape[0])
+            if values is None or direction not in ("asc", "desc"):
+                raise AdsError(f"bad sort {part!r}")
+            keys.append(values[rows] if direction == "asc" else -values[rows])
+        return rows[np.lexsort(keys)] if keys else rows
+
