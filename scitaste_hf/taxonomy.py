@@ -1,8 +1,9 @@
 """The second-level taxonomy of the six disciplines, as data (``config/taxonomy.yaml``), validated on load.
 
 Physics sub-disciplines carry what the four-stage classification cascade matches (arXiv classes, journal
-bibstems, controlled keywords, title terms); the others are collection cells anchored to an OpenAlex subfield
-and a keyword set. Every cell names an OpenAlex subfield. The dataset builder and the simulated world read the same file.
+bibstems, controlled keywords, title terms); the others are collection cells anchored to an OpenAlex
+subfield and a keyword set. Every cell names an OpenAlex subfield. The dataset builder and the simulated
+world read the same file.
 """
 
 from __future__ import annotations

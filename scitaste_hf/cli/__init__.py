@@ -20,6 +20,8 @@ CORE_COMMANDS: tuple[tuple[str, str, str], ...] = (
     ("score", "scitaste_hf.cli.score", "score a predictions file against the gold labels (Scheme 1 and 2)"),
     ("publish", "scitaste_hf.cli.publish", "push the evaluate metric modules to the Hugging Face Hub"),
     ("space", "scitaste_hf.cli.space", "serve the leaderboard Space locally"),
+    ("fetch", "scitaste_hf.sources.cli",
+     "fetch OpenAlex/ADS/arXiv records as JSON lines (--cache-dir, --offline, --record)"),
     ("rtaste", "scitaste_hf.cli.rtaste", "score research-taste agents' registered experiments (rTaste)"),
     ("weights", "scitaste_hf.cli.weights",
      "derive the index weights from records, or recover those a record set was built with"),

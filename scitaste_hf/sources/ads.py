@@ -94,20 +94,22 @@ class ADSClient(ServiceClient):
     :param rows: page size of searches (at most 2,000).
     :param timeout: seconds per request.
     :param max_retries: retries after a failed attempt.
+    :param backoff: ``(first step, longest wait)`` in seconds of the jittered exponential backoff between retries.
     """
 
     def __init__(self, *, base_url: str = DEFAULT_BASE_URL, token: str | None = None, cache_dir: str | None = None,
                  offline: bool = False, record: bool = False, rate_limit: tuple[int, float] = (5, 1.0),
                  max_connections: int = 4, rows: int = MAX_ROWS, timeout: float = 60.0,
-                 max_retries: int = 5) -> None:
+                 max_retries: int = 5, backoff: tuple[float, float] = (0.5, 30.0)) -> None:
         creds = []
         if tok := resolve_secret(token, "ADS_API_TOKEN"):
-            creds.append(Credential(tok, "ADS_API_TOKEN", header="Authorization", prefix="Bearer "))
+            creds.append(Credential(tok, header="Authorization", prefix="Bearer "))
         self.rows = max(1, min(rows, MAX_ROWS))
         self.transport = Transport(
             "NASA ADS", base_url, expect="json", rate_limit=rate_limit, max_connections=max_connections,
-            timeout=timeout, max_retries=max_retries, cache_dir=cache_dir, offline=offline, record=record,
-            credentials=tuple(creds), budget_scope="path",
+            timeout=timeout, max_retries=max_retries, backoff_base=backoff[0], backoff_max=backoff[1],
+            cache_dir=cache_dir, offline=offline, record=record, credentials=tuple(creds),
+            credential_env=("ADS_API_TOKEN",), budget_scope="path",
             required_credential="NASA ADS needs an API token: set ADS_API_TOKEN (or pass token=) to the token "
                                 "from your ADS account settings, or use --offline with a filled cache")
 

@@ -101,16 +101,17 @@ class ArxivClient(ServiceClient):
     :param batch_size: ids per ``id_list`` request.
     :param timeout: seconds per request.
     :param max_retries: retries after a failed attempt.
+    :param backoff: ``(first step, longest wait)`` in seconds of the jittered exponential backoff between retries.
     """
 
     def __init__(self, *, base_url: str = DEFAULT_BASE_URL, cache_dir: str | None = None, offline: bool = False,
                  record: bool = False, min_interval: float = 3.0, batch_size: int = 100, timeout: float = 60.0,
-                 max_retries: int = 5) -> None:
+                 max_retries: int = 5, backoff: tuple[float, float] = (0.5, 30.0)) -> None:
         self.batch_size = batch_size
-        self.transport = Transport("arXiv", base_url, expect="atom",
-                                   rate_limit=(1, min_interval) if min_interval > 0 else None,
-                                   max_connections=1, timeout=timeout, max_retries=max_retries,
-                                   cache_dir=cache_dir, offline=offline, record=record)
+        self.transport = Transport(
+            "arXiv", base_url, expect="atom", rate_limit=(1, min_interval) if min_interval > 0 else None,
+            max_connections=1, timeout=timeout, max_retries=max_retries, backoff_base=backoff[0],
+            backoff_max=backoff[1], cache_dir=cache_dir, offline=offline, record=record)
 
     def _query(self, *, search_query: str = "", id_list: str = "", start: int = 0, max_results: int = 100,
                sort_by: str = "relevance", sort_order: str = "descending") -> ArxivFeed:

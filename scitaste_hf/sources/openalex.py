@@ -15,12 +15,15 @@ from datetime import date
 
 from scitaste_hf.sources.errors import InvalidIdentifierError, NotFoundError, SourceError
 from scitaste_hf.sources.limits import RateLimitStatus
-from scitaste_hf.sources.records import Authorship, Concept, Institution, Source, Topic, Work
-from scitaste_hf.sources.transport import Credential, ServiceClient, Transport, resolve_secret
+from scitaste_hf.sources.records import Authorship, Concept, Institution, Snowball, Source, Topic, Work
+from scitaste_hf.sources.transport import Credential, Response, ServiceClient, Transport, resolve_secret
 
 DEFAULT_BASE_URL = "https://api.openalex.org"
+#: Top-level fields for ``select=``: a list, a comma-separated string, or None for all.
+Select = Iterable[str] | str | None
 #: Most ids one ``|``-joined filter value may carry.
 MAX_OR_VALUES = 100
+_KINDS = {"W": "work", "S": "source", "T": "topic", "A": "author", "I": "institution", "C": "concept"}
 _ID = re.compile(r"^(?:https?://(?:api\.)?openalex\.org/(?:\w+/)?)?([WSTAICPF])(\d+)$", re.IGNORECASE)
 
 
@@ -36,9 +39,6 @@ def openalex_id(value: str, kind: str = "W") -> str:
             f"not an OpenAlex {_KINDS.get(kind, kind)} id: {value!r} (expected {kind} followed by digits, "
             f"e.g. {kind}2741809807, or its https://openalex.org/ URL)")
     return kind + m.group(2)
-
-
-_KINDS = {"W": "work", "S": "source", "T": "topic", "A": "author", "I": "institution", "C": "concept"}
 
 
 def _short(url: str | None) -> str | None:
@@ -86,10 +86,12 @@ def parse_work(data: dict) -> Work:
     """A :class:`Work` from an OpenAlex work object (full or reduced by ``select=``).
 
     :param data: the work object.
-    :raises SourceError: when the object has no ``id`` (a ``select=`` without ``id``).
+    :raises SourceError: when the object has neither ``id`` nor ``ids`` (a ``select=`` without them).
     """
-    if "id" not in data:
-        raise SourceError("OpenAlex returned works without an id: include \"id\" in select=")
+    ids = data.get("ids") or {}
+    work_id = data.get("id") or ids.get("openalex")
+    if not work_id:
+        raise SourceError('OpenAlex returned works without an id: include "id" in select=')
     source = ((data.get("primary_location") or {}).get("source")) or {}
     authorships = tuple(
         Authorship(author_id=_short((a.get("author") or {}).get("id")),
@@ -99,8 +101,8 @@ def parse_work(data: dict) -> Work:
         for a in data.get("authorships") or [])
     primary = data.get("primary_topic")
     return Work(
-        id=openalex_id(data["id"]),
-        doi=_doi(data.get("doi")),
+        id=openalex_id(work_id),
+        doi=_doi(data.get("doi") or ids.get("doi")),
         title=data.get("title") or data.get("display_name"),
         publication_year=data.get("publication_year"),
         publication_date=_date(data.get("publication_date")),
@@ -120,7 +122,7 @@ def parse_work(data: dict) -> Work:
         concepts=tuple(parse_concept(c) for c in data.get("concepts") or ()),
         abstract=abstract_from_inverted_index(data.get("abstract_inverted_index")),
         counts_by_year=tuple((c["year"], c.get("cited_by_count", 0)) for c in data.get("counts_by_year") or ()),
-        pmid=_short((data.get("ids") or {}).get("pmid")),
+        pmid=_short(ids.get("pmid")),
     )
 
 
@@ -165,7 +167,7 @@ def _batches(ids: list[str]) -> Iterator[list[str]]:
         yield ids[i:i + MAX_OR_VALUES]
 
 
-def _select(select: Iterable[str] | str | None) -> str | None:
+def _select(select: Select) -> str | None:
     if select is None:
         return None
     return select if isinstance(select, str) else ",".join(select)
@@ -185,21 +187,24 @@ class OpenAlexClient(ServiceClient):
     :param page_size: ``per-page`` of cursor listings (OpenAlex accepts up to 200).
     :param timeout: seconds per request.
     :param max_retries: retries after a failed attempt.
+    :param backoff: ``(first step, longest wait)`` in seconds of the jittered exponential backoff between retries.
     """
 
     def __init__(self, *, base_url: str = DEFAULT_BASE_URL, api_key: str | None = None, mailto: str | None = None,
                  cache_dir: str | None = None, offline: bool = False, record: bool = False,
                  rate_limit: tuple[int, float] = (10, 1.0), max_connections: int = 8, page_size: int = 200,
-                 timeout: float = 30.0, max_retries: int = 5) -> None:
+                 timeout: float = 30.0, max_retries: int = 5, backoff: tuple[float, float] = (0.5, 30.0)) -> None:
         creds = []
         if key := resolve_secret(api_key, "OPENALEX_API_KEY"):
-            creds.append(Credential(key, "OPENALEX_API_KEY", query_param="api_key"))
+            creds.append(Credential(key, query_param="api_key"))
         if mail := resolve_secret(mailto, "OPENALEX_MAILTO"):
-            creds.append(Credential(mail, "OPENALEX_MAILTO", query_param="mailto"))
+            creds.append(Credential(mail, query_param="mailto"))
         self.page_size = page_size
-        self.transport = Transport("OpenAlex", base_url, expect="json", rate_limit=rate_limit,
-                                   max_connections=max_connections, timeout=timeout, max_retries=max_retries,
-                                   cache_dir=cache_dir, offline=offline, record=record, credentials=tuple(creds))
+        self.transport = Transport(
+            "OpenAlex", base_url, expect="json", rate_limit=rate_limit, max_connections=max_connections,
+            timeout=timeout, max_retries=max_retries, backoff_base=backoff[0], backoff_max=backoff[1],
+            cache_dir=cache_dir, offline=offline, record=record, credentials=tuple(creds),
+            credential_env=("OPENALEX_API_KEY",))
 
     @property
     def rate_limit_status(self) -> RateLimitStatus:
@@ -208,7 +213,7 @@ class OpenAlexClient(ServiceClient):
 
     # ------------------------------------------------------------------------------------------- works
 
-    def get_work(self, work_id: str, select: Iterable[str] | str | None = None) -> Work:
+    def get_work(self, work_id: str, select: Select = None) -> Work:
         """One work by id (``/works/W...``).
 
         :param work_id: OpenAlex work id or URL.
@@ -216,20 +221,21 @@ class OpenAlexClient(ServiceClient):
         :raises NotFoundError: when OpenAlex has no such work.
         """
         wid = openalex_id(work_id)
-        return self._work(self.transport.request("GET", f"/works/{wid}", {"select": _select(select)}), wid)
-
-    async def aget_work(self, work_id: str, select: Iterable[str] | str | None = None) -> Work:
-        """Async :meth:`get_work`."""
-        wid = openalex_id(work_id)
-        resp = await self.transport.arequest("GET", f"/works/{wid}", {"select": _select(select)})
+        resp = self.transport.request("GET", f"/works/{wid}", {"select": _select(select)}, not_found_ok=True)
         return self._work(resp, wid)
 
-    def _work(self, resp, wid: str) -> Work:
+    async def aget_work(self, work_id: str, select: Select = None) -> Work:
+        """Async :meth:`get_work`."""
+        wid = openalex_id(work_id)
+        resp = await self.transport.arequest("GET", f"/works/{wid}", {"select": _select(select)}, not_found_ok=True)
+        return self._work(resp, wid)
+
+    def _work(self, resp: Response, wid: str) -> Work:
         if resp.status == 404:
             raise NotFoundError(f"OpenAlex has no work {wid}")
         return parse_work(resp.data)
 
-    def get_works(self, work_ids: Iterable[str], select: Iterable[str] | str | None = None) -> list[Work]:
+    def get_works(self, work_ids: Iterable[str], select: Select = None) -> list[Work]:
         """Many works, :data:`MAX_OR_VALUES` per request (``filter=openalex:W1|W2|...``).
 
         :param work_ids: work ids or URLs; duplicates are asked once.
@@ -240,14 +246,14 @@ class OpenAlexClient(ServiceClient):
         found = {w.id: w for batch in _batches(ids) for w in self._iter_filter(self._or("openalex", batch), select)}
         return [found[i] for i in ids if i in found]
 
-    async def aget_works(self, work_ids: Iterable[str], select: Iterable[str] | str | None = None) -> list[Work]:
+    async def aget_works(self, work_ids: Iterable[str], select: Select = None) -> list[Work]:
         """Async :meth:`get_works`; the batches run concurrently within the client's connection limit."""
         ids = _unique(work_ids)
         pages = await asyncio.gather(*(self._afilter_all(self._or("openalex", b), select) for b in _batches(ids)))
         found = {w.id: w for page in pages for w in page}
         return [found[i] for i in ids if i in found]
 
-    def iter_citing(self, work_ids: Iterable[str] | str, select: Iterable[str] | str | None = None) -> Iterator[Work]:
+    def iter_citing(self, work_ids: Iterable[str] | str, select: Select = None) -> Iterator[Work]:
         """Works that cite any of the given works (``filter=cites:...``), each once.
 
         :param work_ids: one work id or many (OR-ed, :data:`MAX_OR_VALUES` per listing).
@@ -256,13 +262,30 @@ class OpenAlexClient(ServiceClient):
         return self._iter_union("cites", work_ids, select)
 
     def iter_references(self, work_ids: Iterable[str] | str,
-                        select: Iterable[str] | str | None = None) -> Iterator[Work]:
+                        select: Select = None) -> Iterator[Work]:
         """Works that the given works cite (``filter=cited_by:...``), as full records, each once.
 
         :param work_ids: one work id or many (OR-ed, :data:`MAX_OR_VALUES` per listing).
         :param select: top-level fields to ask for (None: all).
         """
         return self._iter_union("cited_by", work_ids, select)
+
+    def snowball(self, work_ids: Iterable[str], select: Select = None) -> Snowball:
+        """The builder's access pattern: focal works, their references and their citers, in the fewest requests.
+
+        Metadata comes in batches of :data:`MAX_OR_VALUES`; references and citers come from OR-ed ``cited_by:`` and
+        ``cites:`` listings over the focal works, skipping works whose metadata says they have none. Pass the ids
+        grouped by field (as the builder collects them): works of one field share references and citers, and a
+        record shared inside one batch is fetched once.
+
+        :param work_ids: focal work ids or URLs.
+        :param select: top-level fields of the references and citers (None: all); focal works come in full.
+        """
+        works = self.get_works(work_ids)
+        with_refs = [w.id for w in works if w.referenced_works or w.referenced_works_count]
+        cited = [w.id for w in works if w.cited_by_count]
+        return Snowball(tuple(works), tuple(self.iter_references(with_refs, select)),
+                        tuple(self.iter_citing(cited, select)))
 
     def count_works(self, filter: str) -> int:
         """How many works match a filter, from one ``per-page=1`` request.
@@ -272,7 +295,7 @@ class OpenAlexClient(ServiceClient):
         return int(self.transport.request("GET", "/works", {"filter": filter, "per-page": 1}).data["meta"]["count"])
 
     def iter_works(self, filter: str, *, search: str | None = None, sort: str | None = None,
-                   select: Iterable[str] | str | None = None, limit: int | None = None) -> Iterator[Work]:
+                   select: Select = None, limit: int | None = None) -> Iterator[Work]:
         """Any work listing, cursor-paged.
 
         :param filter: an OpenAlex ``filter=`` value.
@@ -284,7 +307,7 @@ class OpenAlexClient(ServiceClient):
         return self._iter_filter(filter, select, search=search, sort=sort, limit=limit)
 
     def subfield_candidates(self, subfield_id: str | int, keywords: str, n: int, *,
-                            select: Iterable[str] | str | None = None) -> list[Work]:
+                            select: Select = None) -> list[Work]:
         """The builder's candidate search: the ``n`` most-cited articles of a subfield matching keywords,
         back-filled with the subfield's most-cited articles when the keyword search finds fewer than ``n``.
 
@@ -341,7 +364,7 @@ class OpenAlexClient(ServiceClient):
         return parse_institution(self._entity(f"/institutions/{iid}", f"institution {iid}"))
 
     def _entity(self, path: str, what: str) -> dict:
-        resp = self.transport.request("GET", path)
+        resp = self.transport.request("GET", path, not_found_ok=True)
         if resp.status == 404:
             raise NotFoundError(f"OpenAlex has no {what}")
         return resp.data
@@ -352,7 +375,7 @@ class OpenAlexClient(ServiceClient):
     def _or(kind: str, ids: list[str]) -> str:
         return f"{kind}:{'|'.join(ids)}"
 
-    def _iter_union(self, kind: str, work_ids: Iterable[str] | str, select) -> Iterator[Work]:
+    def _iter_union(self, kind: str, work_ids: Iterable[str] | str, select: Select) -> Iterator[Work]:
         seen: set[str] = set()
         for batch in _batches(_unique(work_ids)):
             for work in self._iter_filter(self._or(kind, batch), select):
@@ -360,7 +383,8 @@ class OpenAlexClient(ServiceClient):
                     seen.add(work.id)
                     yield work
 
-    def _list_params(self, filter: str, select, search, sort, limit, cursor: str) -> dict[str, object]:
+    def _list_params(self, filter: str, select: Select, search: str | None, sort: str | None, limit: int | None,
+                     cursor: str) -> dict[str, object]:
         per_page = self.page_size if limit is None else max(1, min(self.page_size, limit))
         return {"filter": filter, "search": search, "sort": sort, "select": _select(select),
                 "per-page": per_page, "cursor": cursor}
@@ -374,7 +398,7 @@ class OpenAlexClient(ServiceClient):
             return None
         return meta.get("next_cursor")
 
-    def _iter_filter(self, filter: str, select, *, search: str | None = None, sort: str | None = None,
+    def _iter_filter(self, filter: str, select: Select, *, search: str | None = None, sort: str | None = None,
                      limit: int | None = None) -> Iterator[Work]:
         cursor: str | None = "*"
         seen = 0
@@ -388,7 +412,7 @@ class OpenAlexClient(ServiceClient):
                 yield parse_work(item)
             cursor = self._next_cursor(data, params["per-page"], seen, limit)
 
-    async def _afilter_all(self, filter: str, select) -> list[Work]:
+    async def _afilter_all(self, filter: str, select: Select) -> list[Work]:
         works: list[Work] = []
         cursor: str | None = "*"
         while cursor:

@@ -95,6 +95,16 @@ class Work:
 
 
 @dataclass(frozen=True, slots=True)
+class Snowball:
+    """Focal works with their references and citers, each work once (what a CD index and the breadth features
+    need: a citer's ``referenced_works`` tells which focal works and which of their references it cites)."""
+
+    works: tuple[Work, ...]
+    references: tuple[Work, ...]
+    citers: tuple[Work, ...]
+
+
+@dataclass(frozen=True, slots=True)
 class Source:
     """An OpenAlex source (journal, repository, ...) with the citedness the open journal-impact proxy uses."""
 

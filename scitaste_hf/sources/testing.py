@@ -119,28 +119,35 @@ class ReplayStore:
 class SyntheticWorks:
     """A small deterministic OpenAlex citation graph: focal works, their references and their citers.
 
-    Focal works are ``W1..Wn``; references and citers are drawn from pools above them, so references and
-    citers are shared between focal works the way they are in a real field.
+    Focal works are ``W1..Wn``, in sub-disciplines of ``field_size`` consecutive ids (the builder collects about
+    125 candidates per sub-discipline). Each sub-discipline draws references and citers from its own pools, so
+    works of one field share references and citers and works of different fields do not. References are numbered
+    from 10,000,000 and citers from 20,000,000; citer counts are heavy-tailed and some works have none.
     """
 
-    def __init__(self, n_focal: int, seed: int = 0, refs: tuple[int, int] = (10, 60),
-                 citers: tuple[int, int] = (0, 400)) -> None:
+    def __init__(self, n_focal: int, seed: int = 0, field_size: int = 125, refs: tuple[int, int] = (10, 60),
+                 max_citers: int = 400, ref_pool: int = 40, citer_pool: int = 80) -> None:
         """:param n_focal: number of focal works.
         :param seed: random seed.
+        :param field_size: focal works per sub-discipline.
         :param refs: range of reference counts per focal work.
-        :param citers: range of citer counts per focal work (heavy-tailed within it).
+        :param max_citers: most citers of one focal work.
+        :param ref_pool: works a field's references are drawn from, per focal work (smaller: more sharing).
+        :param citer_pool: works a field's citers are drawn from, per focal work (smaller: more sharing).
         """
         rng = random.Random(seed)
         self.n_focal = n_focal
-        ref_pool = range(10_000_000, 10_000_000 + max(50, 20 * n_focal))
-        citer_pool = range(20_000_000, 20_000_000 + max(400, 100 * n_focal))
         self.references: dict[int, list[int]] = {}
         self.citers: dict[int, list[int]] = {}
         self._cites: dict[int, set[int]] = {}
         for f in range(1, n_focal + 1):
-            self.references[f] = sorted(rng.sample(ref_pool, rng.randint(*refs)))
-            n_cit = min(citers[1], int(rng.paretovariate(1.2) * 10) + citers[0])
-            self.citers[f] = sorted(rng.sample(citer_pool, n_cit))
+            field = (f - 1) // field_size
+            r0, c0 = field * ref_pool * field_size, field * citer_pool * field_size
+            self.references[f] = sorted(rng.sample(range(r0, r0 + ref_pool * field_size), rng.randint(*refs)))
+            n_cit = 0 if rng.random() < 0.1 else min(max_citers, int(rng.paretovariate(1.2) * 8))
+            self.citers[f] = sorted(rng.sample(range(c0, c0 + citer_pool * field_size), n_cit))
+            self.references[f] = [10_000_000 + r for r in self.references[f]]
+            self.citers[f] = [20_000_000 + c for c in self.citers[f]]
             for c in self.citers[f]:
                 self._cites.setdefault(c, set()).add(f)
 
@@ -162,7 +169,7 @@ class SyntheticWorks:
         return {
             "id": f"https://openalex.org/W{k}", "display_name": f"Synthetic work {k}",
             "publication_year": year, "publication_date": f"{year}-0{1 + k % 9}-1{k % 10}",
-            "type": "article", "cited_by_count": cited_by,
+            "type": "article", "cited_by_count": cited_by, "referenced_works_count": len(refs),
             "referenced_works": [f"https://openalex.org/W{r}" for r in refs],
         }
 
@@ -201,12 +208,14 @@ class ServerState:
         self.rejected_429 = 0
 
 
-def build_app(fixtures: Sequence[str | Path] = (), *, synthetic: int = 0, rate_limit: int | None = None,
-              daily_limit: int | None = None, latency: float = 0.0, require_token: str | None = None):
+def build_app(fixtures: Sequence[str | Path] = (), *, synthetic: int = 0, pools: tuple[int, int] = (40, 80),
+              rate_limit: int | None = None, daily_limit: int | None = None, latency: float = 0.0,
+              require_token: str | None = None):
     """The Starlette application of the replay/fault server.
 
     :param fixtures: directories of recorded interactions to replay.
     :param synthetic: number of focal works of the synthetic OpenAlex graph (0: none).
+    :param pools: ``(ref_pool, citer_pool)`` of :class:`SyntheticWorks` (how much works of a field share).
     :param rate_limit: requests allowed in any one-second window, or None.
     :param daily_limit: requests allowed before ``X-RateLimit-Remaining`` hits zero, or None.
     :param latency: seconds added to every answer.
@@ -218,7 +227,7 @@ def build_app(fixtures: Sequence[str | Path] = (), *, synthetic: int = 0, rate_l
     from starlette.routing import Route
 
     store = ReplayStore(fixtures)
-    graph = SyntheticWorks(synthetic) if synthetic else None
+    graph = SyntheticWorks(synthetic, ref_pool=pools[0], citer_pool=pools[1]) if synthetic else None
     state = ServerState(rate_limit, daily_limit, latency, require_token)
     reset_at = int(time.time()) + 86_400
 
@@ -248,16 +257,10 @@ def build_app(fixtures: Sequence[str | Path] = (), *, synthetic: int = 0, rate_l
         auth = request.headers.get("authorization", "")
         token_ok = state.require_token is None or auth == f"Bearer {state.require_token}" or (
             ("api_key", state.require_token) in query)
-        state.log.append({"method": request.method, "path": request.url.path, "query": request.url.query,
-                          "authorization": bool(auth), "t": time.monotonic()})
-        if state.latency:
-            await asyncio.sleep(state.latency)
-        if state.faults:
-            fault = state.faults.popleft()
-            if "status" in fault:
-                return Response(fault.get("body", ""), fault["status"], headers=fault.get("headers"))
-            await asyncio.sleep(fault.get("delay", 0.0))
+        # Requests are counted when they arrive, as a service's front end does, not when they are answered.
         now = time.monotonic()
+        state.log.append({"method": request.method, "path": request.url.path, "query": request.url.query,
+                          "authorization": bool(auth), "t": now})
         if state.rate_limit is not None:
             while state.window and state.window[0] <= now - 1.0:
                 state.window.popleft()
@@ -265,6 +268,13 @@ def build_app(fixtures: Sequence[str | Path] = (), *, synthetic: int = 0, rate_l
                 state.rejected_429 += 1
                 return JSONResponse({"error": "Too many requests"}, 429, headers={"Retry-After": "1"})
             state.window.append(now)
+        if state.latency:
+            await asyncio.sleep(state.latency)
+        if state.faults:
+            fault = state.faults.popleft()
+            if "status" in fault:
+                return Response(fault.get("body", ""), fault["status"], headers=fault.get("headers"))
+            await asyncio.sleep(fault.get("delay", 0.0))
         if state.daily_limit is not None and state.answered >= state.daily_limit:
             state.rejected_429 += 1
             return JSONResponse({"error": "Too many requests"}, 429, headers=budget_headers())
@@ -310,11 +320,29 @@ def _synthetic_answer(graph: SyntheticWorks, path: str, query: dict[str, str]) -
     return 200, {"meta": meta, "results": [graph.record(k) for k in page], "group_by": []}
 
 
+def write_recordings(folder: str | Path, entries: Iterable[tuple[str, str, int, object]]) -> Path:
+    """Write interactions as recording files (the layout the server replays) and return the folder.
+
+    :param folder: directory to write into; created if missing.
+    :param entries: ``(method, url, status, body)`` each; ``body`` is JSON-serialisable or raw text, ``url`` is the
+        service's real URL (its host picks the prefix it is served under).
+    """
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    for i, (method, url, status, body) in enumerate(entries):
+        kind = "application/atom+xml" if isinstance(body, str) else "application/json"
+        entry = {"request": {"method": method, "url": url},
+                 "response": {"status": status, "headers": {"content-type": kind}, "body": body}}
+        (folder / f"recording_{i:04d}.json").write_text(json.dumps(entry), encoding="utf-8")
+    return folder
+
+
 class ServerProcess:
     """The server in a child process on 127.0.0.1, for tests and benchmarks (a context manager).
 
     :param fixtures: directories of recorded interactions to replay.
     :param synthetic: focal works of the synthetic OpenAlex graph (0: none).
+    :param pools: ``(ref_pool, citer_pool)`` of the synthetic graph.
     :param rate_limit: requests allowed in any one-second window, or None.
     :param daily_limit: requests allowed before the budget runs out, or None.
     :param latency: seconds added to every answer.
@@ -322,11 +350,11 @@ class ServerProcess:
     :param port: port to bind; 0 picks a free one.
     """
 
-    def __init__(self, fixtures: Sequence[str | Path] = (), *, synthetic: int = 0, rate_limit: int | None = None,
-                 daily_limit: int | None = None, latency: float = 0.0, require_token: str | None = None,
-                 port: int = 0) -> None:
+    def __init__(self, fixtures: Sequence[str | Path] = (), *, synthetic: int = 0, pools: tuple[int, int] = (40, 80),
+                 rate_limit: int | None = None, daily_limit: int | None = None, latency: float = 0.0,
+                 require_token: str | None = None, port: int = 0) -> None:
         self.args = [sys.executable, "-m", "scitaste_hf.sources.testing", "--port", str(port),
-                     "--latency", str(latency), "--synthetic", str(synthetic)]
+                     "--latency", str(latency), "--synthetic", str(synthetic), "--pools", f"{pools[0]},{pools[1]}"]
         for d in fixtures:
             self.args += ["--fixtures", str(d)]
         if rate_limit is not None:
@@ -391,6 +419,8 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--fixtures", action="append", default=[], help="directory of recordings (repeatable)")
     parser.add_argument("--synthetic", type=int, default=0, help="focal works of the synthetic OpenAlex graph")
+    parser.add_argument("--pools", default="40,80",
+                        help="works per focal work that a field's references,citers are drawn from")
     parser.add_argument("--rate-limit", type=int, default=None, help="requests allowed per second")
     parser.add_argument("--daily-limit", type=int, default=None, help="requests before the budget is spent")
     parser.add_argument("--latency", type=float, default=0.0, help="seconds added to every answer")
@@ -400,7 +430,8 @@ def main(argv: list[str] | None = None) -> None:
 
     import uvicorn
 
-    app = build_app(args.fixtures, synthetic=args.synthetic, rate_limit=args.rate_limit,
+    pools = tuple(int(p) for p in args.pools.split(","))
+    app = build_app(args.fixtures, synthetic=args.synthetic, pools=pools, rate_limit=args.rate_limit,
                     daily_limit=args.daily_limit, latency=args.latency, require_token=args.require_token)
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)

@@ -1,9 +1,10 @@
 """The HTTP layer shared by the OpenAlex, ADS and arXiv clients (sync and async, on httpx).
 
-One request goes: cache lookup (``offline`` stops here on a miss) -> budget check -> a connection slot (bounded
-concurrency) -> the host's rate limit -> send -> classify. Connection errors, timeouts, 429, 5xx and 200s whose body
-is empty or not the expected JSON/Atom are retried by tenacity with full-jitter exponential backoff, waiting at
-least what ``Retry-After`` asks; 400/401/403 become one-line errors. 200 and 404 answers are written to the cache.
+One request goes: cache lookup (``offline`` stops here on a miss) -> a connection slot (bounded concurrency) ->
+the host's rate limit -> the ``X-RateLimit`` budget check -> send -> classify. Connection errors, timeouts, 429,
+5xx and 200s whose body is empty or not the expected JSON/Atom are retried by tenacity with full-jitter exponential
+backoff, waiting at least what ``Retry-After`` asks; 400/401/403/404 become one-line errors. 200 and 404 answers are
+written to the cache.
 
 Credentials are added to the request only at send time: the cache key, the stored URL, logs and error messages
 are built from the URL without them, and every message is passed through :meth:`Transport.redact` as well.
@@ -27,11 +28,13 @@ from typing import Literal
 import httpx
 import tenacity
 
+from scitaste_hf import __version__
 from scitaste_hf.sources.cache import CachedResponse, ResponseCache
 from scitaste_hf.sources.errors import (
     AuthError,
     BadRequestError,
     BudgetExhausted,
+    NotFoundError,
     OfflineCacheMiss,
     ServiceUnavailable,
     SourceError,
@@ -43,6 +46,7 @@ log = logging.getLogger("scitaste_hf.sources")
 Expect = Literal["json", "atom"]
 ATOM_NS = "{http://www.w3.org/2005/Atom}"
 _CACHED_STATUSES = (200, 404)
+_USER_AGENT = f"scitaste-hf/{__version__}"
 _WS = re.compile(r"\s+")
 
 
@@ -51,14 +55,12 @@ class Credential:
     """A secret and where the request carries it.
 
     :param value: the secret itself.
-    :param env_var: the environment variable a user sets to provide it (named in error messages).
     :param query_param: name of the query parameter that carries it, or None.
     :param header: name of the header that carries it, or None.
     :param prefix: text before the value in the header (``"Bearer "``).
     """
 
     value: str
-    env_var: str
     query_param: str | None = None
     header: str | None = None
     prefix: str = ""
@@ -135,6 +137,7 @@ class Transport:
     :param offline: serve only from the cache and fail on a miss.
     :param record: always send and (over)write the cache: refresh a cache or record fixtures.
     :param credentials: secrets to attach at send time.
+    :param credential_env: environment variables that provide the service's key, named in 401/403 messages.
     :param required_credential: message of the :class:`AuthError` raised when a request must be sent but no
         credential is set (None: credentials are optional).
     :param budget_scope: ``"path"`` to keep one ``X-RateLimit`` budget per endpoint path (ADS), ``"host"`` for one
@@ -146,7 +149,7 @@ class Transport:
                  max_retries: int = 5, backoff_base: float = 0.5, backoff_max: float = 30.0,
                  max_retry_after: float = 120.0, cache_dir: str | os.PathLike[str] | None = None,
                  offline: bool = False, record: bool = False, credentials: tuple[Credential, ...] = (),
-                 required_credential: str | None = None,
+                 credential_env: tuple[str, ...] = (), required_credential: str | None = None,
                  budget_scope: Literal["host", "path"] = "host") -> None:
         if offline and cache_dir is None:
             raise SourceError(f"{service}: offline mode needs a cache directory (cache_dir=...)")
@@ -165,7 +168,7 @@ class Transport:
         self._backoff = (backoff_base, backoff_max)
         self._max_retry_after = max_retry_after
         self._credentials = tuple(c for c in credentials if c.value)
-        self._env_vars = tuple(c.env_var for c in credentials)
+        self._env_vars = credential_env
         self._required_credential = required_credential
         self._budget_scope = budget_scope
         self._origin = str(httpx.URL(self.base_url).copy_with(path="/", query=None)).rstrip("/")
@@ -187,7 +190,8 @@ class Transport:
         return str(httpx.URL(self.base_url + path, params=clean))
 
     def request(self, method: str, path: str, params: dict[str, object] | None = None, *,
-                content: bytes | None = None, headers: dict[str, str] | None = None) -> Response:
+                content: bytes | None = None, headers: dict[str, str] | None = None,
+                not_found_ok: bool = False) -> Response:
         """Send (or serve from the cache) one request and return the classified response.
 
         :param method: HTTP method.
@@ -195,34 +199,36 @@ class Transport:
         :param params: query parameters without credentials.
         :param content: request body, or None.
         :param headers: extra request headers (never credentials: those come from the transport).
-        :raises SourceError: on a 400/401/403, an offline miss, an exhausted budget or when retries run out.
+        :param not_found_ok: return a 404 response instead of raising :class:`NotFoundError`.
+        :raises SourceError: on a 400/401/403/404, an offline miss, an exhausted budget or when retries run out.
         """
         url = self.url(path, params)
-        cached = self._cached(method, url, content)
-        if cached is not None:
-            return cached
-        try:
-            for attempt in tenacity.Retrying(**self._retry_policy()):
-                with attempt:
-                    response = self._send_sync(method, url, content, headers)
-        except _Retryable as exc:
-            raise ServiceUnavailable(self._gave_up(method, url, exc)) from None
-        return self._finish(method, url, content, response)
+        response = self._cached(method, url, content)
+        if response is None:
+            try:
+                for attempt in tenacity.Retrying(**self._retry_policy()):
+                    with attempt:
+                        sent = self._send_sync(method, url, content, headers)
+            except _Retryable as exc:
+                raise ServiceUnavailable(self._gave_up(method, url, exc)) from None
+            response = self._finish(method, url, content, sent)
+        return self._found(method, response, not_found_ok)
 
     async def arequest(self, method: str, path: str, params: dict[str, object] | None = None, *,
-                       content: bytes | None = None, headers: dict[str, str] | None = None) -> Response:
+                       content: bytes | None = None, headers: dict[str, str] | None = None,
+                       not_found_ok: bool = False) -> Response:
         """Async :meth:`request`; the same parameters, errors, limits and cache."""
         url = self.url(path, params)
-        cached = self._cached(method, url, content)
-        if cached is not None:
-            return cached
-        try:
-            async for attempt in tenacity.AsyncRetrying(**self._retry_policy()):
-                with attempt:
-                    response = await self._send_async(method, url, content, headers)
-        except _Retryable as exc:
-            raise ServiceUnavailable(self._gave_up(method, url, exc)) from None
-        return self._finish(method, url, content, response)
+        response = self._cached(method, url, content)
+        if response is None:
+            try:
+                async for attempt in tenacity.AsyncRetrying(**self._retry_policy()):
+                    with attempt:
+                        sent = await self._send_async(method, url, content, headers)
+            except _Retryable as exc:
+                raise ServiceUnavailable(self._gave_up(method, url, exc)) from None
+            response = self._finish(method, url, content, sent)
+        return self._found(method, response, not_found_ok)
 
     @property
     def rate_limit_status(self) -> RateLimitStatus:
@@ -275,10 +281,16 @@ class Transport:
             self.stats.cache_hits += 1
         return Response(entry.status, entry.headers, self._decode_cached(entry), url, from_cache=True)
 
+    def _found(self, method: str, response: Response, not_found_ok: bool) -> Response:
+        if response.status == 404 and not not_found_ok:
+            raise NotFoundError(f"{self.service} answered HTTP 404 (not found) [{method} {response.url}]; "
+                                "check the identifier and base_url")
+        return response
+
     def _decode_cached(self, entry: CachedResponse) -> object:
-        if self.expect == "atom" and isinstance(entry.body, str):
+        if entry.status == 200 and self.expect == "atom":
             return _parse_atom(entry.body)
-        return entry.body
+        return _parse_any(entry.body) if isinstance(entry.body, str) else entry.body
 
     def _retry_policy(self) -> dict[str, object]:
         return {
@@ -304,10 +316,7 @@ class Transport:
     def _prepare(self, url: str, headers: dict[str, str] | None) -> tuple[httpx.URL, dict[str, str]]:
         if self._required_credential and not self._credentials:
             raise AuthError(self._required_credential)
-        budget_for(self._origin, self._scope(url)).check(self.service)
-        from scitaste_hf import __version__
-
-        send_headers = {"User-Agent": f"scitaste-hf/{__version__}", **(headers or {})}
+        send_headers = {"User-Agent": _USER_AGENT, **(headers or {})}
         query = {}
         for cred in self._credentials:
             if cred.query_param:
@@ -322,17 +331,17 @@ class Transport:
     def _send_sync(self, method: str, url: str, content: bytes | None,
                    headers: dict[str, str] | None) -> tuple[httpx.Response, object]:
         send_url, send_headers = self._prepare(url, headers)
-        if self._sync_client is None:
-            self._sync_client = self._new_client(httpx.Client)
-        # The slot is taken before the rate permit so that a permit is always spent at once: a request that
-        # got its permit and then queued for a connection would reach the server later than the limiter thinks.
-        with self._sync_slots:
-            self._throttle.acquire()
-            self._count_sent()
+        with self._stats_lock:
+            if self._sync_client is None:
+                self._sync_client = self._new_client(httpx.Client)
+        # The connection slot is taken first, so that no request holds a place in the rate window while it
+        # queues for a connection.
+        with self._sync_slots, self._throttle.slot():
+            self._spend(url)
             try:
                 raw = self._sync_client.request(method, send_url, content=content, headers=send_headers)
-            except httpx.TransportError as exc:
-                raise _Retryable(f"{type(exc).__name__}: {exc}") from None
+            except httpx.HTTPError as exc:
+                raise self._http_error(method, url, exc) from None
         return raw, self._classify(method, url, raw)
 
     async def _send_async(self, method: str, url: str, content: bytes | None,
@@ -343,20 +352,29 @@ class Transport:
             # asyncio primitives and pools belong to one loop; a second asyncio.run() gets fresh ones.
             self._async = (loop, self._new_client(httpx.AsyncClient), asyncio.Semaphore(self._max_connections))
         _, client, slots = self._async
-        async with slots:
-            await self._throttle.aacquire()
-            self._count_sent()
+        async with slots, self._throttle.aslot():
+            self._spend(url)
             try:
                 raw = await client.request(method, send_url, content=content, headers=send_headers)
-            except httpx.TransportError as exc:
-                raise _Retryable(f"{type(exc).__name__}: {exc}") from None
+            except httpx.HTTPError as exc:
+                raise self._http_error(method, url, exc) from None
         return raw, self._classify(method, url, raw)
+
+    def _http_error(self, method: str, url: str, exc: httpx.HTTPError) -> Exception:
+        # httpx messages can carry the URL as sent, credentials included: only the redacted text goes on.
+        reason = self.redact(f"{type(exc).__name__}: {exc}")
+        if isinstance(exc, httpx.TransportError | httpx.DecodingError):
+            return _Retryable(reason)
+        return SourceError(f"{self.service}: {reason} [{method} {url}]")
 
     def _new_client(self, cls: type[httpx.Client | httpx.AsyncClient]) -> httpx.Client | httpx.AsyncClient:
         limits = httpx.Limits(max_connections=self._max_connections, max_keepalive_connections=self._max_connections)
         return cls(timeout=self._timeout, limits=limits, follow_redirects=True)
 
-    def _count_sent(self) -> None:
+    def _spend(self, url: str) -> None:
+        # Checked at the last moment, once the request has its turn: callers that were queued behind the one
+        # that saw the budget reach zero must not send.
+        budget_for(self._origin, self._scope(url)).check(self.service)
         with self._stats_lock:
             self.stats.sent += 1
 
@@ -375,7 +393,7 @@ class Transport:
             return self._validated_body(raw.text)
         if status == 404:
             return _parse_any(raw.text)
-        detail = self.redact(_error_detail(raw.text))
+        detail = self.redact(error_detail(raw.text))
         if status == 429 and budget.exhausted():
             raise BudgetExhausted(budget.message(self.service))
         if status == 429 or status >= 500:
@@ -438,8 +456,12 @@ def _parse_any(text: str) -> object:
         return None
 
 
-def _error_detail(text: str, limit: int = 300) -> str:
-    """One line saying what the service objected to, from a JSON or Atom error body."""
+def error_detail(text: str, limit: int = 300) -> str:
+    """One line saying what the service objected to, from a JSON or Atom error body.
+
+    :param text: the response body.
+    :param limit: longest detail returned; longer ones are cut with ``...``.
+    """
     detail = ""
     try:
         data = json.loads(text)

@@ -2,12 +2,19 @@
 
 from __future__ import annotations
 
-import pytest
+from pathlib import Path
 
-from sources_helpers import RECORDED
+import pytest
 
 from scitaste_hf.sources.testing import ServerProcess
 
+RECORDED = Path(__file__).resolve().parents[1] / "fixtures" / "recorded"
+
+
+@pytest.fixture(scope="session")
+def recorded() -> Path:
+    """The folder of recorded real responses (a copy of shared/fixtures/recorded)."""
+    return RECORDED
 
 
 @pytest.fixture(scope="session")
@@ -19,12 +26,24 @@ def replay():
 
 @pytest.fixture(scope="module")
 def _fault_server():
-    with ServerProcess(synthetic=5) as server:
+    with ServerProcess([RECORDED], synthetic=5) as server:
         yield server
 
 
 @pytest.fixture
 def faults(_fault_server):
-    """A synthetic OpenAlex (works W1..W5 and their citers/references) with an empty fault queue and log."""
+    """The recordings plus a synthetic OpenAlex (works W1..W5, their citers and references); faults and log empty."""
     _fault_server.reset()
     return _fault_server
+
+
+def _one_line(exc: BaseException) -> str:
+    text = str(exc)
+    assert text and "\n" not in text, text
+    return text
+
+
+@pytest.fixture(scope="session")
+def one_line():
+    """Checks that an error's message is one non-empty line, and returns it."""
+    return _one_line
