@@ -22,6 +22,7 @@ CORE_COMMANDS: tuple[tuple[str, str, str], ...] = (
     ("space", "scitaste_hf.cli.space", "serve the leaderboard Space locally"),
     ("fetch", "scitaste_hf.sources.cli",
      "fetch OpenAlex/ADS/arXiv records as JSON lines (--cache-dir, --offline, --record)"),
+    ("mirror", "scitaste_hf.cli.mirror", "serve an offline mirror of OpenAlex, ADS and arXiv (simulated or recorded)"),
     ("rtaste", "scitaste_hf.cli.rtaste", "score research-taste agents' registered experiments (rTaste)"),
     ("weights", "scitaste_hf.cli.weights",
      "derive the index weights from records, or recover those a record set was built with"),

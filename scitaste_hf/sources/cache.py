@@ -1,6 +1,6 @@
 """Persistent response cache: one plain JSON file per request.
 
-A file has the layout of the recorded fixtures (``tests/fixtures/recorded/``)::
+A file has the layout of the recorded fixtures (``scitaste_hf/data/recorded/``)::
 
     {"request": {"method": "GET", "url": "..."},
      "response": {"status": 200, "headers": {...}, "body": <parsed JSON or raw text>}}

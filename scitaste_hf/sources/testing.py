@@ -3,7 +3,7 @@
 It is a real ASGI server (Starlette on uvicorn) bound to 127.0.0.1, started in its own process so that tests and
 benchmarks exercise the clients over real HTTP::
 
-    python -m scitaste_hf.sources.testing --fixtures tests/fixtures/recorded --port 0
+    python -m scitaste_hf.sources.testing --fixtures scitaste_hf/data/recorded --port 0
 
 or, from Python, ``with ServerProcess(fixtures=[...]) as server: ...``. The services sit under the prefixes the
 offline mirror uses: ``/openalex`` (OpenAlex's root), ``/ads`` (ADS's root, so ``/ads/v1/search/query``) and
@@ -194,7 +194,7 @@ class ServerState:
     latency: float = 0.0
     require_token: str | None = None
     faults: deque = field(default_factory=deque)
-    log: list = field(default_factory=list)
+    log: deque = field(default_factory=lambda: deque(maxlen=100_000))  # bounded: a mirror runs for hours
     window: deque = field(default_factory=deque)
     answered: int = 0
     rejected_429: int = 0
@@ -208,9 +208,16 @@ class ServerState:
         self.rejected_429 = 0
 
 
+#: Kinds of random fault that ``fault_rates`` may ask for.
+FAULT_KINDS = ("429", "500", "empty", "truncated", "slow")
+#: Seconds a "slow" random fault waits before answering.
+SLOW_SECONDS = 2.0
+
+
 def build_app(fixtures: Sequence[str | Path] = (), *, synthetic: int = 0, pools: tuple[int, int] = (40, 80),
               rate_limit: int | None = None, daily_limit: int | None = None, latency: float = 0.0,
-              require_token: str | None = None):
+              require_token: str | None = None, backend=None, fault_rates: dict[str, float] | None = None,
+              seed: int = 0):
     """The Starlette application of the replay/fault server.
 
     :param fixtures: directories of recorded interactions to replay.
@@ -220,6 +227,11 @@ def build_app(fixtures: Sequence[str | Path] = (), *, synthetic: int = 0, pools:
     :param daily_limit: requests allowed before ``X-RateLimit-Remaining`` hits zero, or None.
     :param latency: seconds added to every answer.
     :param require_token: credential the server insists on, or None.
+    :param backend: answers what no recording matches: a callable ``(method, path, query, body)`` returning
+        ``(status, content, media_type)`` or None (the offline mirror passes its simulated world here).
+    :param fault_rates: share of requests answered with each random fault of :data:`FAULT_KINDS` (429 with
+        ``Retry-After``, 500, an empty 200, a truncated 200, a slow answer), drawn from a generator seeded
+        with ``seed``.
     """
     from starlette.applications import Starlette
     from starlette.requests import Request
@@ -229,6 +241,10 @@ def build_app(fixtures: Sequence[str | Path] = (), *, synthetic: int = 0, pools:
     store = ReplayStore(fixtures)
     graph = SyntheticWorks(synthetic, ref_pool=pools[0], citer_pool=pools[1]) if synthetic else None
     state = ServerState(rate_limit, daily_limit, latency, require_token)
+    unknown = sorted(set(fault_rates or {}) - set(FAULT_KINDS))
+    if unknown or sum((fault_rates or {}).values()) > 1:
+        raise ValueError(f"fault rates must be kinds of {FAULT_KINDS} summing to at most 1, got {fault_rates}")
+    chance = random.Random(seed)
     reset_at = int(time.time()) + 86_400
 
     async def health(request: Request) -> Response:
@@ -239,7 +255,8 @@ def build_app(fixtures: Sequence[str | Path] = (), *, synthetic: int = 0, pools:
         return JSONResponse({"queued": len(state.faults)})
 
     async def control_log(request: Request) -> Response:
-        return JSONResponse({"requests": state.log, "answered": state.answered, "rejected_429": state.rejected_429})
+        return JSONResponse({"requests": list(state.log), "answered": state.answered,
+                             "rejected_429": state.rejected_429})
 
     async def control_reset(request: Request) -> Response:
         state.reset()
@@ -282,9 +299,32 @@ def build_app(fixtures: Sequence[str | Path] = (), *, synthetic: int = 0, pools:
             return JSONResponse({"error": "Invalid or missing API key", "message": "API key not found"}, 401)
         state.answered += 1
         headers = budget_headers()
+        fault = _draw(chance, fault_rates)
+        if fault == "429":
+            state.rejected_429 += 1
+            return JSONResponse({"error": "Too many requests"}, 429, headers={"Retry-After": "1"})
+        if fault == "500":
+            return JSONResponse({"error": "Internal server error"}, 500)
+        if fault == "slow":
+            await asyncio.sleep(SLOW_SECONDS)
+        response = await answer(request, query, headers)
+        if fault == "empty":
+            return Response(b"", 200, media_type=response.media_type)
+        if fault == "truncated":
+            return Response(response.body[: len(response.body) // 2], 200, media_type=response.media_type)
+        return response
+
+    async def answer(request: Request, query: list[tuple[str, str]], headers: dict[str, str]) -> Response:
         rec = store.find(request.method, request.url.path, query)
         if rec is not None:
             return Response(rec.body, rec.status, headers={**rec.headers, **headers})
+        if backend is not None:
+            found = backend(request.method, request.url.path, dict(query), await request.body())
+            if found is not None:
+                status, content, media_type = found
+                if not isinstance(content, str | bytes):
+                    return JSONResponse(content, status, headers=headers)
+                return Response(content, status, headers=headers, media_type=media_type)
         if graph is not None and request.url.path.startswith("/openalex/works"):
             status, body = _synthetic_answer(graph, request.url.path, dict(query))
             return JSONResponse(body, status, headers=headers)
@@ -298,6 +338,18 @@ def build_app(fixtures: Sequence[str | Path] = (), *, synthetic: int = 0, pools:
         Route("/{path:path}", serve, methods=["GET", "POST"]),
     ]
     return Starlette(routes=routes)
+
+
+def _draw(chance: random.Random, rates: dict[str, float] | None) -> str | None:
+    """The random fault for one request, or None."""
+    if not rates:
+        return None
+    x, total = chance.random(), 0.0
+    for kind, rate in rates.items():
+        total += rate
+        if x < total:
+            return kind
+    return None
 
 
 def _synthetic_answer(graph: SyntheticWorks, path: str, query: dict[str, str]) -> tuple[int, dict]:

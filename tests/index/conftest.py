@@ -10,7 +10,7 @@ import pytest
 
 from scitaste_hf.index import Population
 
-FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "index"
+FIXTURES = Path(__file__).resolve().parents[2] / "scitaste_hf" / "data" / "recorded" / "openalex"
 
 
 def make_population(papers: list[dict], citations: list[tuple[str, str]] = (), works: list[dict] = ()) -> Population:

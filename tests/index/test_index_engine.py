@@ -9,7 +9,7 @@ from scitaste_hf.index import JournalTable, WordLlamaEmbedder, compute_index, wo
 from scitaste_hf.index.normalise import pca_score
 from scitaste_hf.schema import DIMENSIONS, composite, load_weights
 
-FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "index"
+FIXTURES = Path(__file__).resolve().parents[2] / "scitaste_hf" / "data" / "recorded" / "openalex"
 JOURNALS = JournalTable([{"name": "J", "impact_factor": 3.0, "jcr_quartile": "Q2", "cas_zone": 1},
                          {"name": "K", "impact_factor": 1.0}])
 

@@ -8,12 +8,12 @@ import pytest
 
 from scitaste_hf.sources.testing import ServerProcess
 
-RECORDED = Path(__file__).resolve().parents[1] / "fixtures" / "recorded"
+RECORDED = Path(__file__).resolve().parents[2] / "scitaste_hf" / "data" / "recorded"
 
 
 @pytest.fixture(scope="session")
 def recorded() -> Path:
-    """The folder of recorded real responses (a copy of shared/fixtures/recorded)."""
+    """The folder of recorded real responses (a copy of shared/fixtures/recorded, shipped in the package for `scitaste mirror serve --world recorded`)."""
     return RECORDED
 
 

@@ -1,0 +1,77 @@
+"""Serve an offline mirror of OpenAlex, NASA ADS and arXiv on 127.0.0.1: a simulated world at benchmark scale
+(synthetic data, labelled so) or the recorded real responses. Point the clients (and `scitaste build`) at the
+printed URL: OpenAlex under /openalex, ADS under /ads, arXiv under /arxiv; GET /health answers once ready.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Arguments of ``scitaste mirror``."""
+    sub = parser.add_subparsers(dest="action", metavar="ACTION", required=True)
+    serve = sub.add_parser("serve", help="serve the mirror in the foreground")
+    serve.add_argument("--world", choices=("sim", "recorded"), default="sim", help="what to serve (default sim)")
+    serve.add_argument("--seed", type=int, default=0, help="seed of the simulated world and of random faults")
+    serve.add_argument("--papers", type=int, default=6000, help="candidate papers of the simulated world")
+    serve.add_argument("--port", type=int, default=8765, help="port on 127.0.0.1 (0: any free port)")
+    serve.add_argument("--rate-limit", type=int, help="requests per second before answering 429")
+    serve.add_argument("--daily-limit", type=int, help="requests before the X-RateLimit budget is spent")
+    serve.add_argument("--latency", type=float, default=0.0, help="seconds added to every answer")
+    serve.add_argument("--fault", action="append", default=[], metavar="KIND=SHARE",
+                       help="random faults: 429, 500, empty, truncated or slow, e.g. --fault 429=0.05 (repeatable)")
+
+
+def _faults(specs: list[str]) -> dict[str, float]:
+    from scitaste_hf.errors import ScitasteError
+    from scitaste_hf.sources.testing import FAULT_KINDS
+
+    out = {}
+    for spec in specs:
+        kind, _, share = spec.partition("=")
+        try:
+            value = float(share)
+        except ValueError:
+            value = -1.0
+        if kind not in FAULT_KINDS or not 0 <= value <= 1:
+            raise ScitasteError(f"--fault {spec!r}: use KIND=SHARE with KIND one of {', '.join(FAULT_KINDS)} "
+                                "and SHARE in 0-1")
+        out[kind] = value
+    if sum(out.values()) > 1:
+        raise ScitasteError("the --fault shares add up to more than 1")
+    return out
+
+
+def run(args: argparse.Namespace) -> int:
+    """Build the world, bind the port, print READY with the URL, serve until interrupted."""
+    import socket
+    import time
+
+    from scitaste_hf.errors import ScitasteError
+    from scitaste_hf.mirror.server import DEFAULT_DAILY_LIMIT, build_mirror
+
+    faults = _faults(args.fault)
+    started = time.perf_counter()
+    what = "recorded real responses" if args.world == "recorded" else \
+        f"SYNTHETIC world (seed {args.seed}, {args.papers} candidate papers; not real data)"
+    print(f"building the mirror: {what} ...", flush=True)
+    app = build_mirror(args.world, seed=args.seed, papers=args.papers, rate_limit=args.rate_limit,
+                       daily_limit=args.daily_limit or DEFAULT_DAILY_LIMIT, latency=args.latency,
+                       fault_rates=faults)
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind(("127.0.0.1", args.port))
+    except OSError as exc:
+        raise ScitasteError(f"cannot listen on 127.0.0.1:{args.port}: {exc.strerror}; choose another --port") from None
+    sock.listen(1024)
+    url = f"http://127.0.0.1:{sock.getsockname()[1]}"
+    print(f"READY {url}  (built in {time.perf_counter() - started:.1f} s; OpenAlex {url}/openalex, "
+          f"ADS {url}/ads, arXiv {url}/arxiv)", flush=True)
+    import uvicorn
+
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off",
+                                           timeout_keep_alive=30))
+    server.run(sockets=[sock])
+    return 0

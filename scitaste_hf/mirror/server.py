@@ -1,0 +1,88 @@
+"""Serving the mirror: the simulated world (or the recorded real responses) behind the services' own paths, on
+the replay/limits/faults server of :mod:`scitaste_hf.sources.testing`.
+
+OpenAlex is under ``/openalex``, NASA ADS under ``/ads`` (``/ads/v1/search/query``) and arXiv under ``/arxiv``
+(``/arxiv/api/query``); ``GET /health`` answers 200 once the world is built and the socket listens.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import lru_cache
+from importlib import resources
+from pathlib import Path
+
+from scitaste_hf.simworld.world import World
+
+#: Requests the mirror allows before its X-RateLimit budget runs out, unless told otherwise.
+DEFAULT_DAILY_LIMIT = 10_000_000
+PREFIXES = ("/openalex", "/ads", "/arxiv")
+
+
+def recorded_dir() -> Path:
+    """The packaged recorded real responses (``scitaste_hf/data/recorded``)."""
+    return Path(str(resources.files("scitaste_hf").joinpath("data/recorded")))
+
+
+def world_backend(world: World) -> Callable[[str, str, dict[str, str], bytes], tuple | None]:
+    """The backend of :func:`scitaste_hf.sources.testing.build_app` that answers from ``world``."""
+    import orjson
+
+    from scitaste_hf.mirror.ads import AdsApi
+    from scitaste_hf.mirror.arxiv import ArxivApi
+    from scitaste_hf.mirror.openalex import OpenAlexApi
+
+    openalex, ads, arxiv = OpenAlexApi(world), AdsApi(world), ArxivApi(world)
+
+    @lru_cache(maxsize=20_000)
+    def openalex_get(path: str, query: tuple[tuple[str, str], ...]) -> tuple[int, bytes]:
+        # The world never changes, so an answer can be kept as the bytes sent (orjson: serialising is most of
+        # a lookup's cost).
+        status, content = openalex.answer(path, dict(query))
+        return status, orjson.dumps(content)
+
+    def backend(method: str, path: str, query: dict[str, str], body: bytes) -> tuple | None:
+        if path.startswith("/openalex/") and method == "GET":
+            status, content = openalex_get(path[len("/openalex"):], tuple(sorted(query.items())))
+            return status, content, "application/json"
+        if path.startswith("/ads/"):
+            status, content = ads.answer(path[len("/ads"):], query, body)
+            return status, orjson.dumps(content), "application/json"
+        if path.startswith("/arxiv/") and method == "GET":
+            status, text = arxiv.answer(path[len("/arxiv"):], query)
+            return status, text, "application/atom+xml; charset=utf-8"
+        return None
+
+    return backend
+
+
+def build_mirror(world: str = "sim", *, seed: int = 0, papers: int = 6000, rate_limit: int | None = None,
+                 daily_limit: int | None = DEFAULT_DAILY_LIMIT, latency: float = 0.0,
+                 fault_rates: dict[str, float] | None = None):
+    """The mirror's ASGI application.
+
+    Parameters
+    ----------
+    world : {"sim", "recorded"}
+        ``sim``: the simulated world of ``papers`` candidates from ``seed``; ``recorded``: replay the real
+        recorded responses shipped with the package.
+    seed, papers : int
+        Of the simulated world.
+    rate_limit : int, optional
+        Requests per second beyond which the mirror answers 429 with ``Retry-After``.
+    daily_limit : int, optional
+        Budget reported in ``X-RateLimit-*`` headers; 429 when spent.
+    latency : float
+        Seconds added to every answer.
+    fault_rates : mapping, optional
+        Share of random faults per kind (``429``, ``500``, ``empty``, ``truncated``, ``slow``), seeded with ``seed``.
+    """
+    from scitaste_hf.sources.testing import build_app
+
+    if world == "recorded":
+        return build_app([recorded_dir()], rate_limit=rate_limit, daily_limit=daily_limit, latency=latency,
+                         fault_rates=fault_rates, seed=seed)
+    from scitaste_hf.simworld.world import generate
+
+    return build_app(backend=world_backend(generate(papers, seed)), rate_limit=rate_limit, daily_limit=daily_limit,
+                     latency=latency, fault_rates=fault_rates, seed=seed)
