@@ -226,8 +226,11 @@ def build_app(board: Leaderboard, synthetic: bool = False) -> gr.Blocks:
                 gr.Markdown("### Reported in the paper (not scored here)")
                 gr.Dataframe(value=reported_table(), interactive=False, label="reported results")
                 filters = [mode, discipline, grade, status, flagged]
-                gr.on([f.change for f in filters], lambda *a: table(board, *a), filters, board_table,
-                      api_name="leaderboard")
+
+                def leaderboard(mode, discipline, grade, status, flagged):
+                    return table(board, mode, discipline, grade, status, flagged)
+
+                gr.on([f.change for f in filters], leaderboard, filters, board_table, api_name="leaderboard")
 
                 def show(evt: gr.SelectData):
                     return board.result(int(evt.row_value[0]))
