@@ -23,6 +23,7 @@ CORE_COMMANDS: tuple[tuple[str, str, str], ...] = (
     ("fetch", "scitaste_hf.sources.cli",
      "fetch OpenAlex/ADS/arXiv records as JSON lines (--cache-dir, --offline, --record)"),
     ("mirror", "scitaste_hf.cli.mirror", "serve an offline mirror of OpenAlex, ADS and arXiv (simulated or recorded)"),
+    ("tasks-path", "scitaste_hf.cli.tasks_path", "print the folder of the lm-eval tasks (for --include_path)"),
     ("rtaste", "scitaste_hf.cli.rtaste", "score research-taste agents' registered experiments (rTaste)"),
     ("weights", "scitaste_hf.cli.weights",
      "derive the index weights from records, or recover those a record set was built with"),

@@ -6,8 +6,8 @@ import a helper module from this folder).
 """
 
 import json
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -56,35 +56,37 @@ FAILING_SEED = "synthetic-seed-4"
 ANSWER = '{"probabilities": [0.5, 0.5, 0.5, 0.5, 0.5]}'
 
 
-class _ChatHandler(BaseHTTPRequestHandler):
-    def do_POST(self):
-        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-        prompt = "\n".join(m["content"] for m in body["messages"] if isinstance(m.get("content"), str))
-        self.server.prompts.append(prompt)
-        content = "I cannot tell." if FAILING_SEED in prompt else f"My forecast:\n```json\n{ANSWER}\n```"
-        reply = json.dumps({"id": "x", "object": "chat.completion", "model": body.get("model", "stub"),
-                            "choices": [{"index": 0, "finish_reason": "stop",
-                                         "message": {"role": "assistant", "content": content}}]}).encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(reply)))
-        self.end_headers()
-        self.wfile.write(reply)
+class _ChatServer:
+    """The scripted chat server (tests/fixtures/scripted_chat.py) as the judge test sees it."""
 
-    def log_message(self, *args):
-        pass  # no access log on stderr for every request
+    failing_seed = FAILING_SEED
+
+    def __init__(self, url: str, log: Path) -> None:
+        self.url, self.log = url, log
+        self.server_address = ("127.0.0.1", int(url.rstrip("/").rsplit(":", 1)[1]))
+
+    @property
+    def prompts(self) -> list[str]:
+        """The prompts received so far, in order."""
+        lines = self.log.read_text().splitlines() if self.log.exists() else []
+        return ["\n".join(m["content"] for m in json.loads(line)["messages"] if isinstance(m.get("content"), str))
+                for line in lines]
 
 
 @pytest.fixture()
-def chat_server():
-    """The chat server on a free port of 127.0.0.1; ``server.prompts`` records the prompts it received."""
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _ChatHandler)
-    server.prompts = []
-    server.failing_seed = FAILING_SEED
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield server
-    server.shutdown()
-    server.server_close()
+def chat_server(tmp_path, servers):
+    """A real chat server process on 127.0.0.1 that answers 0.5 for every event, and no JSON for the
+    conditions of ``FAILING_SEED``; ``.prompts`` lists the prompts it received."""
+    script = tmp_path / "judge-script.json"
+    script.write_text(json.dumps({"rules": [{"contains": FAILING_SEED, "reply": "I cannot tell."}],
+                                  "default": f"My forecast:\n```json\n{ANSWER}\n```"}))
+    log = tmp_path / "judge-requests.jsonl"
+    start, stop = servers
+    fixture = Path(__file__).resolve().parents[1] / "fixtures" / "scripted_chat.py"
+    proc, url = start([sys.executable, str(fixture), "{port}", str(script), str(log)], log=tmp_path / "chat.log",
+                      ready="/health")
+    yield _ChatServer(url, log)
+    stop(proc)
 
 
 @pytest.fixture()

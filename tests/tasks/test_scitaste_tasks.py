@@ -1,0 +1,97 @@
+"""The lm-eval task scitaste_pure_qa: plain lm_eval over a local dataset, against a scripted chat server."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from scitaste_hf.lm_tasks import METRICS, process_results, scheme2, wape
+from scitaste_hf.records import load_records
+from scitaste_hf.schema import DIMENSIONS
+from scitaste_hf.scoring import score_run
+
+ROOT = Path(__file__).resolve().parents[2]
+SCITASTE = str(Path(sys.executable).with_name("scitaste"))
+GOLD = load_records(ROOT / "scitaste_hf" / "data" / "examples" / "gold.jsonl")
+
+
+def _answer(record, shift):
+    return {"innovation_score": min(100.0, record["innovation_score"] + shift),
+            "dimension_scores": {k: min(100.0, v + shift) for k, v in record["dimension_scores"].items()}}
+
+
+def _dataset(tmp_path, records, backup):
+    from dataset_builder.layout import write_dataset
+    from scitaste_hf.schema import DEFAULT_WEIGHTS, record_features
+
+    def full(rows):
+        return [{**dict.fromkeys(record_features()), **r} for r in rows]
+
+    return write_dataset(tmp_path / "ds", {"selected": full(records), "backup": full(backup)}, DEFAULT_WEIGHTS,
+                         synthetic=True)
+
+
+def test_tasks_path_points_at_the_task_folders():
+    out = subprocess.run([SCITASTE, "tasks-path"], capture_output=True, text=True, check=True).stdout.strip()
+    assert (Path(out) / "scitaste" / "scitaste_pure_qa.yaml").is_file()
+
+
+def test_aggregations_equal_score_run():
+    items = []
+    predictions = {}
+    from scitaste_hf.schema import Answer, Failure
+
+    for k, record in enumerate(GOLD[:60]):
+        reply = "no idea" if k % 10 == 0 else "```json\n" + json.dumps(_answer(record, 4.0)) + "\n```"
+        items.append(process_results(record, [reply])["scheme2"])
+        predictions[record["bibcode"]] = (Failure("no_json") if k % 10 == 0
+                                          else Answer.model_validate(_answer(record, 4.0)))
+    expected = score_run(GOLD[:60], predictions, n_resamples=0)["overall"]
+    assert scheme2(items) == pytest.approx(expected["scheme2"]["score"])
+    assert wape(items) == pytest.approx(expected["scheme2"]["wape"])
+    assert set(process_results(GOLD[0], ["{}"])) == set(METRICS)
+
+
+def test_lm_eval_run_against_a_scripted_chat_server(tmp_path, servers):
+    pytest.importorskip("lm_eval", reason="needs lm-eval: pip install 'scitaste-hf[lmeval]'")
+    physics = [r for r in GOLD if r["discipline"] == "physics"]
+    finance = [r for r in GOLD if r["discipline"] == "finance"]
+    records = physics[:6] + finance[:6]
+    data = _dataset(tmp_path, records, physics[6:8])
+    rules = [{"contains": f"Identifier: {r['bibcode']}",
+              "reply": "After reading the abstract:\n```json\n" + json.dumps(_answer(r, 5.0)) + "\n```"}
+             for r in records[:10]]
+    rules.append({"contains": f"Identifier: {records[10]['bibcode']}", "reply": '{"innovation_score": 300, '
+                  '"dimension_scores": ' + json.dumps(dict.fromkeys(DIMENSIONS, 50)) + "}"})
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps({"rules": rules, "default": "I would rather not say."}))
+    log = tmp_path / "requests.jsonl"
+    start, stop = servers
+    proc, url = start([sys.executable, str(ROOT / "tests" / "fixtures" / "scripted_chat.py"), "{port}", str(script),
+                       str(log)], log=tmp_path / "server.log", ready="/health")
+    try:
+        tasks = subprocess.run([SCITASTE, "tasks-path"], capture_output=True, text=True, check=True).stdout.strip()
+        run = subprocess.run(
+            [sys.executable, "-m", "lm_eval", "--model", "local-chat-completions",
+             "--model_args", f"model=scripted,base_url={url}v1/chat/completions,num_concurrent=2,max_retries=1,"
+                             "tokenizer_backend=None",
+             "--apply_chat_template", "--include_path", tasks, "--tasks", "scitaste_pure_qa",
+             "--metadata", json.dumps({"data_dir": str(data)}), "--output_path", str(tmp_path / "out"),
+             "--log_samples"],
+            cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    finally:
+        stop(proc)
+    assert run.returncode == 0, run.stderr[-3000:]
+    results = json.loads(next((tmp_path / "out").rglob("results_*.json")).read_text())["results"]["scitaste_pure_qa"]
+    assert results["coverage,none"] == pytest.approx(10 / 12)  # one out-of-range answer, one without JSON
+    gold = [r["innovation_score"] for r in records[:10]]
+    expected_wape = sum(min(100.0, g + 5.0) - g for g in gold) / sum(gold)
+    assert results["wape,none"] == pytest.approx(expected_wape)
+    assert results["scheme1,none"] > 50 and 0 < results["scheme2,none"] <= 100
+    assert results["scheme2_physics,none"] > 0 and results["scheme2_finance,none"] > 0
+    sent = [json.loads(line) for line in log.read_text().splitlines()]
+    assert len(sent) == 12
+    prompt = sent[0]["messages"][-1]["content"]
+    assert prompt.startswith("Discipline: ") and "\nIdentifier: " in prompt and "innovation_score" in prompt
