@@ -7,14 +7,8 @@ A thin ``evaluate`` wrapper over :func:`scitaste_hf.rtaste.summaries.brier_summa
 import datasets
 import evaluate
 
+from scitaste_hf.rtaste.schema import CITATION
 from scitaste_hf.rtaste.summaries import brier_summary
-
-_CITATION = """\
-@misc{rtaste,
-  title = {rTaste: Do Research Agents Have Taste? Evaluating Early Stage Research Judgment},
-  year  = {2026}
-}
-"""
 
 _DESCRIPTION = """\
 rTaste Brier score: mean of (p - o)^2 over forecasts p of registered events and their outcomes o (1 occurred,
@@ -53,7 +47,7 @@ class RtasteBrier(evaluate.Metric):
         return evaluate.MetricInfo(
             module_type="metric",
             description=_DESCRIPTION,
-            citation=_CITATION,
+            citation=CITATION,
             inputs_description=_KWARGS_DESCRIPTION,
             features=datasets.Features({"predictions": datasets.Value("float64"),
                                         "references": datasets.Value("int32")}),

@@ -7,14 +7,8 @@ A thin ``evaluate`` wrapper over :func:`scitaste_hf.rtaste.summaries.ranking_sum
 import datasets
 import evaluate
 
+from scitaste_hf.rtaste.schema import CITATION
 from scitaste_hf.rtaste.summaries import ranking_summary
-
-_CITATION = """\
-@misc{rtaste,
-  title = {rTaste: Do Research Agents Have Taste? Evaluating Early Stage Research Judgment},
-  year  = {2026}
-}
-"""
 
 _DESCRIPTION = """\
 rTaste ranking: per condition (one agent run), whether the agent's first choice (rank 1) is the MVE the
@@ -52,7 +46,7 @@ class RtasteRanking(evaluate.Metric):
         return evaluate.MetricInfo(
             module_type="metric",
             description=_DESCRIPTION,
-            citation=_CITATION,
+            citation=CITATION,
             inputs_description=_KWARGS_DESCRIPTION,
             features=datasets.Features({"predictions": datasets.Sequence(datasets.Value("int32")),
                                         "references": datasets.Sequence(datasets.Value("float64"))}),

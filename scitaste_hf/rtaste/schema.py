@@ -34,6 +34,14 @@ NOVELTY_LABELS: tuple[str, ...] = ("equivalent", "close_variant", "distinct")
 #: Whether an executor delivered the MVE.
 OUTCOME_STATUSES: tuple[str, ...] = ("delivered", "failed")
 
+#: How to cite the rTaste study (metric cards, report).
+CITATION = """\
+@misc{rtaste,
+  title = {rTaste: Do Research Agents Have Taste? Evaluating Early Stage Research Judgment},
+  year  = {2026}
+}
+"""
+
 N_MVES = 5
 N_AUDITORS = 3
 N_NOVELTY_JUDGES = 2
