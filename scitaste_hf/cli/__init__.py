@@ -1,7 +1,8 @@
 """The ``scitaste`` command.
 
-Each subcommand is a module with ``add_arguments(parser)`` and ``run(args) -> int``; modules import heavy
-libraries inside ``run`` only, so that ``scitaste --help`` stays fast. Commands of the core live in
+Each subcommand is a module with ``add_arguments(parser)`` and ``run(args) -> int`` (or, for a command that
+hands its raw arguments to another tool, ``PASSTHROUGH = True`` and ``run_passthrough(argv)``); modules import
+heavy libraries inside ``run`` only, so that ``scitaste --help`` stays fast. Commands of the core live in
 :data:`CORE_COMMANDS`; the other top-level folders (dataset builder, Space) add theirs through the
 ``scitaste_hf.commands`` entry-point group, so the core never imports them.
 """
@@ -23,6 +24,7 @@ CORE_COMMANDS: tuple[tuple[str, str, str], ...] = (
     ("fetch", "scitaste_hf.sources.cli",
      "fetch OpenAlex/ADS/arXiv records as JSON lines (--cache-dir, --offline, --record)"),
     ("mirror", "scitaste_hf.cli.mirror", "serve an offline mirror of OpenAlex, ADS and arXiv (simulated or recorded)"),
+    ("eval", "scitaste_hf.cli.eval", "run lm-eval with the scitaste models and tasks (lm_eval arguments pass through)"),
     ("tasks-path", "scitaste_hf.cli.tasks_path", "print the folder of the lm-eval tasks (for --include_path)"),
     ("rtaste", "scitaste_hf.cli.rtaste", "score research-taste agents' registered experiments (rTaste)"),
     ("weights", "scitaste_hf.cli.weights",
@@ -53,16 +55,28 @@ def build_parser() -> argparse.ArgumentParser:
         cmd = sub.add_parser(name, help=help_text or (module.__doc__ or "").strip().splitlines()[0],
                              description=module.__doc__)
         module.add_arguments(cmd)
-        cmd.set_defaults(_run=module.run)
+        cmd.set_defaults(_run=getattr(module, "run", None))  # pass-through commands run before argparse
     return parser
+
+
+def _passthrough(argv: list[str]):
+    """The raw-argument runner of a command that hands its arguments to another tool (``scitaste eval``)."""
+    if not argv or argv[0] in ("-h", "--help"):
+        return None
+    for name, module_name, _ in CORE_COMMANDS:
+        if name == argv[0]:
+            module = importlib.import_module(module_name)
+            return module.run_passthrough if getattr(module, "PASSTHROUGH", False) else None
+    return None
 
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``scitaste`` console script."""
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    argv = sys.argv[1:] if argv is None else list(argv)
+    passthrough = _passthrough(argv)
+    args = None if passthrough else build_parser().parse_args(argv)
     try:
-        return int(args._run(args) or 0)
+        return int(passthrough(argv[1:]) if passthrough else args._run(args) or 0)
     except ScitasteError as exc:
         print(f"scitaste: error: {exc}", file=sys.stderr)
         return 2

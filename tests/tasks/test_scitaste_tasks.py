@@ -95,3 +95,28 @@ def test_lm_eval_run_against_a_scripted_chat_server(tmp_path, servers):
     assert len(sent) == 12
     prompt = sent[0]["messages"][-1]["content"]
     assert prompt.startswith("Discipline: ") and "\nIdentifier: " in prompt and "innovation_score" in prompt
+
+
+def test_scitaste_eval_with_the_baseline(tmp_path):
+    """`scitaste eval` passes lm_eval's arguments through, adds the tasks and registers scitaste-baseline."""
+    pytest.importorskip("lm_eval", reason="needs lm-eval: pip install 'scitaste-hf[lmeval]'")
+    from scitaste_hf.baseline import PriorBaseline
+    from scitaste_hf.schema import Answer
+
+    selected = [r for k, r in enumerate(GOLD) if k % 5 == 0]
+    backup = [r for k, r in enumerate(GOLD) if k % 5 != 0]
+    data = _dataset(tmp_path, selected, backup)
+    run = subprocess.run([SCITASTE, "eval", "--model", "scitaste-baseline", "--model_args", f"data_dir={data}",
+                          "--tasks", "scitaste_pure_qa", "--metadata", json.dumps({"data_dir": str(data)}),
+                          "--output_path", str(tmp_path / "out")], cwd=tmp_path, capture_output=True, text=True,
+                         timeout=300)
+    assert run.returncode == 0, run.stderr[-3000:]
+    results = json.loads(next((tmp_path / "out").rglob("results_*.json")).read_text())["results"]["scitaste_pure_qa"]
+    baseline = PriorBaseline.fit(backup)
+    expected = score_run(selected, {r["bibcode"]: Answer.model_validate(baseline.answer(r)) for r in selected},
+                         n_resamples=0)
+    assert results["coverage,none"] == 1.0
+    assert results["wape,none"] == pytest.approx(expected["overall"]["scheme2"]["wape"])
+    assert results["scheme1,none"] == pytest.approx(expected["overall"]["scheme1"]["scheme1"])
+    # one prior per discipline: no ranking within a discipline, so little correlation to reward
+    assert results["scheme1,none"] < 60

@@ -1,0 +1,45 @@
+"""Run lm-eval with scitaste-hf's models and tasks: every `lm_eval` argument passes through unchanged; the task
+folder is added to --include_path and the scitaste models (scitaste-baseline) are registered first.
+
+    scitaste eval --model scitaste-baseline --tasks scitaste_pure_qa --metadata '{"data_dir": "DIR"}'
+"""
+
+from __future__ import annotations
+
+import argparse
+
+#: This command takes its arguments raw (they are lm_eval's), not through argparse.
+PASSTHROUGH = True
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Arguments are lm_eval's; see `lm_eval --help`."""
+
+
+def run_passthrough(argv: list[str]) -> int:
+    """Register the models, add the task path, and hand ``argv`` to lm-eval's own command line."""
+    import sys
+
+    from scitaste_hf.errors import ScitasteError
+
+    try:
+        import lm_eval.models  # noqa: F401  lm-eval imports its built-in models only into an empty registry
+        from lm_eval.__main__ import cli_evaluate
+    except ImportError:
+        raise ScitasteError("scitaste eval needs lm-eval: pip install 'scitaste-hf[lmeval]'") from None
+    import scitaste_hf.lm_models  # noqa: F401  registers scitaste-baseline
+    from scitaste_hf.resources import bundled_dir
+
+    args = list(argv)
+    if "--include_path" not in args and not any(a.startswith("--include_path=") for a in args):
+        args += ["--include_path", str(bundled_dir("lm_eval_tasks"))]
+    saved = sys.argv
+    sys.argv = ["lm_eval", *args]
+    try:
+        cli_evaluate()
+    except SystemExit as exc:
+        return int(exc.code or 0) if isinstance(exc.code, int) else 1
+    finally:
+        sys.argv = saved
+    return 0
+
