@@ -67,3 +67,22 @@ def _read_file(path: Path) -> list[dict[str, Any]]:
     except Exception as exc:  # a corrupt Parquet or undecodable file: say which file, not where it broke
         raise ScitasteError(f"cannot read {path}: {exc}") from None
     raise ScitasteError(f"unsupported gold file type {suffix!r}: use .jsonl, .json or .parquet, or a dataset folder")
+
+
+def load_bibcode_map(dataset_dir: str | Path) -> dict[str, str]:
+    """The dataset's ``openalex_bibcode_map`` (bibcode -> OpenAlex work id), if it ships one.
+
+    Read from ``openalex_bibcode_map.json`` (an object), ``.jsonl`` or ``.parquet`` (rows with ``bibcode`` and
+    ``openalex_id``) in the dataset folder or its ``data/`` folder; an empty dict when there is none.
+    """
+    root = Path(dataset_dir)
+    for folder in (root, root / "data"):
+        for path in sorted(folder.glob("openalex_bibcode_map*")) if folder.is_dir() else ():
+            if path.suffix == ".json":
+                data = json.loads(path.read_text("utf-8"))
+                if isinstance(data, dict):
+                    return {str(k): str(v) for k, v in data.items()}
+            rows = _read_file(path) if path.suffix in (".jsonl", ".parquet") else []
+            if rows:
+                return {str(r["bibcode"]): str(r["openalex_id"]) for r in rows if r.get("openalex_id")}
+    return {}

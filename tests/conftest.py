@@ -84,3 +84,26 @@ def fake_hub(tmp_path):
                "HF_HUB_DISABLE_XET": "1"}, out
     finally:
         stop_server(server)
+
+
+#: The small simulated world that mirror-backed tests share: 470 candidates, seed 5.
+MIRROR_PAPERS, MIRROR_SEED = 470, 5
+
+
+@pytest.fixture(scope="session")
+def world():
+    """The same world the shared mirror serves (same papers and seed), for expected values."""
+    from scitaste_hf.simworld.world import generate
+
+    return generate(MIRROR_PAPERS, MIRROR_SEED)
+
+
+@pytest.fixture(scope="session")
+def mirror(servers, tmp_path_factory):
+    """`scitaste mirror serve` over that world on 127.0.0.1; yields its base URL (no trailing slash)."""
+    start, stop = servers
+    scitaste = str(Path(sys.executable).with_name("scitaste"))
+    proc, url = start([scitaste, "mirror", "serve", "--papers", str(MIRROR_PAPERS), "--seed", str(MIRROR_SEED),
+                       "--port", "{port}"], log=tmp_path_factory.mktemp("mirror") / "log.txt", ready="/health")
+    yield url.rstrip("/")
+    stop(proc)

@@ -13,7 +13,8 @@ RECORDED = Path(__file__).resolve().parents[2] / "scitaste_hf" / "data" / "recor
 
 @pytest.fixture(scope="session")
 def recorded() -> Path:
-    """The folder of recorded real responses (a copy of shared/fixtures/recorded, shipped in the package for `scitaste mirror serve --world recorded`)."""
+    """The folder of recorded real responses (a copy of shared/fixtures/recorded, shipped in the package for
+    `scitaste mirror serve --world recorded`)."""
     return RECORDED
 
 

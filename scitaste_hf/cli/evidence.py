@@ -1,0 +1,52 @@
+"""Freeze the nine tools' evidence for every paper of a dataset split once, as the `tool_evidence` config, so
+that every model is evaluated on identical evidence without API keys (`--source mirror` for the offline mirror,
+`--source live` for the real services with OPENALEX_API_KEY and ADS_API_TOKEN from the environment).
+"""
+
+from __future__ import annotations
+
+import argparse
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Arguments of ``scitaste evidence``."""
+    sub = parser.add_subparsers(dest="action", metavar="ACTION", required=True)
+    freeze = sub.add_parser("freeze", help="fetch every tool's output for every paper once")
+    freeze.add_argument("--dataset", required=True, help="dataset folder (Hub layout) or records file")
+    freeze.add_argument("--out", required=True, help="folder of the tool_evidence config")
+    freeze.add_argument("--split", default="selected", help="split to freeze (default selected)")
+    freeze.add_argument("--source", choices=("mirror", "live"), default="mirror", help="where the tools fetch from")
+    freeze.add_argument("--mirror-url", default="http://127.0.0.1:8765", help="URL printed by `scitaste mirror serve`")
+    freeze.add_argument("--workers", type=int, default=8, help="papers fetched concurrently")
+
+
+def run(args: argparse.Namespace) -> int:
+    """Build the tools over the chosen services and freeze their evidence."""
+    import os
+    from pathlib import Path
+
+    from rich.progress import Progress
+
+    from scitaste_hf.agent.evidence import freeze
+    from scitaste_hf.agent.tools import PaperRef, ToolBox
+    from scitaste_hf.records import load_bibcode_map, load_records
+    from scitaste_hf.sources import ADSClient, OpenAlexClient
+
+    records = load_records(args.dataset, args.split)
+    mapping = load_bibcode_map(args.dataset) if Path(args.dataset).is_dir() else {}
+    papers = {r["bibcode"]: PaperRef(r["bibcode"], r["discipline"], r.get("openalex_id") or mapping.get(r["bibcode"]),
+                                     r.get("doi")) for r in records}
+    cache = str(Path(args.out) / ".cache")
+    if args.source == "mirror":
+        url = args.mirror_url.rstrip("/")
+        openalex = OpenAlexClient(base_url=f"{url}/openalex", cache_dir=cache)
+        ads = ADSClient(base_url=f"{url}/ads/v1", token=os.environ.get("ADS_API_TOKEN", "mirror"), cache_dir=cache)
+    else:
+        openalex, ads = OpenAlexClient(cache_dir=cache), ADSClient(cache_dir=cache)
+    toolbox = ToolBox(openalex, ads, papers)
+    with Progress() as bar:
+        task = bar.add_task(f"freezing evidence of {len(papers)} papers", total=len(papers))
+        out = freeze(toolbox, papers, args.out, source=args.source, workers=args.workers,
+                     progress=lambda done: bar.update(task, completed=done))
+    print(f"wrote {out} ({len(papers)} papers x 9 tools)")
+    return 0

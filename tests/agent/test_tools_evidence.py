@@ -1,0 +1,97 @@
+"""The nine tools over the mirror, and their frozen evidence."""
+
+import json
+import time
+
+import pytest
+
+from scitaste_hf.agent.evidence import FILE, FrozenToolBox
+from scitaste_hf.agent.tools import TOOL_NAMES, TOOL_SCHEMAS, PaperRef, ToolBox
+from scitaste_hf.cli import main
+from scitaste_hf.sources import ADSClient, OpenAlexClient
+
+
+@pytest.fixture(scope="module")
+def papers(world):
+    physics = next(i for i in range(world.n_candidates) if i in world.bibcode and len(world.citers(i)) >= 3)
+    others = [i for i in range(world.n_candidates) if world.discipline(i) != "physics"][:3]
+    refs = {world.bibcode[physics]: PaperRef(world.bibcode[physics], "physics", None, world.doi(physics))}
+    for i in others:
+        refs[f"SYN-{i}"] = PaperRef(f"SYN-{i}", world.discipline(i), world.work_id(i), world.doi(i))
+    return refs, physics, others
+
+
+def _toolbox(mirror, papers):
+    return ToolBox(OpenAlexClient(base_url=f"{mirror}/openalex", cache_dir=None),
+                   ADSClient(base_url=f"{mirror}/ads/v1", token="t", cache_dir=None), papers)
+
+
+def test_schemas_are_openai_functions():
+    assert [s["function"]["name"] for s in TOOL_SCHEMAS] == list(TOOL_NAMES) and len(TOOL_NAMES) == 9
+    for schema in TOOL_SCHEMAS:
+        assert schema["type"] == "function" and schema["function"]["parameters"]["required"] == ["bibcode"]
+
+
+def test_tools_return_raw_evidence_of_the_world(mirror, world, papers):
+    refs, physics, others = papers
+    toolbox = _toolbox(mirror, refs)
+    bib = world.bibcode[physics]
+    history = toolbox.call("citation_history", {"bibcode": bib})
+    assert history["source"] == "ads" and history["total"] == len(world.citers(physics))
+    assert sum(history["by_year"].values()) == len(world.citers(physics))
+    citing = toolbox.call("citing_works", json.dumps({"bibcode": bib}))
+    own = set(world.references(physics).tolist())
+    expected = sum(bool(own & set(world.references(int(c)).tolist())) for c in world.citers(physics))
+    assert citing["count"] == len(world.citers(physics)) and citing["also_cite_references"] == expected
+    other = others[0]
+    refs_out = toolbox.call("references", {"bibcode": f"SYN-{other}"})
+    assert refs_out["count"] == len(world.references(other))
+    topics = toolbox.call("concepts_topics", {"bibcode": f"SYN-{other}"})
+    assert topics["topics"][0]["score"] >= 0.9
+    journal = toolbox.call("journal_profile", {"bibcode": f"SYN-{other}"})
+    assert journal["journal"].endswith("(synthetic)") and journal["two_year_mean_citedness"] > 0
+    for name in TOOL_NAMES:  # nothing derived from the gold labels
+        out = json.dumps(toolbox.call(name, {"bibcode": f"SYN-{other}"}))
+        assert "innovation_score" not in out and "dimension_scores" not in out
+
+
+def test_bad_calls_answer_errors_for_the_model(mirror, papers):
+    toolbox = _toolbox(mirror, papers[0])
+    assert "unknown tool" in toolbox.call("rank_paper", {"bibcode": "x"})["error"]
+    assert "JSON object" in toolbox.call("references", "{not json")["error"]
+    assert "unknown bibcode" in toolbox.call("references", {"bibcode": "NOPE"})["error"]
+    assert "unknown bibcode" in toolbox.call("references", {})["error"]
+
+
+def test_freeze_then_answer_identically_and_fast(mirror, papers, tmp_path):
+    from dataset_builder.layout import write_dataset
+    from scitaste_hf.schema import DEFAULT_WEIGHTS, DIMENSIONS, record_features
+
+    refs, _, _ = papers
+    records = [{**dict.fromkeys(record_features()), "bibcode": b, "discipline": p.discipline,
+                "openalex_id": p.openalex_id, "doi": p.doi, "title": "t", "abstract": "a", "year": 2000,
+                "innovation_score": 50.0, "dimension_scores": dict.fromkeys(DIMENSIONS, 50.0)} for b, p in refs.items()]
+    dataset = write_dataset(tmp_path / "ds", {"selected": records, "backup": records[:1]}, DEFAULT_WEIGHTS,
+                            synthetic=True)
+    out = tmp_path / "evidence"
+    assert main(["evidence", "freeze", "--dataset", str(dataset), "--out", str(out), "--mirror-url", mirror]) == 0
+    frozen = FrozenToolBox.load(out)
+    assert len(frozen.evidence) == 9 * len(refs)
+    live = _toolbox(mirror, refs)
+    bib = next(iter(refs))
+    for name in TOOL_NAMES:
+        assert frozen.call(name, {"bibcode": bib}) == json.loads(json.dumps(live.call(name, {"bibcode": bib})))
+    assert "unknown bibcode" in frozen.call("references", {"bibcode": "NOPE"})["error"]
+    start = time.perf_counter()
+    for _ in range(1000):
+        frozen.call("references", {"bibcode": bib})
+    assert (out / FILE).is_file() and "tool_evidence" in (out / "README.md").read_text()
+    per_call = (time.perf_counter() - start) / 1000
+    print(f"frozen tool call: {per_call * 1e6:.1f} us")  # a figure, not a timed assertion
+
+
+def test_freeze_without_evidence_folder_is_a_clear_error(tmp_path):
+    from scitaste_hf.errors import ScitasteError
+
+    with pytest.raises(ScitasteError, match="run `scitaste evidence freeze` first"):
+        FrozenToolBox.load(tmp_path)
