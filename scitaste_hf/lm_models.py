@@ -1,43 +1,133 @@
 """lm-eval models of scitaste-hf, registered when ``scitaste eval`` starts (lm-eval 0.4 has no plugin lookup).
 
-``scitaste-baseline``: the offline, deterministic floor of the leaderboard (:mod:`scitaste_hf.baseline`).
+- ``scitaste-agent``: any OpenAI-compatible chat endpoint run through the DimAgent-v3 loop of the task's mode.
+- ``scitaste-baseline``: the offline, deterministic floor of the leaderboard, through the same loop.
+
+The mode comes from the task's ``generation_kwargs`` (``scitaste_mode``; tool-free when absent) and the paper
+from the request's document. A failed item never stops a run: it becomes a counted failure with its reason.
+Each item appends a trace line (messages, tool calls, latency, token usage) to a JSONL file.
 """
 
 from __future__ import annotations
 
+import json
 import os
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 from typing import Any
 
 from lm_eval.api.model import LM
 from lm_eval.api.registry import register_model
 
-from scitaste_hf.baseline import PriorBaseline
+from scitaste_hf.agent.loop import failure_text, run_item
+from scitaste_hf.errors import ScitasteError
 from scitaste_hf.schema import HUB_DATASET
 
 
+def _tools(evidence_dir: str | None, data_dir: str | None):
+    """Frozen evidence: ``evidence_dir``, else ``$SCITASTE_EVIDENCE_DIR``, else ``tool_evidence`` beside the data;
+    None when there is none (tool modes then fail each item with a clear reason)."""
+    from scitaste_hf.agent.evidence import FrozenToolBox
+
+    folder = evidence_dir or os.environ.get("SCITASTE_EVIDENCE_DIR") or (
+        str(Path(data_dir) / "tool_evidence") if data_dir else None)
+    return FrozenToolBox.load(folder) if folder and Path(folder).is_dir() else None
+
+
+class _LoopLM(LM):
+    """Runs each request through :func:`~scitaste_hf.agent.loop.run_item`, ``num_concurrent`` at a time."""
+
+    def __init__(self, chat, tools, *, num_concurrent: int = 1, trace_path: str | None = None) -> None:
+        super().__init__()
+        self.chat, self.tools = chat, tools
+        self.num_concurrent = max(1, int(num_concurrent))
+        self.trace_path = Path(trace_path or os.environ.get("SCITASTE_TRACE", "scitaste-traces.jsonl"))
+        self._lock = threading.Lock()
+
+    def _one(self, request) -> str:
+        doc = request.doc
+        gen_kwargs = request.args[1] if len(request.args) > 1 and isinstance(request.args[1], dict) else {}
+        mode = gen_kwargs.get("scitaste_mode", "pure_qa")
+        if mode not in ("pure_qa", "native_search") and self.tools is None:
+            text = failure_text("other", "no frozen evidence: run `scitaste evidence freeze` or set evidence_dir")
+            self._trace({"bibcode": doc.get("bibcode"), "mode": mode, "error": text})
+            return text
+        outcome = run_item(self.chat, self.tools, doc, mode)
+        self._trace(outcome.trace)
+        return failure_text(outcome.failure, outcome.trace.get("error", "")) if outcome.failure else outcome.text
+
+    def _trace(self, line: dict[str, Any]) -> None:
+        with self._lock:
+            self.trace_path.parent.mkdir(parents=True, exist_ok=True)
+            with open(self.trace_path, "a", encoding="utf-8") as fh:
+                fh.write(json.dumps(line, default=str) + "\n")
+
+    def generate_until(self, requests, disable_tqdm: bool = False) -> list[str]:
+        """One reply per request, in order."""
+        with ThreadPoolExecutor(max_workers=self.num_concurrent) as pool:
+            return list(pool.map(self._one, requests))
+
+    def loglikelihood(self, requests, disable_tqdm: bool = False):
+        raise NotImplementedError("scitaste models only generate answers (generate_until tasks)")
+
+    def loglikelihood_rolling(self, requests, disable_tqdm: bool = False):
+        raise NotImplementedError("scitaste models only generate answers (generate_until tasks)")
+
+
+@register_model("scitaste-agent")
+class AgentLM(_LoopLM):
+    """An OpenAI-compatible chat model behind the DimAgent-v3 loop.
+
+    Parameters (``--model_args``)
+    -----------------------------
+    base_url : str
+        The endpoint root ending in ``/v1`` (vLLM, llama.cpp, OpenAI, OpenRouter, ...).
+    model : str
+    num_concurrent : int
+        Papers in flight at once.
+    profile : str
+        A key of :data:`scitaste_hf.agent.chat.PROFILES` (parameters the provider accepts).
+    evidence_dir, data_dir : str
+        Frozen evidence (see :func:`_tools`).
+    trace_path : str
+        JSONL trace file (default ``$SCITASTE_TRACE`` or ``scitaste-traces.jsonl``).
+    timeout, max_retries : float, int
+        Per request. The API key comes from ``$OPENAI_API_KEY``.
+    """
+
+    def __init__(self, base_url: str, model: str, num_concurrent: int = 1, profile: str = "default",
+                 evidence_dir: str | None = None, data_dir: str | None = None, trace_path: str | None = None,
+                 timeout: float = 120.0, max_retries: int = 4, **_lm_eval_options: Any) -> None:
+        from scitaste_hf.agent.chat import PROFILES, ChatClient
+
+        if profile not in PROFILES:
+            raise ScitasteError(f"unknown profile {profile!r}; known: {', '.join(PROFILES)}")
+        client = ChatClient(base_url, model, api_key=os.environ.get("OPENAI_API_KEY"), profile=PROFILES[profile],
+                            timeout=float(timeout), max_retries=int(max_retries))
+        super().__init__(client.chat, _tools(evidence_dir, data_dir), num_concurrent=int(num_concurrent),
+                         trace_path=trace_path)
+
+
 @register_model("scitaste-baseline")
-class BaselineLM(LM):
-    """Answers every paper with its discipline's priors learned from the ``backup`` split.
+class BaselineLM(_LoopLM):
+    """The offline baseline: discipline priors learned from the ``backup`` split without tools, fixed maps from
+    the tools' raw evidence in the tool modes (:mod:`scitaste_hf.baseline`).
 
     Parameters (``--model_args``)
     -----------------------------
     data_dir : str, optional
         The dataset whose ``backup`` split the priors come from; default ``$SCITASTE_DATA_DIR``, else the Hub.
+    evidence_dir, trace_path, num_concurrent
+        As for ``scitaste-agent``.
     """
 
-    def __init__(self, data_dir: str | None = None, **_lm_eval_options: Any) -> None:
-        super().__init__()
+    def __init__(self, data_dir: str | None = None, evidence_dir: str | None = None, trace_path: str | None = None,
+                 num_concurrent: int = 4, **_lm_eval_options: Any) -> None:
+        from scitaste_hf.baseline import BaselineChat, PriorBaseline
         from scitaste_hf.records import load_records
 
         source = data_dir or os.environ.get("SCITASTE_DATA_DIR") or HUB_DATASET
-        self.baseline = PriorBaseline.fit(load_records(source, "backup"))
-
-    def generate_until(self, requests, disable_tqdm: bool = False) -> list[str]:
-        """One JSON answer per request, from the request's document."""
-        return [self.baseline.reply(request.doc) for request in requests]
-
-    def loglikelihood(self, requests, disable_tqdm: bool = False):
-        raise NotImplementedError("scitaste-baseline only generates answers (generate_until tasks)")
-
-    def loglikelihood_rolling(self, requests, disable_tqdm: bool = False):
-        raise NotImplementedError("scitaste-baseline only generates answers (generate_until tasks)")
+        chat = BaselineChat(PriorBaseline.fit(load_records(source, "backup")))
+        super().__init__(chat, _tools(evidence_dir, data_dir or os.environ.get("SCITASTE_DATA_DIR")),
+                         num_concurrent=int(num_concurrent), trace_path=trace_path)

@@ -11,8 +11,9 @@ import os
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from scitaste_hf.agent.loop import failure_of
 from scitaste_hf.prompts import paper_prompt
-from scitaste_hf.schema import DIMENSIONS, DISCIPLINES, HUB_DATASET, Answer, Failure
+from scitaste_hf.schema import DIMENSIONS, DISCIPLINES, FAILURE_REASONS, HUB_DATASET, Answer, Failure
 from scitaste_hf.scoring import parse_answer, score_run
 
 #: Metric names of every task: the overall figures and Scheme 2 per discipline.
@@ -50,7 +51,9 @@ def _gold(doc: Mapping[str, Any]) -> list[float]:
 def process_results(doc: Mapping[str, Any], results: Sequence[str]) -> dict[str, dict[str, Any]]:
     """One item per metric: the parsed answer (or its failure reason) beside the gold scores, JSON-safe so that
     lm-eval can log it with the sample."""
-    answer = parse_answer(results[0] if results else "")
+    text = results[0] if results else ""
+    reason = failure_of(text)
+    answer = Failure(reason if reason in FAILURE_REASONS else "other", text) if reason else parse_answer(text)
     item = {"bibcode": doc["bibcode"], "discipline": doc["discipline"], "gold": _gold(doc),
             "pred": list(answer.vector()) if isinstance(answer, Answer) else None,
             "reason": answer.reason if isinstance(answer, Failure) else None}
