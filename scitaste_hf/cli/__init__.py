@@ -25,6 +25,7 @@ CORE_COMMANDS: tuple[tuple[str, str, str], ...] = (
      "fetch OpenAlex/ADS/arXiv records as JSON lines (--cache-dir, --offline, --record)"),
     ("mirror", "scitaste_hf.cli.mirror", "serve an offline mirror of OpenAlex, ADS and arXiv (simulated or recorded)"),
     ("eval", "scitaste_hf.cli.eval", "run lm-eval with the scitaste models and tasks (lm_eval arguments pass through)"),
+    ("preflight", "scitaste_hf.cli.preflight", "check a model endpoint on a few papers per mode before a large run"),
     ("evidence", "scitaste_hf.cli.evidence", "freeze the nine tools' evidence of a dataset (tool_evidence config)"),
     ("tasks-path", "scitaste_hf.cli.tasks_path", "print the folder of the lm-eval tasks (for --include_path)"),
     ("rtaste", "scitaste_hf.cli.rtaste", "score research-taste agents' registered experiments (rTaste)"),

@@ -1,0 +1,99 @@
+"""Check an endpoint before a large run: a few papers in each mode, then per mode whether the model called tools,
+whether its answers parsed, and which parameters the endpoint rejected (a whole run can be lost to that).
+"""
+
+from __future__ import annotations
+
+import argparse
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Arguments of ``scitaste preflight``."""
+    parser.add_argument("--base-url", required=True, help="OpenAI-compatible endpoint root ending in /v1")
+    parser.add_argument("--model", required=True, help="model name the endpoint serves")
+    parser.add_argument("--profile", default="default", help="provider profile (see scitaste_hf.agent.chat)")
+    parser.add_argument("--data-dir", help="dataset folder (default: the bundled synthetic example, tool modes "
+                                           "need frozen evidence in DATA/tool_evidence)")
+    parser.add_argument("--papers", type=int, default=3, help="papers per mode (default 3)")
+    parser.add_argument("--timeout", type=float, default=120.0, help="seconds per request")
+
+
+def probe(client, tools, records, mode: str) -> dict:
+    """Run ``records`` in ``mode``; count tool calls, parsed answers and failures, keep the first error."""
+    from scitaste_hf.agent.loop import run_item
+    from scitaste_hf.schema import Answer
+    from scitaste_hf.scoring import parse_answer
+
+    out = {"mode": mode, "papers": len(records), "tool_calls": 0, "parsed": 0, "failures": {}, "error": None}
+    for record in records:
+        outcome = run_item(client.chat, tools, record, mode)
+        out["tool_calls"] += len(outcome.trace.get("calls", []))
+        result = outcome.failure or (None if isinstance(parse_answer(outcome.text), Answer)
+                                     else parse_answer(outcome.text).reason)
+        if result is None:
+            out["parsed"] += 1
+        else:
+            out["failures"][result] = out["failures"].get(result, 0) + 1
+            out["error"] = out["error"] or outcome.trace.get("error")
+    return out
+
+
+def run(args: argparse.Namespace) -> int:
+    """Probe every mode and print the verdict; exit 1 when a mode parsed no answer."""
+    import dataclasses
+    import os
+    from importlib import resources
+    from pathlib import Path
+
+    from rich.console import Console
+    from rich.table import Table
+
+    from scitaste_hf.agent.chat import PROFILES, ChatClient
+    from scitaste_hf.agent.evidence import FrozenToolBox
+    from scitaste_hf.errors import ScitasteError
+    from scitaste_hf.records import load_records
+    from scitaste_hf.schema import MODES
+
+    if args.profile not in PROFILES:
+        raise ScitasteError(f"unknown profile {args.profile!r}; known: {', '.join(PROFILES)}")
+    source = args.data_dir or str(resources.files("scitaste_hf").joinpath("data/examples/gold.jsonl"))
+    records = load_records(source, "selected")[: max(1, args.papers)]
+    evidence = Path(args.data_dir or "", "tool_evidence")
+    tools = FrozenToolBox.load(evidence) if args.data_dir and evidence.is_dir() else None
+    profile = PROFILES[args.profile]
+    client = ChatClient(args.base_url, args.model, api_key=os.environ.get("OPENAI_API_KEY"), profile=profile,
+                        timeout=args.timeout, max_retries=1)
+    rows, advice = [], []
+    for mode in MODES:
+        if mode.startswith("dimagent") and tools is None:
+            rows.append({"mode": mode, "skipped": "no frozen evidence (run `scitaste evidence freeze` into "
+                                                  "DATA/tool_evidence)"})
+            continue
+        if mode in ("native_search", "dimagent_v3_native") and not profile.search:
+            rows.append({"mode": mode, "skipped": f"profile {args.profile!r} has no web search switch"})
+            continue
+        row = probe(client, tools, records, mode)
+        if row["parsed"] == 0 and "400" in str(row["error"]) and profile.temperature_with_tools and tools:
+            # The usual culprit: temperature together with tools. Try once without it and say so.
+            lenient = ChatClient(args.base_url, args.model, api_key=os.environ.get("OPENAI_API_KEY"),
+                                 profile=dataclasses.replace(profile, temperature_with_tools=False),
+                                 timeout=args.timeout, max_retries=1)
+            if probe(lenient, tools, records[:1], mode)["parsed"]:
+                advice.append(f"{mode}: the endpoint rejects temperature together with tools; use a profile with "
+                              "temperature_with_tools=False (e.g. openai-reasoning)")
+        rows.append(row)
+    table = Table(title=f"preflight of {args.model} at {args.base_url}")
+    for column in ("mode", "papers", "tool calls", "parsed", "failures", "first error"):
+        table.add_column(column)
+    for row in rows:
+        if "skipped" in row:
+            table.add_row(row["mode"], "", "", "", "skipped", row["skipped"])
+            continue
+        failures = ", ".join(f"{k} {v}" for k, v in row["failures"].items())
+        table.add_row(row["mode"], str(row["papers"]), str(row["tool_calls"]), f"{row['parsed']}/{row['papers']}",
+                      failures, (row["error"] or "")[:80])
+    console = Console(width=150)
+    console.print(table)
+    for line in advice:
+        console.print(f"[yellow]{line}[/yellow]")
+    return 0 if all("skipped" in r or r["parsed"] for r in rows) else 1

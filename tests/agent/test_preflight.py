@@ -1,0 +1,69 @@
+"""`scitaste preflight` against scripted endpoints: a good one, and one that rejects temperature with tools."""
+
+import json
+import re
+import sys
+from pathlib import Path
+
+from scitaste_hf.agent.tools import TOOL_NAMES
+from scitaste_hf.cli import main
+from scitaste_hf.schema import DIMENSIONS
+
+ROOT = Path(__file__).resolve().parents[2]
+ANSWER = json.dumps({"innovation_score": 55.0, "dimension_scores": dict.fromkeys(DIMENSIONS, 55.0)})
+
+
+def _server(servers, tmp_path, script):
+    path, log = tmp_path / "script.json", tmp_path / "requests.jsonl"
+    path.write_text(json.dumps(script))
+    start, _ = servers
+    return start([sys.executable, str(ROOT / "tests" / "fixtures" / "scripted_chat.py"), "{port}", str(path),
+                  str(log)], log=tmp_path / "server.log", ready="/health")
+
+
+def _evidence_dataset(tmp_path):
+    """A dataset folder with frozen evidence for the first three example papers (hand-written payloads)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from dataset_builder.layout import write_dataset
+    from scitaste_hf.agent.evidence import FILE
+    from scitaste_hf.records import load_records
+    from scitaste_hf.schema import DEFAULT_WEIGHTS, record_features
+
+    gold = load_records(ROOT / "scitaste_hf" / "data" / "examples" / "gold.jsonl")
+    full = [{**dict.fromkeys(record_features()), **r} for r in gold[:6]]
+    data = write_dataset(tmp_path / "ds", {"selected": full[:3], "backup": full[3:]}, DEFAULT_WEIGHTS, synthetic=True)
+    rows = [{"bibcode": r["bibcode"], "tool": t, "payload": json.dumps({"tool": t}), "fetched_at": "2026-11-30"}
+            for r in gold[:3] for t in TOOL_NAMES]
+    (data / "tool_evidence").mkdir()
+    pq.write_table(pa.Table.from_pylist(rows), data / "tool_evidence" / FILE)
+    return data
+
+
+def test_preflight_reports_per_mode(servers, tmp_path, capsys):
+    proc, url = _server(servers, tmp_path, {
+        "rules": [{"contains": "Identifier", "tools": True,
+                   "reply": {"tool_calls": [{"name": n, "arguments": {"bibcode": "x"}} for n in TOOL_NAMES[:2]]}}],
+        "default": ANSWER})
+    try:
+        code = main(["preflight", "--base-url", f"{url}v1", "--model", "m", "--data-dir",
+                     str(_evidence_dataset(tmp_path))])
+    finally:
+        servers[1](proc)
+    out = capsys.readouterr().out
+    assert code == 0
+    assert "pure_qa" in out and "3/3" in out and "no web search switch" in out
+    # two tool calls for each of three papers, every answer parsed
+    assert re.search(r"dimagent_v3\s+│\s+3\s+│\s+6\s+│\s+3/3", out), out
+
+
+def test_preflight_finds_rejected_temperature(servers, tmp_path, capsys):
+    proc, url = _server(servers, tmp_path, {"reject_temperature_with_tools": True, "rules": [], "default": ANSWER})
+    try:
+        code = main(["preflight", "--base-url", f"{url}v1", "--model", "m", "--data-dir",
+                     str(_evidence_dataset(tmp_path))])
+    finally:
+        servers[1](proc)
+    out = capsys.readouterr().out
+    assert code == 1 and "rejects temperature together with tools" in out and "api_error 3" in out
