@@ -207,3 +207,15 @@ def test_filters_compare_and_scatter(board):
     assert len(points) == 24 and {"gold", "predicted", "discipline"} <= set(points[0])
     with pytest.raises(ScitasteError, match="no run #99"):
         board.result(99)
+
+
+def test_baseline_rows_are_shown_and_labelled(board):
+    """The offline baseline's runs (written by the demo) sit in the table as kind 'baseline', not rate-limited."""
+    for seed in range(3):
+        board.submit(_bytes(_lines(seed=seed)), "scitaste-baseline", MODES_FOR_BASELINE[seed], kind="baseline")
+    rows = board.rows()
+    assert {r["kind"] for r in rows} == {"baseline"} and len(rows) == 3
+    assert sorted(r["mode"] for r in rows) == sorted(MODES_FOR_BASELINE[:3])
+
+
+MODES_FOR_BASELINE = ("pure_qa", "native_search", "dimagent_v3", "dimagent_v3_native")
