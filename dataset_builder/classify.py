@@ -105,3 +105,40 @@ def deduplicate(collected: Mapping[str, Sequence[str]], texts: Mapping[str, str]
             if work not in best or score < best[work][:2]:
                 best[work] = (*score, cell_id)
     return {work: cell for work, (_, _, cell) in best.items()}
+
+
+def label(papers: Sequence[dict], taxonomy: Taxonomy) -> list[dict]:
+    """Give every fused paper its sub-discipline: the cascade for physics, the de-duplicated collection cell for
+    the other disciplines.
+
+    Parameters
+    ----------
+    papers : sequence of dict
+        Fused papers (:func:`dataset_builder.fuse.fuse_candidates`): ``bibcode``, ``discipline``, ``cells``,
+        ``title``, ``abstract``, ``arxiv_class``, ``bibstem``.
+    taxonomy : Taxonomy
+
+    Returns
+    -------
+    list of dict
+        The papers with ``subcategory_id``, ``subcategory_name`` (None when unclassified) and ``label_stage``
+        (a cascade stage, ``construction`` or ``unclassified``).
+    """
+    physics = taxonomy.of("physics")
+    collected: dict[str, list[str]] = {}
+    for p in papers:
+        for cell in p["cells"]:
+            collected.setdefault(cell, []).append(p["bibcode"])
+    texts = {p["bibcode"]: f"{p.get('title') or ''} {p.get('abstract') or ''}" for p in papers if p["cells"]}
+    owner = deduplicate(collected, texts, taxonomy)
+    out = []
+    for p in papers:
+        if p["discipline"] == "physics":
+            found = classify_physics(physics, arxiv_class=p.get("arxiv_class"), bibstem=p.get("bibstem"),
+                                     title=p.get("title") or "", abstract=p.get("abstract") or "")
+            cell, stage = found.cell, found.stage
+        else:
+            cell, stage = owner[p["bibcode"]], "construction"
+        out.append({**p, "subcategory_id": cell, "subcategory_name": taxonomy.get(cell).name if cell else None,
+                    "label_stage": stage})
+    return out

@@ -111,7 +111,7 @@ periodically; 50 papers per discipline give wide intervals; the corpus is Englis
 
 def write_dataset(out_dir: str | Path, splits: Mapping[str, Sequence[Mapping[str, Any]]],
                   weights: Mapping[str, float], *, synthetic: bool, summary: str = "",
-                  overwrite: bool = False) -> Path:
+                  overwrite: bool = False, extra_files: Mapping[str, str] | None = None) -> Path:
     """Write both splits and the card to ``out_dir``, atomically (a temporary folder renamed at the end).
 
     Parameters
@@ -128,6 +128,8 @@ def write_dataset(out_dir: str | Path, splits: Mapping[str, Sequence[Mapping[str
         Extra Markdown for the card's construction section (the build's counts).
     overwrite : bool
         Replace an existing folder.
+    extra_files : mapping of relative path to text, optional
+        Further files of the folder (``openalex_bibcode_map.json``); ``load_dataset`` reads only the splits.
     """
     import pyarrow as pa
     import pyarrow.parquet as pq
@@ -146,6 +148,8 @@ def write_dataset(out_dir: str | Path, splits: Mapping[str, Sequence[Mapping[str
             pq.write_table(table, tmp / "data" / f"{split}-00000-of-00001.parquet")
         counts = {s: len(splits.get(s, ())) for s in SPLITS}
         (tmp / "README.md").write_text(card(counts, weights, synthetic=synthetic, summary=summary), "utf-8")
+        for name, text in (extra_files or {}).items():
+            (tmp / name).write_text(text, "utf-8")
         if out.exists():
             shutil.rmtree(out)
         out.parent.mkdir(parents=True, exist_ok=True)

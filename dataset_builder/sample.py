@@ -35,7 +35,8 @@ class Splits:
     short_disciplines: list[tuple[str, int, int]] = field(default_factory=list)
 
 
-def _quotas(total: int, keys: Sequence[str]) -> dict[str, int]:
+def quotas(total: int, keys: Sequence[str]) -> dict[str, int]:
+    """``total`` split as evenly as possible over ``keys``, the first ones taking the remainder."""
     base, extra = divmod(total, len(keys))
     return {k: base + (i < extra) for i, k in enumerate(keys)}
 
@@ -64,7 +65,7 @@ def _select(pool: Sequence[Mapping[str, Any]], cells: Sequence[str], n: int, rng
     scores = np.array([r["innovation_score"] for r in pool])
     quartile = np.searchsorted(np.quantile(scores, [0.25, 0.5, 0.75]), scores, side="right")
     jitter = rng.random(len(pool))
-    quota = _quotas(n, cells)
+    quota = quotas(n, cells)
     by_cell = {c: [i for i, r in enumerate(pool) if r["subcategory_id"] == c] for c in cells}
     tiers: Counter[str | None] = Counter()
     quartiles: Counter[int] = Counter()
@@ -126,7 +127,7 @@ def sample_splits(records: Sequence[Mapping[str, Any]], taxonomy: Taxonomy, *, s
     for discipline in DISCIPLINES:
         cells = [c.id for c in taxonomy.of(discipline)]
         mine = sorted((r for r in records if r["discipline"] == discipline), key=lambda r: r["bibcode"])
-        quota = _quotas(per_discipline, cells)
+        quota = quotas(per_discipline, cells)
         kept: list[Mapping[str, Any]] = []
         extras: list[Mapping[str, Any]] = []
         for cell in cells:

@@ -133,7 +133,9 @@ class OpenAlexApi:
         for clause in self._clauses(query.get("filter", "")):
             mask &= self._apply(*clause)
         if query.get("search"):
-            relevance = self._search(query["search"], self._text)
+            # Only the works the filters kept are searched: a full-text scan of the whole world per request would
+            # make a filtered search as slow as an unfiltered one.
+            relevance = self._search(query["search"], self._text, np.flatnonzero(mask))
             mask &= relevance > 0
         rows = np.flatnonzero(mask)
         rows = self._sort(rows, query.get("sort"), relevance)
@@ -242,16 +244,17 @@ class OpenAlexApi:
         return (y >= low) & (y <= high)
 
     @staticmethod
-    def _search(text: str, corpus: list[str]) -> np.ndarray:
-        """Terms matched per work (0: no match) for ``a OR "b c" OR d e``."""
+    def _search(text: str, corpus: list[str], rows: np.ndarray | None = None) -> np.ndarray:
+        """Terms matched per work (0: no match) for ``a OR "b c" OR d e``; only ``rows`` are searched when given,
+        the others count 0."""
         terms = [t.strip() for t in re.split(r"\s+OR\s+", text) if t.strip()]
         patterns = []
         for term in terms:
             words = [term.strip('"').lower()] if term.startswith('"') else term.lower().split()
             patterns.append([re.compile(r"(?<![a-z0-9])" + re.escape(word) + r"(?![a-z0-9])") for word in words])
         hits = np.zeros(len(corpus))
-        for k, doc in enumerate(corpus):
-            hits[k] = sum(all(p.search(doc) for p in group) for group in patterns)
+        for k in range(len(corpus)) if rows is None else rows:
+            hits[k] = sum(all(p.search(corpus[k]) for p in group) for group in patterns)
         return hits
 
     def _sort(self, rows: np.ndarray, sort: str | None, relevance: np.ndarray | None) -> np.ndarray:

@@ -1,0 +1,86 @@
+"""Build the SciTaste-Bench dataset: collect from NASA ADS / OpenAlex / arXiv (or the offline mirror), fuse,
+classify, score with the Academic Taste Index, sample the selected/backup splits and write them in the Hub layout.
+Resumable: the work directory (DIR.work) keeps the response cache and each finished stage.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Arguments of ``scitaste build``."""
+    parser.add_argument("--source", choices=("mirror", "live"), default="mirror",
+                        help="the offline mirror (default) or the real services (ADS_API_TOKEN, optionally "
+                             "OPENALEX_API_KEY / OPENALEX_MAILTO from the environment)")
+    parser.add_argument("--mirror-url", help="URL printed by `scitaste mirror serve` (with --source mirror)")
+    parser.add_argument("--out", required=True, help="dataset folder to write")
+    parser.add_argument("--work-dir", help="response cache and stage checkpoints (default: OUT.work)")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the sampling (default 0)")
+    parser.add_argument("--per-discipline", type=int, default=1000,
+                        help="papers per discipline over both splits (default 1000)")
+    parser.add_argument("--selected-per-discipline", type=int, default=50,
+                        help="papers per discipline in the selected split (default 50)")
+    parser.add_argument("--resume", action="store_true", help="reuse the stages an earlier run finished")
+    parser.add_argument("--overwrite", action="store_true", help="replace an existing --out")
+    parser.add_argument("--max-retries", type=int, default=5, help="retries of a failing request (default 5)")
+    parser.add_argument("--taxonomy", help="taxonomy YAML file (default: the packaged one, paper Table 2)")
+
+
+class _Bars:
+    """A rich progress bar per stage."""
+
+    def __init__(self) -> None:
+        self.progress = None  # the rich Progress, set when the build starts
+        self.task = None
+
+    def start(self, stage: str, total: int | None) -> None:
+        self.task = self.progress.add_task(stage, total=total)
+
+    def advance(self, n: int) -> None:
+        self.progress.advance(self.task, n)
+
+    def finish(self, stage: str, note: str) -> None:
+        task = self.progress.tasks[-1]
+        self.progress.update(task.id, completed=task.total or task.completed, total=task.total or task.completed,
+                             description=f"{stage} ({note})")
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run the build and print its summary."""
+    import time
+    from pathlib import Path
+
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+    from rich.table import Table
+
+    from dataset_builder.pipeline import Build, BuildConfig
+    from dataset_builder.summary import tables
+    from scitaste_hf.taxonomy import load_taxonomy
+
+    config = BuildConfig(out=Path(args.out), source=args.source, mirror_url=args.mirror_url,
+                         work_dir=Path(args.work_dir) if args.work_dir else None, seed=args.seed,
+                         per_discipline=args.per_discipline, selected_per_discipline=args.selected_per_discipline,
+                         resume=args.resume, overwrite=args.overwrite, max_retries=args.max_retries)
+    bars = _Bars()
+    build = Build(config, taxonomy=load_taxonomy(args.taxonomy), reporter=bars)  # bad settings fail before any bar
+    started = time.perf_counter()
+    with Progress(TextColumn("{task.description:<22}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                  console=Console(stderr=True), transient=False) as bars.progress:
+        result = build.run()
+    out = Console()
+    for title, (columns, rows) in tables(result, build.taxonomy).items():
+        if not rows:
+            continue
+        table = Table(title=title, title_justify="left")
+        for c in columns:
+            table.add_column(str(c))
+        for row in rows:
+            table.add_row(*(str(v) for v in row))
+        out.print(table)
+    n = {s: len(v) for s, v in result.splits.items()}
+    resumed = f"; resumed {', '.join(result.stages_resumed)}" if result.stages_resumed else ""
+    out.print(f"wrote {result.out}: selected {n['selected']}, backup {n['backup']} "
+              f"in {time.perf_counter() - started:.1f} s, {result.requests} requests{resumed}", soft_wrap=True)
+    return 0

@@ -1,0 +1,369 @@
+"""The build as resumable stages: collect -> snowball -> label (fuse, classify, quality check) -> index -> sample
+-> publish.
+
+Everything a build makes lives in its work directory (``<out>.work`` unless told otherwise):
+
+- ``cache/``: the clients' response cache. A build that is re-run with the same work directory sends no request
+  that an earlier run already answered, whether it resumes or starts over.
+- ``stages/<stage>-<fingerprint>.json``: each finished stage's result. With ``resume`` a stage whose checkpoint
+  exists is not redone. The fingerprint covers the settings the stage depends on (and the previous stage's), so a
+  changed seed redoes the sampling but not the collection.
+
+A service that fails mid-build stops it with a one-line message; the next run (``--resume``) continues from the
+last finished stage and from the cache, without refetching.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+from dataset_builder import collect as col
+from dataset_builder.sample import PER_DISCIPLINE, SELECTED_PER_DISCIPLINE, quotas
+from scitaste_hf.errors import ScitasteError
+from scitaste_hf.schema import DISCIPLINES
+from scitaste_hf.taxonomy import Taxonomy, load_taxonomy
+
+STAGES = ("collect", "snowball", "label", "index", "sample", "publish")
+#: The map from a record's ``bibcode`` to its OpenAlex work id, written beside the splits.
+MAP_FILE = "openalex_bibcode_map.json"
+
+
+class Reporter(Protocol):
+    """Progress of a build: one bar per stage."""
+
+    def start(self, stage: str, total: int | None) -> None:
+        """A stage begins; ``total`` units of work (None: unknown)."""
+
+    def advance(self, n: int) -> None:
+        """``n`` more units of the current stage are done."""
+
+    def finish(self, stage: str, note: str) -> None:
+        """The stage is done (``note``: ``resumed`` when read from its checkpoint)."""
+
+
+class _Silent:
+    def start(self, stage: str, total: int | None) -> None:
+        return None
+
+    def advance(self, n: int) -> None:
+        return None
+
+    def finish(self, stage: str, note: str) -> None:
+        return None
+
+
+@dataclass(frozen=True)
+class BuildConfig:
+    """What to build and from where.
+
+    Parameters
+    ----------
+    out : path
+        The dataset folder to write.
+    source : {"mirror", "live"}
+        The offline mirror (``mirror_url``) or the real services (credentials from the environment:
+        ``ADS_API_TOKEN``, optionally ``OPENALEX_API_KEY`` / ``OPENALEX_MAILTO``).
+    mirror_url : str, optional
+        The mirror's URL as ``scitaste mirror serve`` prints it.
+    work_dir : path, optional
+        Cache and checkpoints; ``<out>.work`` when None.
+    seed : int
+        Seed of the sampling.
+    per_discipline, selected_per_discipline : int
+        Papers kept per discipline (both splits) and of the ``selected`` split.
+    years : (int, int)
+        Collection window.
+    resume : bool
+        Reuse the checkpoints of finished stages.
+    overwrite : bool
+        Replace an existing ``out``.
+    max_retries : int
+        Retries of a failed request before the build stops.
+    """
+
+    out: Path
+    source: str = "mirror"
+    mirror_url: str | None = None
+    work_dir: Path | None = None
+    seed: int = 0
+    per_discipline: int = PER_DISCIPLINE
+    selected_per_discipline: int = SELECTED_PER_DISCIPLINE
+    years: tuple[int, int] = col.YEARS
+    resume: bool = False
+    overwrite: bool = False
+    max_retries: int = 5
+
+    @property
+    def work(self) -> Path:
+        """The work directory."""
+        return Path(self.work_dir) if self.work_dir else Path(f"{self.out}.work")
+
+
+@dataclass
+class BuildResult:
+    """What a build produced and met on the way."""
+
+    out: Path
+    splits: dict[str, list[dict[str, Any]]]
+    failures: list[dict[str, str]]
+    short_cells: list[list[Any]]
+    short_disciplines: list[list[Any]]
+    provenance: dict[str, dict[str, int]]
+    stages_resumed: list[str] = field(default_factory=list)
+    requests: int = 0
+
+
+def _write_json(path: Path, data: Any) -> None:
+    import orjson
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".json")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(orjson.dumps(data, option=orjson.OPT_SORT_KEYS))
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def _fingerprint(*parts: Any) -> str:
+    return hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()[:12]
+
+
+class Clients:
+    """The three clients of a build, made on first use (a fully resumed build makes none), all caching in the
+    work directory."""
+
+    def __init__(self, config: BuildConfig) -> None:
+        self.config = config
+        self._made: dict[str, Any] = {}
+
+    def urls(self) -> dict[str, str | None]:
+        """Base URL per service (None: the client's default, the real service)."""
+        if self.config.source == "live":
+            return {"ads": None, "openalex": None, "arxiv": None}
+        base = (self.config.mirror_url or "").rstrip("/")
+        return {"ads": f"{base}/ads/v1", "openalex": f"{base}/openalex", "arxiv": f"{base}/arxiv/api"}
+
+    def get(self, name: str) -> Any:
+        """The client of one service: ``ads``, ``openalex`` or ``arxiv``."""
+        if name in self._made:
+            return self._made[name]
+        from scitaste_hf.sources import ADSClient, ArxivClient, OpenAlexClient
+
+        url = self.urls()[name]
+        common = {"cache_dir": str(self.config.work / "cache"), "max_retries": self.config.max_retries}
+        if url:
+            common["base_url"] = url
+        mirror = self.config.source == "mirror"
+        # The mirror is local: no politeness limits; it needs no ADS token either.
+        if name == "ads":
+            client = ADSClient(token="mirror" if mirror else None, **({"rate_limit": None} if mirror else {}),
+                               **common)
+        elif name == "openalex":
+            client = OpenAlexClient(**({"rate_limit": None} if mirror else {}), **common)
+        else:
+            client = ArxivClient(**({"min_interval": 0} if mirror else {}), **common)
+        self._made[name] = client
+        return client
+
+    def requests(self) -> int:
+        """Requests sent so far (cache hits not counted)."""
+        return sum(c.stats.sent for c in self._made.values())
+
+    def close(self) -> None:
+        """Close every client made."""
+        for c in self._made.values():
+            c.close()
+
+
+class Build:
+    """One build; :meth:`run` runs its stages.
+
+    Parameters
+    ----------
+    config : BuildConfig
+    taxonomy : Taxonomy, optional
+        The packaged one when None.
+    reporter : Reporter, optional
+        Progress display; silent when None.
+    """
+
+    def __init__(self, config: BuildConfig, taxonomy: Taxonomy | None = None, reporter: Reporter | None = None):
+        if config.source not in ("mirror", "live"):
+            raise ScitasteError(f"--source must be mirror or live, got {config.source!r}")
+        if config.source == "mirror" and not config.mirror_url:
+            raise ScitasteError("--source mirror needs --mirror-url (the URL `scitaste mirror serve` prints)")
+        if config.source == "live" and not os.environ.get("ADS_API_TOKEN"):
+            raise ScitasteError("--source live needs a NASA ADS API token: set ADS_API_TOKEN (and optionally "
+                                "OPENALEX_MAILTO or OPENALEX_API_KEY) in the environment")
+        if config.per_discipline < 1 or not 0 < config.selected_per_discipline <= config.per_discipline:
+            raise ScitasteError("--per-discipline must be >= 1 and --selected-per-discipline between 1 and it")
+        self.config = config
+        self.taxonomy = taxonomy or load_taxonomy()
+        self.reporter = reporter or _Silent()
+        self.clients = Clients(config)
+        self.resumed: list[str] = []
+        self.quotas = {}
+        for d in DISCIPLINES:
+            self.quotas.update(quotas(config.per_discipline, [c.id for c in self.taxonomy.of(d)]))
+
+    # -------------------------------------------------------------------------------------------- stages
+
+    def _stage(self, name: str, key: str, compute: Callable[[], Any]) -> Any:
+        import orjson
+
+        path = self.config.work / "stages" / f"{name}-{key}.json"
+        if self.config.resume and path.exists():
+            self.reporter.start(name, 1)
+            self.reporter.advance(1)
+            self.reporter.finish(name, "resumed")
+            self.resumed.append(name)
+            return orjson.loads(path.read_bytes())
+        try:
+            result = compute()
+        except ScitasteError as exc:
+            raise ScitasteError(f"{exc} -- stage {name} stopped; what was fetched is cached in {self.config.work}: "
+                                "run the same command with --resume to continue") from None
+        _write_json(path, result)
+        self.reporter.finish(name, "done")
+        # What the next stages see is the checkpoint as read back (key order included), so that a resumed
+        # build asks exactly the requests of an uninterrupted one.
+        return orjson.loads(path.read_bytes())
+
+    def _collect(self) -> dict[str, Any]:
+        cfg = self.config
+        physics = self.taxonomy.of("physics")
+        others = [d for d in DISCIPLINES if d != "physics"]
+        n_cells = len(self.taxonomy.cells) - len(physics)
+        self.reporter.start("collect", len(physics) + 1 + n_cells + 2 * cfg.per_discipline)
+        tick = self.reporter.advance
+        ads_records = col.collect_physics(self.clients.get("ads"), physics, self.quotas, cfg.per_discipline,
+                                          years=cfg.years, tick=tick)
+        cells = col.collect_openalex(self.clients.get("openalex"), self.taxonomy, self.quotas, disciplines=others,
+                                     tick=tick)
+        by_doi = col.openalex_by_doi(self.clients.get("openalex"), (r.get("doi") for r in ads_records), tick=tick)
+        arxiv = col.arxiv_entries(self.clients.get("arxiv"), (r["arxiv_id"] for r in ads_records if r["arxiv_id"]),
+                                  tick=tick)
+        return {"physics": ads_records, "cells": cells, "by_doi": by_doi, "arxiv": arxiv}
+
+    @staticmethod
+    def _focal(collected: Mapping[str, Any]) -> list[dict[str, Any]]:
+        # Grouped by field (the order they were collected in): works of a batch share references and citers.
+        seen: dict[str, dict[str, Any]] = {}
+        for work in [*collected["by_doi"].values(), *(w for ws in collected["cells"].values() for w in ws)]:
+            seen.setdefault(work["id"], work)
+        return list(seen.values())
+
+    def _snowball(self, collected: Mapping[str, Any]) -> dict[str, Any]:
+        focal = self._focal(collected)
+        source_ids = {w["source_id"] for w in focal if w.get("source_id")}
+        self.reporter.start("snowball", len(focal) + len(source_ids))
+        openalex = self.clients.get("openalex")
+        around = col.snowball(openalex, focal, tick=self.reporter.advance)
+        sources = col.journal_sources(openalex, source_ids, tick=self.reporter.advance)
+        return {"works": around, "sources": sources}
+
+    def _label(self, collected: Mapping[str, Any]) -> dict[str, Any]:
+        from dataset_builder.classify import label
+        from dataset_builder.fuse import fuse_candidates
+        from dataset_builder.quality import check
+
+        self.reporter.start("label", 3)
+        discipline_of = {c.id: c.discipline for c in self.taxonomy.cells}
+        fused = fuse_candidates(collected["physics"], collected["by_doi"], collected["arxiv"], collected["cells"],
+                                discipline_of)
+        self.reporter.advance(1)
+        labelled = label(fused, self.taxonomy)
+        self.reporter.advance(1)
+        kept, failures = check(labelled, self.config.years)
+        self.reporter.advance(1)
+        provenance: dict[str, dict[str, int]] = {}
+        for p in fused:
+            for key, src in p["sources"].items():
+                provenance.setdefault(key, {}).setdefault(src, 0)
+                provenance[key][src] += 1
+        unclassified = [{"bibcode": p["bibcode"], "reason": "unclassified", "detail": "backup split only"}
+                        for p in kept if p["subcategory_id"] is None]
+        return {"papers": kept, "failures": failures + unclassified, "provenance": provenance}
+
+    def _index(self, collected: Mapping[str, Any], around: Mapping[str, Any], labelled: Mapping[str, Any]
+               ) -> list[dict[str, Any]]:
+        from dataset_builder.score import score
+        from scitaste_hf.schema import DEFAULT_WEIGHTS
+
+        self.reporter.start("index", 1)
+        works = {w["id"]: w for w in self._focal(collected)}
+        records = score(labelled["papers"], works, around["works"], around["sources"], DEFAULT_WEIGHTS)
+        self.reporter.advance(1)
+        return records
+
+    def _sample(self, records: list[dict[str, Any]]) -> dict[str, Any]:
+        from dataset_builder.sample import sample_splits
+
+        self.reporter.start("sample", 1)
+        splits = sample_splits(records, self.taxonomy, seed=self.config.seed,
+                               per_discipline=self.config.per_discipline,
+                               selected_per_discipline=self.config.selected_per_discipline)
+        self.reporter.advance(1)
+        return {"selected": splits.selected, "backup": splits.backup, "short_cells": splits.short_cells,
+                "short_disciplines": splits.short_disciplines}
+
+    def _publish(self, sampled: Mapping[str, Any], summary: str) -> None:
+        from dataset_builder.layout import write_dataset
+        from scitaste_hf.schema import DEFAULT_WEIGHTS
+
+        self.reporter.start("publish", 1)
+        records = [*sampled["selected"], *sampled["backup"]]
+        mapping = {r["bibcode"]: r["openalex_id"] for r in records if r.get("openalex_id")}
+        write_dataset(self.config.out, {"selected": sampled["selected"], "backup": sampled["backup"]},
+                      DEFAULT_WEIGHTS, synthetic=self.config.source == "mirror", summary=summary,
+                      overwrite=self.config.overwrite,
+                      extra_files={MAP_FILE: json.dumps(mapping, indent=1, sort_keys=True) + "\n"})
+        self.reporter.advance(1)
+        self.reporter.finish("publish", "done")
+
+    # ---------------------------------------------------------------------------------------------- run
+
+    def run(self) -> BuildResult:
+        """Run every stage (reusing finished ones when resuming) and write the dataset.
+
+        Raises
+        ------
+        ScitasteError
+            When ``out`` exists without ``overwrite``, on bad settings, or when a service fails (the message
+            says how to resume).
+        """
+        from dataset_builder.summary import card_summary
+
+        cfg = self.config
+        if Path(cfg.out).exists() and not cfg.overwrite:
+            raise ScitasteError(f"{cfg.out} already exists; choose another --out or pass --overwrite")
+        cfg.work.mkdir(parents=True, exist_ok=True)
+        try:
+            k_collect = _fingerprint(cfg.source, self.clients.urls(), cfg.per_discipline, cfg.years,
+                                     repr(self.taxonomy.cells))
+            collected = self._stage("collect", k_collect, self._collect)
+            around = self._stage("snowball", k_collect, lambda: self._snowball(collected))
+            labelled = self._stage("label", k_collect, lambda: self._label(collected))
+            records = self._stage("index", k_collect, lambda: self._index(collected, around, labelled))
+            k_sample = _fingerprint(k_collect, cfg.seed, cfg.selected_per_discipline)
+            sampled = self._stage("sample", k_sample, lambda: self._sample(records))
+            result = BuildResult(out=Path(cfg.out), splits={"selected": sampled["selected"],
+                                                            "backup": sampled["backup"]},
+                                 failures=labelled["failures"], short_cells=sampled["short_cells"],
+                                 short_disciplines=sampled["short_disciplines"],
+                                 provenance=labelled["provenance"], stages_resumed=self.resumed)
+            self._publish(sampled, card_summary(result, self.taxonomy))
+            result.requests = self.clients.requests()
+            return result
+        finally:
+            self.clients.close()

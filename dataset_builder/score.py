@@ -1,0 +1,169 @@
+"""The index stage: the Academic Taste Index of every paper of the pool (DESIGN.md section 5), over the pool as
+reference population, and the records of the benchmark schema (DESIGN.md section 3).
+
+A paper with an OpenAlex record enters the population under its OpenAlex id, so that the snowball's citation
+links reach it; a physics paper that OpenAlex does not know enters under its bibcode with what ADS gave (date,
+citations, journal), its other features imputed by the index.
+
+``journal_tier`` is a proxy as well: JCR quartiles are proprietary, so a journal's tier is the quartile of its
+OpenAlex ``2yr_mean_citedness`` among the pool's journals of the same discipline (Q1 the highest).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from datetime import date
+from typing import Any
+
+from scitaste_hf.schema import DIMENSIONS, JOURNAL_TIERS
+
+
+def journal_table(sources: Sequence[Mapping[str, Any]]):
+    """The open journal table (impact proxy) of :meth:`JournalTable.from_openalex_sources`, each ISSN and name
+    once (the first source keeps it)."""
+    from scitaste_hf.index import JournalTable
+
+    seen: set[str] = set()
+    unique = []
+    for src in sources:
+        keys = {" ".join(k.casefold().split()) for k in (src.get("issn_l"), src.get("display_name")) if k}
+        if keys & seen:
+            continue
+        seen |= keys
+        unique.append(src)
+    return JournalTable.from_openalex_sources(unique)
+
+
+def _date(text: str | None) -> date | None:
+    return date.fromisoformat(text) if text else None
+
+
+def _journal_key(paper: Mapping[str, Any], work: Mapping[str, Any] | None) -> str | None:
+    if work:
+        return work.get("issn_l") or work.get("source_name")
+    return paper.get("journal_name")
+
+
+def population(papers: Sequence[Mapping[str, Any]], works: Mapping[str, Mapping[str, Any]],
+               around: Sequence[Mapping[str, Any]]):
+    """The index population of the pool.
+
+    Parameters
+    ----------
+    papers : sequence of dict
+        The labelled, checked papers (``bibcode``, ``openalex_id``, ``date``, ``year``, ``citation_count``,
+        ``journal_name``, ``title``, ``abstract``).
+    works : mapping
+        OpenAlex id -> the candidate's OpenAlex record (:func:`dataset_builder.collect.work_dict`).
+    around : sequence of dict
+        The snowball (:func:`dataset_builder.collect.snowball`).
+
+    Returns
+    -------
+    (Population, list of str)
+        The population and the population id of each paper, in the order of ``papers``.
+    """
+    import pyarrow as pa
+
+    from scitaste_hf.index import Population
+    from scitaste_hf.index.population import PAPER_COLUMNS, WORK_COLUMNS
+
+    rows, ids, cites, cited = [], [], [], []
+    for p in papers:
+        work = works.get(p.get("openalex_id") or "")
+        pid = work["id"] if work else p["bibcode"]
+        ids.append(pid)
+        features = {k: (work or {}).get(k) for k in ("field", "author_count", "countries", "topics", "concept_scores")}
+        rows.append({"id": pid, "date": _date(p.get("date") or f"{p['year']}-01-01"),
+                     "citation_count": p.get("citation_count") or 0, "journal": _journal_key(p, work), **features,
+                     "text": f"{p.get('title') or ''}. {p.get('abstract') or ''}"})
+        for ref in (work or {}).get("referenced_works") or ():
+            cites.append(pid)
+            cited.append(ref)
+    known = set(ids) | {w["id"] for w in around}
+    for w in around:
+        # A surrounding work's links matter only between known works: citer -> paper or paper's reference.
+        for ref in w["referenced_works"]:
+            if ref in known:
+                cites.append(w["id"])
+                cited.append(ref)
+    paper_schema = pa.schema([(k, v) for k, v in PAPER_COLUMNS.items() if k != "embedding"])
+    papers_table = pa.Table.from_pylist(rows, schema=paper_schema)
+    in_pool = set(ids)
+    work_rows = [{"id": w["id"], "date": _date(w["date"]), "journal": w["journal"], "field": w["field"],
+                  "text": w["title"]} for w in around if w["id"] not in in_pool]
+    work_schema = pa.schema([(k, v) for k, v in WORK_COLUMNS.items() if k != "embedding"])
+    edges = pa.table({"citing": pa.array(cites, pa.string()), "cited": pa.array(cited, pa.string())})
+    return Population.from_arrow(papers_table, edges, pa.Table.from_pylist(work_rows, schema=work_schema)), ids
+
+
+def journal_tiers(papers: Sequence[Mapping[str, Any]], works: Mapping[str, Mapping[str, Any]], table
+                  ) -> list[str | None]:
+    """Each paper's journal tier: the quartile of its journal's impact proxy among the journals of its
+    discipline in the pool (Q1 the top quarter); None when the journal or its figure is unknown.
+
+    Parameters
+    ----------
+    papers : sequence of dict
+    works : mapping
+        OpenAlex id -> candidate record.
+    table : JournalTable
+    """
+    impact: list[float | None] = []
+    for p in papers:
+        entry = table.lookup(_journal_key(p, works.get(p.get("openalex_id") or "")))
+        impact.append(entry.impact_factor if entry else None)
+    tiers: list[str | None] = [None] * len(papers)
+    for discipline in {p["discipline"] for p in papers}:
+        values = sorted({v for p, v in zip(papers, impact) if p["discipline"] == discipline and v is not None},
+                        reverse=True)
+        rank = {v: k for k, v in enumerate(values)}
+        for i, (p, v) in enumerate(zip(papers, impact)):
+            if p["discipline"] == discipline and v is not None:
+                tiers[i] = JOURNAL_TIERS[len(JOURNAL_TIERS) * rank[v] // len(values)]
+    return tiers
+
+
+def score(papers: Sequence[Mapping[str, Any]], works: Mapping[str, Mapping[str, Any]],
+          around: Sequence[Mapping[str, Any]], sources: Sequence[Mapping[str, Any]],
+          weights: Mapping[str, float]) -> list[dict[str, Any]]:
+    """Benchmark records of the whole pool.
+
+    Parameters
+    ----------
+    papers : sequence of dict
+        The labelled, checked papers.
+    works : mapping
+        OpenAlex id -> candidate record.
+    around : sequence of dict
+        The snowball.
+    sources : sequence of dict
+        OpenAlex source objects of the candidates' journals.
+    weights : mapping
+        The composite's weight vector.
+
+    Returns
+    -------
+    list of dict
+        One record per paper (the fields of :func:`scitaste_hf.schema.record_features`), in the order of
+        ``papers``.
+    """
+    from scitaste_hf.index import compute_index
+
+    table = journal_table(sources)
+    pop, ids = population(papers, works, around)
+    scores = compute_index(pop, table, weights=weights)
+    row = {pid: k for k, pid in enumerate(scores.column("id").to_pylist())}
+    columns = {k: scores.column(k).to_pylist() for k in (*DIMENSIONS, "innovation_score")}
+    tiers = journal_tiers(papers, works, table)
+    out = []
+    for p, pid, tier in zip(papers, ids, tiers):
+        k = row[pid]
+        out.append({
+            "bibcode": p["bibcode"], "doi": p.get("doi"), "openalex_id": p.get("openalex_id"),
+            "arxiv_id": p.get("arxiv_id"), "title": p["title"], "abstract": p["abstract"], "year": int(p["year"]),
+            "discipline": p["discipline"], "subcategory_id": p.get("subcategory_id"),
+            "subcategory_name": p.get("subcategory_name"), "journal_name": p.get("journal_name"),
+            "journal_tier": tier, "innovation_score": float(columns["innovation_score"][k]),
+            "dimension_scores": {d: float(columns[d][k]) for d in DIMENSIONS}})
+    return out

@@ -1,0 +1,93 @@
+"""Fusion precedence, labelling, the quality check and the collection queries, on small hand-made records."""
+
+import pytest
+
+from dataset_builder.classify import label
+from dataset_builder.collect import ads_cell_query, cell_limit
+from dataset_builder.fuse import fuse, fuse_candidates, internal_id
+from dataset_builder.pipeline import Build, BuildConfig
+from dataset_builder.quality import check
+from scitaste_hf.errors import ScitasteError
+from scitaste_hf.taxonomy import load_taxonomy
+
+TAX = load_taxonomy()
+ADS = {"bibcode": "2004PhRvB..70.1234S", "title": "ADS title", "year": 2004, "citation_count": 40,
+       "abstract": None, "doi": "10.1/x", "pub": "Physical Review B", "pubdate": "2004-05-00",
+       "arxiv_class": ["cond-mat.str-el"], "arxiv_id": "cond-mat/0405001", "bibstem": "PhRvB"}
+WORK = {"id": "W1", "title": "OpenAlex title", "year": 2005, "cited_by_count": 35, "abstract": "OpenAlex abstract",
+        "doi": "10.1/x", "source_name": "Phys. Rev. B", "date": "2004-05-17"}
+ARXIV = {"id": "cond-mat/0405001", "title": "arXiv title", "abstract": "arXiv abstract", "primary_class": "quant-ph",
+         "doi": None, "date": "2004-04-30"}
+
+
+def test_fusion_follows_the_precedence_and_records_sources():
+    values, sources = fuse({"ads": ADS, "openalex": WORK, "arxiv": ARXIV})
+    assert values["title"] == "ADS title" and sources["title"] == "ads"
+    assert values["year"] == 2004 and values["citation_count"] == 40
+    assert values["abstract"] == "OpenAlex abstract" and sources["abstract"] == "openalex"  # ADS has none
+    assert values["date"] == "2004-05-17" and sources["date"] == "openalex"
+    assert values["arxiv_class"] == "quant-ph" and sources["arxiv_class"] == "arxiv"
+    values, sources = fuse({"ads": ADS, "openalex": None, "arxiv": ARXIV})
+    assert values["abstract"] == "arXiv abstract" and values["date"] == "2004-04-30"
+    values, sources = fuse({"ads": {**ADS, "abstract": "ADS abstract"}})
+    assert values["abstract"] == "ADS abstract" and values["date"] == "2004-05-01" and sources["date"] == "ads"
+
+
+def test_candidates_are_fused_once_and_labelled():
+    cells = {"finance.banking": [{**WORK, "id": "W2", "doi": "10.2/y", "abstract": "bank credit lending"}],
+             "finance.asset_pricing": [{**WORK, "id": "W2", "doi": "10.2/y", "abstract": "bank credit lending"}]}
+    discipline_of = {c.id: c.discipline for c in TAX.cells}
+    fused = fuse_candidates([ADS], {"10.1/x": WORK}, {"cond-mat/0405001": ARXIV}, cells, discipline_of)
+    assert [p["bibcode"] for p in fused] == ["2004PhRvB..70.1234S", internal_id("finance", "W2")]
+    assert fused[1]["cells"] == ["finance.banking", "finance.asset_pricing"]
+    labelled = {p["bibcode"]: p for p in label(fused, TAX)}
+    physics = labelled["2004PhRvB..70.1234S"]
+    assert (physics["subcategory_id"], physics["label_stage"]) == ("physics.quantum", "arxiv")  # arXiv class wins
+    assert labelled["STB.FINA.W2"]["subcategory_id"] == "finance.banking"
+
+
+def test_quality_check_drops_with_reasons_and_keeps_the_most_cited_duplicate():
+    base = {"title": "A study", "abstract": "text", "year": 2010, "doi": None, "journal_name": "J",
+            "citation_count": 1}
+    papers = [{**base, "bibcode": "a", "doi": "10.1/d", "citation_count": 5},
+              {**base, "bibcode": "b", "doi": "10.1/d", "title": "Other", "citation_count": 9},
+              {**base, "bibcode": "c", "title": "A  STUDY!"},
+              {**base, "bibcode": "d", "title": "A study", "year": 2011},
+              {**base, "bibcode": "e", "abstract": " "},
+              {**base, "bibcode": "f", "title": None},
+              {**base, "bibcode": "g", "year": 1980, "title": "Old"}]
+    kept, failures = check(papers, (1995, 2024))
+    assert [p["bibcode"] for p in kept] == ["b", "c", "d"]
+    assert {f["bibcode"]: f["reason"] for f in failures} == {
+        "a": "duplicate_doi", "e": "missing_abstract", "f": "missing_title", "g": "year_out_of_range"}
+    kept, failures = check([*papers[2:4], {**papers[2], "bibcode": "h", "citation_count": 0}], (1995, 2024))
+    assert [f["reason"] for f in failures] == ["duplicate_title"]
+
+
+def test_collection_queries_and_depth():
+    cell = TAX.get("physics.quantum")
+    q = ads_cell_query(cell, (1995, 2024))
+    assert q.startswith("doctype:article AND year:[1995 TO 2024] AND (arxiv_class:(quant-ph) OR bibstem:(")
+    assert 'abs:("entanglement" OR "qubit"' in q
+    assert cell_limit(125) == 150 and cell_limit(125, sharing=6) == 900
+
+
+def test_bad_settings_are_one_line_errors(tmp_path):
+    with pytest.raises(ScitasteError, match="--mirror-url"):
+        Build(BuildConfig(out=tmp_path / "x", source="mirror"))
+    with pytest.raises(ScitasteError, match="selected-per-discipline"):
+        Build(BuildConfig(out=tmp_path / "x", mirror_url="http://127.0.0.1:1", per_discipline=10,
+                          selected_per_discipline=20))
+
+
+def test_a_bad_taxonomy_stops_the_build_with_one_line(tmp_path, capsys):
+    from scitaste_hf.cli import main
+
+    bad = tmp_path / "taxonomy.yaml"
+    bad.write_text("physics: []\nastrology: []\n")
+    code = main(["build", "--mirror-url", "http://127.0.0.1:9", "--out", str(tmp_path / "ds"), "--taxonomy", str(bad)])
+    assert code == 2
+    assert capsys.readouterr().err.strip().splitlines() == [
+        f"scitaste: error: {bad}: unknown discipline 'astrology'; expected physics, mathematics, chemistry, biology, "
+        "medicine, finance"]
+    assert not (tmp_path / "ds").exists() and not (tmp_path / "ds.work").exists()
