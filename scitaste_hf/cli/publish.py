@@ -1,6 +1,7 @@
-"""Push the packaged evaluate metric modules to the Hugging Face Hub as metric Spaces, so that
-``evaluate.load("ORG/scitaste_wape")`` works for anyone. The token comes from the environment (HF_TOKEN)
-or a prior ``hf auth login``; --dry-run lists what would be pushed and needs no token.
+"""Publish to the Hugging Face Hub: the evaluate metric modules as metric Spaces (so that
+``evaluate.load("ORG/scitaste_wape")`` works for anyone), or a built dataset folder as a dataset repo (so that
+``load_dataset("ORG/NAME")`` reads it). The token comes from the environment (HF_TOKEN) or a prior
+``hf auth login``; --dry-run lists exactly what would be uploaded and needs no token.
 """
 
 from __future__ import annotations
@@ -13,26 +14,47 @@ _SKIP = ("__pycache__", ".pyc")
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Arguments of ``scitaste publish``."""
-    parser.add_argument("target", choices=("metrics",), help="what to publish")
-    parser.add_argument("--org", required=True, help="Hub user or organisation that will own the Spaces")
-    parser.add_argument("--dry-run", action="store_true", help="list the Spaces and files without pushing")
-    parser.add_argument("--private", action="store_true", help="create the Spaces as private")
+    parser.add_argument("target", choices=("metrics", "dataset"), help="what to publish")
+    parser.add_argument("--org", help="metrics: the Hub user or organisation that will own the Spaces")
+    parser.add_argument("--path", help="dataset: the folder written by `scitaste build`")
+    parser.add_argument("--repo-id", help="dataset: the dataset repo, ORG/NAME")
+    parser.add_argument("--dry-run", action="store_true", help="list what would be pushed, push nothing")
+    parser.add_argument("--private", action="store_true", help="create the repos as private")
 
 
-def metric_files(folder: Path) -> list[Path]:
-    """The files of a metric folder that belong in its Space (no caches)."""
-    return sorted(p for p in folder.rglob("*") if p.is_file() and not any(s in str(p) for s in _SKIP))
+def folder_files(folder: Path) -> list[Path]:
+    """The files of a folder that belong on the Hub (no caches, no hidden files)."""
+    return sorted(p for p in folder.rglob("*") if p.is_file() and not any(s in str(p) for s in _SKIP)
+                  and not any(part.startswith(".") for part in p.relative_to(folder).parts))
 
 
-def run(args: argparse.Namespace) -> int:
-    """Create or update one Space per metric and upload its folder."""
+def _plan(args: argparse.Namespace) -> list[tuple[str, str, Path]]:
+    """(repo type, repo id, folder) of everything to push."""
     from scitaste_hf.errors import ScitasteError
     from scitaste_hf.resources import metric_names, metric_path
 
-    plan = [(f"{args.org}/{name}", metric_path(name)) for name in metric_names()]
-    for repo_id, folder in plan:
-        print(f"{'would push' if args.dry_run else 'pushing'} {folder} -> spaces/{repo_id}")
-        for path in metric_files(folder):
+    if args.target == "metrics":
+        if not args.org:
+            raise ScitasteError("publish metrics needs --org ORG")
+        return [("space", f"{args.org}/{name}", metric_path(name)) for name in metric_names()]
+    if not args.path or not args.repo_id:
+        raise ScitasteError("publish dataset needs --path DIR and --repo-id ORG/NAME")
+    folder = Path(args.path)
+    if not (folder / "README.md").is_file() or not list(folder.glob("data/*.parquet")):
+        raise ScitasteError(f"{folder} is not a built dataset (README.md and data/*.parquet); run `scitaste build`")
+    if args.repo_id.count("/") != 1:
+        raise ScitasteError(f"--repo-id must be ORG/NAME, got {args.repo_id!r}")
+    return [("dataset", args.repo_id, folder)]
+
+
+def run(args: argparse.Namespace) -> int:
+    """Create or update each repo and upload its folder."""
+    from scitaste_hf.errors import ScitasteError
+
+    plan = _plan(args)
+    for repo_type, repo_id, folder in plan:
+        print(f"{'would push' if args.dry_run else 'pushing'} {folder} -> {repo_type}s/{repo_id}")
+        for path in folder_files(folder):
             print(f"  {path.relative_to(folder)}")
     if args.dry_run:
         return 0
@@ -44,14 +66,18 @@ def run(args: argparse.Namespace) -> int:
     if not token:
         raise ScitasteError("no Hugging Face token: set HF_TOKEN or run `hf auth login` (or use --dry-run)")
     api = HfApi(token=token)
-    for repo_id, folder in plan:
+    for repo_type, repo_id, folder in plan:
         try:
-            api.create_repo(repo_id, repo_type="space", space_sdk="gradio", private=args.private, exist_ok=True)
-            info = api.upload_folder(repo_id=repo_id, repo_type="space", folder_path=folder,
-                                     ignore_patterns=["__pycache__/*", "*.pyc"],
-                                     commit_message="Update metric module from scitaste-hf")
+            api.create_repo(repo_id, repo_type=repo_type, private=args.private, exist_ok=True,
+                            **({"space_sdk": "gradio"} if repo_type == "space" else {}))
+            info = api.upload_folder(repo_id=repo_id, repo_type=repo_type, folder_path=folder,
+                                     allow_patterns=[str(p.relative_to(folder)) for p in folder_files(folder)],
+                                     commit_message="Update from scitaste-hf")
         except HfHubHTTPError as exc:
             raise ScitasteError(f"pushing {repo_id} failed: {str(exc).splitlines()[0]}") from None
-        print(f"published {repo_id}: {info.commit_url if hasattr(info, 'commit_url') else info}")
-    print(f'load with: evaluate.load("{args.org}/<metric>") after `pip install scitaste-hf`')
+        print(f"published {repo_id}: {getattr(info, 'commit_url', info)}")
+    if args.target == "metrics":
+        print(f'load with: evaluate.load("{args.org}/<metric>") after `pip install scitaste-hf`')
+    else:
+        print(f'load with: datasets.load_dataset("{plan[0][1]}")')
     return 0
