@@ -25,7 +25,8 @@ def _size_category(n: int) -> str:
     return "100K<n<1M"
 
 
-def card(counts: Mapping[str, int], weights: Mapping[str, float], *, synthetic: bool, summary: str = "") -> str:
+def card(counts: Mapping[str, int], weights: Mapping[str, float], *, synthetic: bool, summary: str = "",
+         num_bytes: Mapping[str, int] | None = None) -> str:
     """The README.md: YAML metadata (splits, features, licence, size) and the dataset card."""
     import yaml
 
@@ -40,7 +41,9 @@ def card(counts: Mapping[str, int], weights: Mapping[str, float], *, synthetic: 
         "configs": [{"config_name": "default", "data_files": [
             {"split": s, "path": f"data/{s}-*.parquet"} for s in SPLITS]}],
         "dataset_info": {"features": features._to_yaml_list(),
-                         "splits": [{"name": s, "num_examples": int(counts.get(s, 0))} for s in SPLITS]},
+                         # num_bytes (Arrow size) completes the split info that `datasets` checks
+                         "splits": [{"name": s, "num_bytes": int((num_bytes or {}).get(s, 0)),
+                                     "num_examples": int(counts.get(s, 0))} for s in SPLITS]},
     }
     weight_rows = "\n".join(f"| {DIMENSION_LETTERS[k]} | `{k}` | {weights[k]:.6f} |" for k in DIMENSIONS)
     banner = ("> **Synthetic demo build.** Every record comes from the simulated world of scitaste-hf: it shows the "
@@ -142,12 +145,15 @@ def write_dataset(out_dir: str | Path, splits: Mapping[str, Sequence[Mapping[str
     tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent if out.parent.exists() else None))
     try:
         (tmp / "data").mkdir()
+        sizes = {}
         for split in SPLITS:
             rows = sorted(splits.get(split, ()), key=lambda r: r["bibcode"])
             table = pa.Table.from_pylist([{k: r.get(k) for k in features} for r in rows], schema=schema)
             pq.write_table(table, tmp / "data" / f"{split}-00000-of-00001.parquet")
+            sizes[split] = table.nbytes
         counts = {s: len(splits.get(s, ())) for s in SPLITS}
-        (tmp / "README.md").write_text(card(counts, weights, synthetic=synthetic, summary=summary), "utf-8")
+        (tmp / "README.md").write_text(card(counts, weights, synthetic=synthetic, summary=summary,
+                                            num_bytes=sizes), "utf-8")
         for name, text in (extra_files or {}).items():
             (tmp / name).write_text(text, "utf-8")
         if out.exists():
