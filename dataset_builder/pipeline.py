@@ -27,12 +27,10 @@ from typing import Any, Protocol
 from dataset_builder import collect as col
 from dataset_builder.sample import PER_DISCIPLINE, SELECTED_PER_DISCIPLINE, quotas
 from scitaste_hf.errors import ScitasteError
-from scitaste_hf.schema import DISCIPLINES
+from scitaste_hf.schema import BIBCODE_MAP_FILE, DISCIPLINES
 from scitaste_hf.taxonomy import Taxonomy, load_taxonomy
 
 STAGES = ("collect", "snowball", "label", "index", "sample", "publish")
-#: The map from a record's ``bibcode`` to its OpenAlex work id, written beside the splits.
-MAP_FILE = "openalex_bibcode_map.json"
 
 
 class Reporter(Protocol):
@@ -327,7 +325,7 @@ class Build:
         write_dataset(self.config.out, {"selected": sampled["selected"], "backup": sampled["backup"]},
                       DEFAULT_WEIGHTS, synthetic=self.config.source == "mirror", summary=summary,
                       overwrite=self.config.overwrite,
-                      extra_files={MAP_FILE: json.dumps(mapping, indent=1, sort_keys=True) + "\n"})
+                      extra_files={BIBCODE_MAP_FILE: json.dumps(mapping, indent=1, sort_keys=True) + "\n"})
         self.reporter.advance(1)
         self.reporter.finish("publish", "done")
 

@@ -70,19 +70,17 @@ def _read_file(path: Path) -> list[dict[str, Any]]:
 
 
 def load_bibcode_map(dataset_dir: str | Path) -> dict[str, str]:
-    """The dataset's ``openalex_bibcode_map`` (bibcode -> OpenAlex work id), if it ships one.
+    """The dataset's ``openalex_bibcode_map`` (bibcode -> OpenAlex work id): the JSON object in
+    :data:`~scitaste_hf.schema.BIBCODE_MAP_FILE` beside the splits; an empty dict when the dataset has none."""
+    from scitaste_hf.schema import BIBCODE_MAP_FILE
 
-    Read from ``openalex_bibcode_map.json`` (an object), ``.jsonl`` or ``.parquet`` (rows with ``bibcode`` and
-    ``openalex_id``) in the dataset folder or its ``data/`` folder; an empty dict when there is none.
-    """
-    root = Path(dataset_dir)
-    for folder in (root, root / "data"):
-        for path in sorted(folder.glob("openalex_bibcode_map*")) if folder.is_dir() else ():
-            if path.suffix == ".json":
-                data = json.loads(path.read_text("utf-8"))
-                if isinstance(data, dict):
-                    return {str(k): str(v) for k, v in data.items()}
-            rows = _read_file(path) if path.suffix in (".jsonl", ".parquet") else []
-            if rows:
-                return {str(r["bibcode"]): str(r["openalex_id"]) for r in rows if r.get("openalex_id")}
-    return {}
+    path = Path(dataset_dir) / BIBCODE_MAP_FILE
+    if not path.is_file():
+        return {}
+    try:
+        data = json.loads(path.read_text("utf-8"))
+    except json.JSONDecodeError as exc:
+        raise ScitasteError(f"{path} is not valid JSON: {exc.msg}") from None
+    if not isinstance(data, dict):
+        raise ScitasteError(f"{path} must hold a JSON object of bibcode -> OpenAlex work id")
+    return {str(k): str(v) for k, v in data.items()}

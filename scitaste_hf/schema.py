@@ -53,6 +53,9 @@ DISCIPLINES: tuple[str, ...] = ("physics", "mathematics", "chemistry", "biology"
 #: DimAgent-v3 bibliometric tools, and the tools plus native search.
 MODES: tuple[str, ...] = ("pure_qa", "native_search", "dimagent_v3", "dimagent_v3_native")
 
+#: File beside a dataset's splits that maps each record's ``bibcode`` to its OpenAlex work id (DESIGN.md s.3).
+BIBCODE_MAP_FILE = "openalex_bibcode_map.json"
+
 #: Both splits of the Hub dataset.
 SPLITS: tuple[str, ...] = ("selected", "backup")
 
