@@ -26,8 +26,9 @@ def gold_source(data_dir: str | Path, gold: str | None = None) -> tuple[str, boo
     if chosen:
         return chosen, False
     dataset = Path(data_dir) / "dataset"
-    if dataset.is_dir():
-        return str(dataset), False
+    if dataset.is_dir():  # written by `scitaste demo`: synthetic when its card says so
+        card = dataset / "README.md"
+        return str(dataset), card.is_file() and "Synthetic demo build" in card.read_text("utf-8")
     return str(_EXAMPLES.joinpath("gold.jsonl")), True
 
 

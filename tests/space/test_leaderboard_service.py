@@ -76,9 +76,11 @@ def test_uploaded_scores_are_never_trusted(board):
 def test_same_file_twice_is_a_no_op(board):
     data = _bytes(_lines())
     first = board.submit(data, "m", "pure_qa", submitter="u")
-    second = board.submit(data, "other name", "native_search", submitter="u")
+    second = board.submit(data, "other name", "pure_qa", submitter="u")
     assert second.duplicate and second.run_id == first.run_id
     assert len(board.rows()) == 1 and board.rows()[0]["model"] == "m"
+    other_mode = board.submit(data, "m", "native_search", submitter="u")  # same answers, another mode: a new run
+    assert not other_mode.duplicate and len(board.rows()) == 2
 
 
 @pytest.mark.parametrize(
@@ -155,7 +157,7 @@ def test_crash_between_file_and_result_is_reconciled(tmp_path):
     b = Leaderboard(tmp_path / "lb", GOLD)
     import hashlib
 
-    sha = hashlib.sha256(data).hexdigest()
+    sha = hashlib.sha256(data + b"\n#mode=pure_qa").hexdigest()
     b.store.store_submission(sha, data, Meta(model="crashed", mode="pure_qa", submitted_at="2026-01-01T00:00:00"), {})
     b.store.close()  # the process died before the row was written
     again = Leaderboard(tmp_path / "lb", GOLD)

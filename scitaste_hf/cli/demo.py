@@ -1,0 +1,173 @@
+"""The main job on its offline default, from world to leaderboard: start the mirror over the simulated world
+(synthetic data), build the dataset through the real clients, freeze the tools' evidence, run the four modes with
+scitaste-baseline through lm-eval, score every run with the evaluate metrics, store the runs in the leaderboard,
+and print it. A second run reuses what the first built.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from scitaste_hf.schema import MODES
+
+#: lm-eval task of each mode.
+TASKS = {"pure_qa": "scitaste_pure_qa", "native_search": "scitaste_native_search",
+         "dimagent_v3": "scitaste_dimagent", "dimagent_v3_native": "scitaste_dimagent_native"}
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Arguments of ``scitaste demo``."""
+    parser.add_argument("--out", default="scitaste-demo", help="folder of everything the demo makes")
+    parser.add_argument("--papers", type=int, default=6000,
+                        help="candidate papers of the simulated world (default 6000; e.g. 600 for a quick look)")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the world and of the sampling")
+
+
+def _scitaste(*args: str) -> list[str]:
+    return [str(Path(sys.executable).with_name("scitaste")), *args]
+
+
+def _step(console, text: str) -> None:
+    console.rule(f"[bold]{text}")
+
+
+class _Mirror:
+    """`scitaste mirror serve` in a child process, started only when a step needs it."""
+
+    def __init__(self, papers: int, seed: int) -> None:
+        self.papers, self.seed, self.proc, self.url = papers, seed, None, ""
+
+    def start(self, console) -> str:
+        if self.proc is None:
+            from scitaste_hf.errors import ScitasteError
+
+            console.print(f"starting the mirror over a synthetic world of {self.papers} papers ...")
+            self.proc = subprocess.Popen(_scitaste("mirror", "serve", "--papers", str(self.papers), "--seed",
+                                                   str(self.seed), "--port", "0"), stdout=subprocess.PIPE, text=True)
+            line = ""
+            while not line.startswith("READY"):
+                line = self.proc.stdout.readline()
+                if not line:
+                    raise ScitasteError("the mirror did not start; run `scitaste mirror serve` to see why")
+            self.url = line.split()[1]
+        return self.url
+
+    def stop(self) -> None:
+        if self.proc is not None:
+            self.proc.terminate()
+            self.proc.wait(timeout=30)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run every step whose output is missing; print the leaderboard and where everything is."""
+    from rich.console import Console
+
+    from scitaste_hf.errors import ScitasteError
+
+    if args.papers < 300:
+        raise ScitasteError("--papers must be at least 300 (enough for every sub-discipline of the taxonomy)")
+    console = Console(width=None if sys.stdout.isatty() else 150)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    dataset, evidence, results = out / "dataset", out / "dataset" / "tool_evidence", out / "lm_eval"
+    per_discipline = args.papers // 6
+    selected = min(50, max(8, per_discipline // 20))
+    mirror = _Mirror(args.papers, args.seed)
+    try:
+        _step(console, "1/5 dataset")
+        if (dataset / "README.md").is_file():
+            console.print(f"reusing {dataset}")
+        else:
+            url = mirror.start(console)
+            _check(subprocess.run(_scitaste("build", "--source", "mirror", "--mirror-url", url, "--out", str(dataset),
+                                            "--work-dir", str(out / "build.work"), "--seed", str(args.seed),
+                                            "--per-discipline", str(per_discipline), "--selected-per-discipline",
+                                            str(selected), "--resume")), "scitaste build")
+        _step(console, "2/5 frozen tool evidence")
+        if evidence.is_dir():
+            console.print(f"reusing {evidence}")
+        else:
+            from scitaste_hf.cli import main
+
+            url = mirror.start(console)
+            if main(["evidence", "freeze", "--dataset", str(dataset), "--out", str(evidence), "--mirror-url", url]):
+                raise ScitasteError("freezing the tool evidence failed (see above); run the demo again to resume")
+    finally:
+        mirror.stop()
+    _step(console, "3/5 the four modes with scitaste-baseline through lm-eval")
+    if list(results.rglob("results_*.json")):
+        console.print(f"reusing {results}")
+    else:
+        _check(subprocess.run(_scitaste("eval", "--model", "scitaste-baseline", "--model_args",
+                                        f"data_dir={dataset},trace_path={out / 'traces.jsonl'}", "--tasks", "scitaste",
+                                        "--metadata", json.dumps({"data_dir": str(dataset)}), "--output_path",
+                                        str(results), "--log_samples")), "scitaste eval")
+    _step(console, "4/5 scores (evaluate metrics) and the leaderboard store")
+    board = _store(console, out, dataset, results)
+    _step(console, "5/5 leaderboard")
+    from rich.table import Table
+
+    table = Table(title="scitaste-baseline on the synthetic demo dataset (not the benchmark)")
+    for column in ("run", "mode", "Scheme-1", "Scheme-2", "grade", "WAPE %", "coverage", "status"):
+        table.add_column(column)
+    for row in board.rows():
+        table.add_row(str(row["run"]), row["mode"], f"{row['scheme1']:.1f}", f"{row['scheme2']:.1f}",
+                      row["scheme2_grade"], f"{100 * row['wape']:.1f}", f"{row['n_scored']}/{row['n_total']}",
+                      row["status"])
+    console.print(table)
+    console.print(f"dataset: {dataset}\nfrozen evidence: {evidence}\nlm-eval outputs: {results}\n"
+                  f"predictions: {out / 'predictions'}\nleaderboard store: {out / 'leaderboard.sqlite'}\n"
+                  f"open the leaderboard: scitaste space --data {out}  (pip install 'scitaste-hf[space]')",
+                  markup=False)
+    return 0
+
+
+def _check(proc: subprocess.CompletedProcess, what: str) -> None:
+    if proc.returncode:
+        from scitaste_hf.errors import ScitasteError
+
+        raise ScitasteError(f"{what} failed (exit {proc.returncode}, see above); run the demo again to resume")
+
+
+def _store(console, out: Path, dataset: Path, results: Path):
+    """Turn each mode's lm-eval samples into a predictions file, score it with the evaluate metrics, and store
+    it in the leaderboard (with the samples log as evidence, so the run is reproducible)."""
+    from scitaste_hf import load_metric
+    from scitaste_hf.errors import ScitasteError
+    from scitaste_hf.leaderboard import Leaderboard
+    from scitaste_hf.predictions import parse_predictions
+    from scitaste_hf.records import load_records
+    from scitaste_hf.schema import Answer
+
+    gold = load_records(dataset, "selected")
+    board = Leaderboard(out, gold)
+    (out / "predictions").mkdir(exist_ok=True)
+    wape, scheme1 = load_metric("scitaste_wape"), load_metric("scitaste_scheme1")
+    by_bibcode = {r["bibcode"]: r for r in gold}
+    for mode in MODES:
+        found = sorted(results.rglob(f"samples_{TASKS[mode]}_*.jsonl"))
+        if not found:
+            raise ScitasteError(f"lm-eval wrote no samples for {TASKS[mode]} in {results}; delete it and rerun")
+        samples = found[-1].read_bytes()
+        lines = [json.loads(line) for line in samples.decode("utf-8").splitlines() if line.strip()]
+        predictions = "".join(json.dumps({"bibcode": s["doc"]["bibcode"], "response": s["filtered_resps"][0]}) + "\n"
+                              for s in lines)
+        path = out / "predictions" / f"{mode}.jsonl"
+        path.write_text(predictions, "utf-8")
+        parsed = parse_predictions(predictions.splitlines(), str(path))
+        answers = [parsed[b].model_dump(include={"innovation_score", "dimension_scores"})
+                   if isinstance(parsed[b], Answer) else None for b in by_bibcode]
+        golds = [{"innovation_score": r["innovation_score"], "dimension_scores": r["dimension_scores"]}
+                 for r in by_bibcode.values()]
+        s2 = wape.compute(predictions=[a["innovation_score"] if a else None for a in answers],
+                          references=[g["innovation_score"] for g in golds], n_resamples=0)
+        s1 = scheme1.compute(predictions=answers, references=golds, n_resamples=0)
+        result = board.submit(predictions.encode(), "scitaste-baseline", mode, "scitaste-hf (offline baseline)",
+                              kind="baseline", samples=samples)
+        console.print(f"{mode}: Scheme-1 {s1['scheme1']:.1f} ({s1['grade']}), Scheme-2 {s2['score']:.1f} "
+                      f"({s2['grade']}), coverage {s2['n_scored']}/{s2['n_total']} -> {result.message}")
+    return board
