@@ -210,8 +210,9 @@ def build_app(board: Leaderboard, synthetic: bool = False) -> gr.Blocks:
         gr.Markdown("# SciTaste-Bench leaderboard\n"
                     "Can language models judge the innovativeness of scientific papers?")
         if synthetic:
-            gr.Markdown("> **Synthetic demo data.** These gold labels are the bundled synthetic example, not the "
-                        "benchmark. Start with `--gold` or `SCITASTE_GOLD` for the real `selected` split.")
+            gr.Markdown("> **Synthetic demo data.** These gold labels come from the simulated world of scitaste-hf "
+                        "(a demo build or the bundled example), not the benchmark. Start with `--gold` or "
+                        "`SCITASTE_GOLD` for the real `selected` split.")
         with gr.Tabs():
             with gr.Tab("Leaderboard"):
                 with gr.Row():
