@@ -91,7 +91,8 @@ class AgentLM(_LoopLM):
     evidence_dir, data_dir : str
         Frozen evidence (see :func:`_tools`).
     trace_path : str
-        JSONL trace file (default ``$SCITASTE_TRACE`` or ``scitaste-traces.jsonl``).
+        JSONL trace file (default ``$SCITASTE_TRACE``, which ``scitaste eval`` points beside lm-eval's
+        ``--output_path``, else ``scitaste-traces.jsonl``).
     timeout, max_retries : float, int
         Per request. The API key comes from ``$OPENAI_API_KEY``.
     """

@@ -16,9 +16,21 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Arguments are lm_eval's; see `lm_eval --help`."""
 
 
+def _option(args: list[str], name: str) -> str | None:
+    """The value of ``--name VALUE`` or ``--name=VALUE`` in ``args``."""
+    for k, arg in enumerate(args):
+        if arg == name and k + 1 < len(args):
+            return args[k + 1]
+        if arg.startswith(name + "="):
+            return arg.split("=", 1)[1]
+    return None
+
+
 def run_passthrough(argv: list[str]) -> int:
     """Register the models, add the task path, and hand ``argv`` to lm-eval's own command line."""
+    import os
     import sys
+    from pathlib import Path
 
     from scitaste_hf.errors import ScitasteError
 
@@ -33,6 +45,10 @@ def run_passthrough(argv: list[str]) -> int:
     args = list(argv)
     if "--include_path" not in args and not any(a.startswith("--include_path=") for a in args):
         args += ["--include_path", str(bundled_dir("lm_eval_tasks"))]
+    output = _option(args, "--output_path")
+    if output and "SCITASTE_TRACE" not in os.environ:  # the agent's traces go beside lm-eval's own output
+        folder = Path(output).parent if output.endswith(".json") else Path(output)
+        os.environ["SCITASTE_TRACE"] = str(folder / "scitaste-traces.jsonl")
     saved = sys.argv
     sys.argv = ["lm_eval", *args]
     try:

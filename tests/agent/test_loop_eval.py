@@ -154,7 +154,8 @@ def test_scitaste_eval_four_modes_with_the_baseline(world, mirror, tmp_path):
         assert results[task]["coverage,none"] == 1.0
     assert results["scitaste_pure_qa"]["wape,none"] == results["scitaste_native_search"]["wape,none"]
     assert results["scitaste_dimagent"]["wape,none"] != results["scitaste_pure_qa"]["wape,none"]
-    traces = [json.loads(line) for line in (tmp_path / "scitaste-traces.jsonl").read_text().splitlines()]
+    # scitaste eval puts the traces beside lm-eval's output
+    traces = [json.loads(line) for line in (tmp_path / "out" / "scitaste-traces.jsonl").read_text().splitlines()]
     tool_traces = [t for t in traces if t["mode"] == "dimagent_v3"]
     assert len(tool_traces) == 12 and all(len(t["calls"]) == 9 for t in tool_traces)
 
