@@ -2,7 +2,8 @@
 
 ``from scitaste_hf.sources import OpenAlexClient, ADSClient, ArxivClient``. Every client takes ``base_url=``
 (the service, the offline mirror or a test server), ``cache_dir=`` (None disables the cache) and ``offline=``;
-credentials come from keyword arguments or the environment (``OPENALEX_API_KEY``, ``ADS_API_TOKEN``). They share
+credentials come from keyword arguments, the environment (``OPENALEX_API_KEY``, ``ADS_API_TOKEN``) or the
+credentials file ``~/.config/scitaste/credentials.toml`` (``$SCITASTE_CREDENTIALS``). They share
 one transport (:mod:`.transport`): per-host rate limits, the ``X-RateLimit`` budget, bounded concurrency, retries
 with backoff, and a plain-file response cache (:mod:`.cache`). :mod:`.testing` is a local replay/fault server.
 
