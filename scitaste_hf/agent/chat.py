@@ -1,7 +1,8 @@
 """A small OpenAI-compatible chat client for the agent loop, with per-provider parameter profiles.
 
-Some endpoints reject what others accept (temperature or reasoning effort together with tools, a null
-``content`` beside ``tool_calls``, ``tool_choice: "required"``); a :class:`Profile` says what to send. Retries
+Some endpoints reject what others accept (temperature or reasoning effort together with tools,
+``tool_choice: "required"``, a null ``content`` beside ``tool_calls``: the loop always sends ``"auto"`` and
+``""``); a :class:`Profile` says what else to send. Retries
 honour ``Retry-After`` on 429 and back off on 5xx and connection errors; what still fails comes back as a
 :class:`ChatError` with a reason (``api_error`` or ``timeout``), which the loop records as a counted failure.
 """
@@ -24,19 +25,21 @@ class Profile:
     ----------
     temperature_with_tools : bool
         Send ``temperature`` in requests that offer tools.
-    empty_content_with_tool_calls : bool
-        Send ``content: ""`` (not null) in an assistant message that carries ``tool_calls``.
     max_tokens : int
         Token budget of a reply (thinking models need more).
     search : dict
         Extra request fields that switch the provider's own web search on (``native_search`` modes); empty when
         the provider has none, in which case those modes are reported as unsupported, not faked.
+    answer_schema : bool
+        Constrain answer requests (those without tools) to the answer's JSON schema with
+        ``response_format: {"type": "json_object", "schema": ...}`` (llama.cpp's form): small models otherwise
+        invent their own dimension keys.
     """
 
     temperature_with_tools: bool = True
-    empty_content_with_tool_calls: bool = True
     max_tokens: int = 4096
     search: dict[str, Any] = field(default_factory=dict)
+    answer_schema: bool = False
 
 
 #: Known profiles by name (``--model_args profile=NAME``).
@@ -46,7 +49,7 @@ PROFILES: dict[str, Profile] = {
     "openai-reasoning": Profile(temperature_with_tools=False, max_tokens=16384, search={"web_search_options": {}}),
     "dashscope": Profile(search={"enable_search": True}),
     "openrouter": Profile(search={"plugins": [{"id": "web"}]}),
-    "llama-cpp": Profile(max_tokens=1024),
+    "llama-cpp": Profile(max_tokens=1024, answer_schema=True),
 }
 
 
@@ -109,6 +112,10 @@ class ChatClient:
             body.update(self.profile.search)
         if response_format:
             body["response_format"] = response_format
+        elif self.profile.answer_schema and not tools:
+            from scitaste_hf.schema import Answer
+
+            body["response_format"] = {"type": "json_object", "schema": Answer.model_json_schema()}
         return body
 
     def chat(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None, *,
