@@ -46,6 +46,7 @@ CASES = {
                   "schema", 1),
     "OUTOFRANGE": (_calls(TOOL_NAMES[:1]), json.dumps({**ANSWER, "innovation_score": 250}), "out_of_range", 1),
     "SERVERERROR": ({"status": 500}, "unused", "api_error", 0),
+    "EMPTYBODY": ({"empty": True}, "unused", "api_error", 0),
 }
 
 
@@ -57,6 +58,7 @@ def scripted(servers, tmp_path_factory):
         rules.append({"contains": f"Identifier: {paper}\n", "tools": True, "reply": first})
         rules.append({"contains": f"Identifier: {paper}\n", "tools": False, "reply": second})
     rules.append({"contains": "Identifier: RATELIMITED\n", "reply": {"status": 429, "headers": {"Retry-After": "0"}}})
+    rules.append({"contains": "Identifier: SLOW\n", "delay": 2, "reply": json.dumps(ANSWER)})
     script, log = tmp / "script.json", tmp / "requests.jsonl"
     script.write_text(json.dumps({"rules": rules, "default": json.dumps(ANSWER)}))
     start, stop = servers
@@ -86,6 +88,13 @@ def test_loop_handles_every_kind_of_reply(scripted, paper):
     assert outcome.trace["bibcode"] == paper and outcome.trace["latency"] >= 0
     if paper == "UNKNOWNTOOL":
         assert [c["error"] is not None for c in outcome.trace["calls"]] == [True, False]
+
+
+def test_timeout_is_a_counted_failure(scripted):
+    url, _ = scripted
+    client = ChatClient(f"{url}/v1", "scripted", max_retries=0, timeout=0.5)
+    outcome = run_item(client.chat, _Tools(), _record("SLOW"), "pure_qa")
+    assert outcome.failure == "timeout" and outcome.text == ""
 
 
 def test_rate_limit_is_retried_then_counted(scripted):
