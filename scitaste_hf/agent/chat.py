@@ -133,11 +133,15 @@ class ChatClient:
                 error = ChatError("api_error", f"{type(exc).__name__} talking to {self.url}")
             else:
                 if response.status_code == 200:
-                    return self._reply(response, time.perf_counter() - started)
-                error = ChatError("api_error", f"HTTP {response.status_code} from {self.url}: "
-                                               f"{response.text[:200]}")
-                if response.status_code not in (408, 409, 429) and response.status_code < 500:
-                    raise error  # a request the endpoint rejects will not pass on a retry
+                    try:
+                        return self._reply(response, time.perf_counter() - started)
+                    except ChatError as exc:  # an empty or cut-off 200 is usually transient: retried below
+                        error = exc
+                else:
+                    error = ChatError("api_error", f"HTTP {response.status_code} from {self.url}: "
+                                                   f"{response.text[:200]}")
+                    if response.status_code not in (408, 409, 429) and response.status_code < 500:
+                        raise error  # a request the endpoint rejects will not pass on a retry
                 retry_after = response.headers.get("Retry-After")
                 if retry_after and retry_after.replace(".", "", 1).isdigit():
                     delay = max(delay, float(retry_after))
