@@ -28,10 +28,10 @@ from scitaste_hf.schema import HUB_DATASET
 def _tools(evidence_dir: str | None, data_dir: str | None):
     """Frozen evidence: ``evidence_dir``, else ``$SCITASTE_EVIDENCE_DIR``, else ``tool_evidence`` beside the data;
     None when there is none (tool modes then fail each item with a clear reason)."""
-    from scitaste_hf.agent.evidence import FrozenToolBox
+    from scitaste_hf.agent.evidence import EVIDENCE_DIR, FrozenToolBox
 
     folder = evidence_dir or os.environ.get("SCITASTE_EVIDENCE_DIR") or (
-        str(Path(data_dir) / "tool_evidence") if data_dir else None)
+        str(Path(data_dir) / EVIDENCE_DIR) if data_dir else None)
     return FrozenToolBox.load(folder) if folder and Path(folder).is_dir() else None
 
 

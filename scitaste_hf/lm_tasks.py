@@ -16,6 +16,10 @@ from scitaste_hf.prompts import paper_prompt
 from scitaste_hf.schema import DIMENSIONS, DISCIPLINES, FAILURE_REASONS, HUB_DATASET, Answer, Failure
 from scitaste_hf.scoring import parse_answer, score_run
 
+#: The lm-eval task of each evaluation mode (the YAMLs in lm_eval_tasks/scitaste/).
+TASKS = {"pure_qa": "scitaste_pure_qa", "native_search": "scitaste_native_search",
+         "dimagent_v3": "scitaste_dimagent", "dimagent_v3_native": "scitaste_dimagent_native"}
+
 #: Metric names of every task: the overall figures and Scheme 2 per discipline.
 METRICS = ("scheme1", "scheme2", "wape", "coverage", *(f"scheme2_{d}" for d in DISCIPLINES))
 

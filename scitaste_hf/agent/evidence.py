@@ -18,6 +18,8 @@ from scitaste_hf.agent.tools import TOOL_NAMES, ToolBox, requested_bibcode
 from scitaste_hf.errors import ScitasteError
 
 FILE = "tool_evidence-00000-of-00001.parquet"
+#: Where a dataset keeps its frozen evidence by default: ``DATA/tool_evidence``.
+EVIDENCE_DIR = "tool_evidence"
 CARD = """---
 configs:
 - config_name: tool_evidence

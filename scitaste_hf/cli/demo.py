@@ -14,10 +14,6 @@ from pathlib import Path
 
 from scitaste_hf.schema import MODES
 
-#: lm-eval task of each mode.
-TASKS = {"pure_qa": "scitaste_pure_qa", "native_search": "scitaste_native_search",
-         "dimagent_v3": "scitaste_dimagent", "dimagent_v3_native": "scitaste_dimagent_native"}
-
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Arguments of ``scitaste demo``."""
@@ -73,7 +69,10 @@ def run(args: argparse.Namespace) -> int:
     console = Console(width=None if sys.stdout.isatty() else 150)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    dataset, evidence, results = out / "dataset", out / "dataset" / "tool_evidence", out / "lm_eval"
+    from scitaste_hf.agent.evidence import EVIDENCE_DIR
+
+    dataset, results = out / "dataset", out / "lm_eval"
+    evidence = dataset / EVIDENCE_DIR
     per_discipline = args.papers // 6
     selected = min(50, max(8, per_discipline // 20))
     mirror = _Mirror(args.papers, args.seed)
@@ -139,6 +138,7 @@ def _store(console, out: Path, dataset: Path, results: Path):
     from scitaste_hf import load_metric
     from scitaste_hf.errors import ScitasteError
     from scitaste_hf.leaderboard import Leaderboard
+    from scitaste_hf.lm_tasks import TASKS
     from scitaste_hf.predictions import parse_predictions
     from scitaste_hf.records import load_records
     from scitaste_hf.schema import Answer

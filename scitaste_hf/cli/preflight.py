@@ -28,8 +28,11 @@ def probe(client, tools, records, mode: str) -> dict:
     for record in records:
         outcome = run_item(client.chat, tools, record, mode)
         out["tool_calls"] += len(outcome.trace.get("calls", []))
-        result = outcome.failure or (None if isinstance(parse_answer(outcome.text), Answer)
-                                     else parse_answer(outcome.text).reason)
+        if outcome.failure:
+            result = outcome.failure
+        else:
+            parsed = parse_answer(outcome.text)
+            result = None if isinstance(parsed, Answer) else parsed.reason
         if result is None:
             out["parsed"] += 1
         else:
@@ -49,7 +52,7 @@ def run(args: argparse.Namespace) -> int:
     from rich.table import Table
 
     from scitaste_hf.agent.chat import PROFILES, ChatClient
-    from scitaste_hf.agent.evidence import FrozenToolBox
+    from scitaste_hf.agent.evidence import EVIDENCE_DIR, FrozenToolBox
     from scitaste_hf.errors import ScitasteError
     from scitaste_hf.records import load_records
     from scitaste_hf.schema import MODES
@@ -58,7 +61,7 @@ def run(args: argparse.Namespace) -> int:
         raise ScitasteError(f"unknown profile {args.profile!r}; known: {', '.join(PROFILES)}")
     source = args.data_dir or str(resources.files("scitaste_hf").joinpath("data/examples/gold.jsonl"))
     records = load_records(source, "selected")[: max(1, args.papers)]
-    evidence = Path(args.data_dir or "", "tool_evidence")
+    evidence = Path(args.data_dir or "", EVIDENCE_DIR)
     tools = FrozenToolBox.load(evidence) if args.data_dir and evidence.is_dir() else None
     profile = PROFILES[args.profile]
     client = ChatClient(args.base_url, args.model, api_key=os.environ.get("OPENAI_API_KEY"), profile=profile,

@@ -26,9 +26,8 @@ def gold_source(data_dir: str | Path, gold: str | None = None) -> tuple[str, boo
     if chosen:
         return chosen, False
     dataset = Path(data_dir) / "dataset"
-    if dataset.is_dir():  # written by `scitaste demo`: synthetic when its card says so
-        card = dataset / "README.md"
-        return str(dataset), card.is_file() and "Synthetic demo build" in card.read_text("utf-8")
+    if dataset.is_dir():  # written by `scitaste demo`: synthetic when its card's metadata is tagged so
+        return str(dataset), "synthetic" in _card_tags(dataset / "README.md")
     return str(_EXAMPLES.joinpath("gold.jsonl")), True
 
 
@@ -45,6 +44,19 @@ def rate_limit_from_env() -> tuple[int, float]:
     if limit[0] < 1 or limit[1] <= 0:
         raise ScitasteError(f"SCITASTE_SUBMIT_LIMIT must be positive, got {value!r}")
     return limit
+
+
+def _card_tags(card: Path) -> list[str]:
+    """The ``tags`` of a dataset card's YAML metadata (empty without a card or metadata)."""
+    import yaml
+
+    if not card.is_file():
+        return []
+    text = card.read_text("utf-8")
+    if not text.startswith("---\n") or "\n---" not in text[4:]:
+        return []
+    meta = yaml.safe_load(text[4:text.index("\n---", 4)]) or {}
+    return [str(t) for t in meta.get("tags") or []] if isinstance(meta, dict) else []
 
 
 def open_leaderboard(data_dir: str | Path, gold: str | None = None) -> tuple[Leaderboard, bool]:

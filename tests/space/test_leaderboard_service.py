@@ -221,3 +221,17 @@ def test_baseline_rows_are_shown_and_labelled(board):
 
 
 MODES_FOR_BASELINE = ("pure_qa", "native_search", "dimagent_v3", "dimagent_v3_native")
+
+
+def test_demo_dataset_is_recognised_as_synthetic(tmp_path):
+    """A dataset folder in DATA/dataset is the gold set; its card's `synthetic` tag turns the Space's banner on."""
+    from dataset_builder.layout import write_dataset
+    from scitaste_hf.leaderboard.setup import gold_source
+    from scitaste_hf.schema import DEFAULT_WEIGHTS, record_features
+
+    rows = [{**dict.fromkeys(record_features()), **r, "title": "t", "year": 2000} for r in GOLD[:4]]
+    for synthetic in (True, False):
+        data = tmp_path / str(synthetic)
+        write_dataset(data / "dataset", {"selected": rows[:2], "backup": rows[2:]}, DEFAULT_WEIGHTS,
+                      synthetic=synthetic)
+        assert gold_source(data) == (str(data / "dataset"), synthetic)
