@@ -18,7 +18,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import tempfile
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,6 +26,7 @@ from typing import Any, Protocol
 from dataset_builder import collect as col
 from dataset_builder.sample import PER_DISCIPLINE, SELECTED_PER_DISCIPLINE, quotas
 from scitaste_hf.errors import ScitasteError
+from scitaste_hf.output import write_bytes_atomic
 from scitaste_hf.schema import BIBCODE_MAP_FILE, DISCIPLINES
 from scitaste_hf.taxonomy import Taxonomy, load_taxonomy
 
@@ -122,14 +122,7 @@ def _write_json(path: Path, data: Any) -> None:
     import orjson
 
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".json")
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(orjson.dumps(data, option=orjson.OPT_SORT_KEYS))
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    write_bytes_atomic(path, orjson.dumps(data, option=orjson.OPT_SORT_KEYS))
 
 
 def _fingerprint(*parts: Any) -> str:

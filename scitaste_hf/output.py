@@ -11,19 +11,29 @@ from typing import Any
 from scitaste_hf.errors import ScitasteError
 
 
+def write_bytes_atomic(path: str | Path, data: bytes, *, fsync: bool = False) -> Path:
+    """Write ``data`` to ``path`` through a temporary file in the same folder and an atomic rename, so that a
+    reader sees the old file or the whole new one, never a part; ``fsync`` also forces it to disk first."""
+    path = Path(path)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            if fsync:
+                fh.flush()
+                os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return path
+
+
 def write_json_atomic(path: str | Path, data: Any) -> None:
-    """Write ``data`` as JSON to ``path`` through a temporary file in the same folder and an atomic rename."""
+    """Write ``data`` as JSON to a user-given ``path`` atomically (see :func:`write_bytes_atomic`)."""
     path = Path(path)
     if path.is_dir():
         raise ScitasteError(f"{path} is a folder; give a file name for the JSON output")
     if not path.parent.is_dir():
         raise ScitasteError(f"folder {path.parent} does not exist")
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump(data, fh, indent=2, allow_nan=False)
-            fh.write("\n")
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    write_bytes_atomic(path, (json.dumps(data, indent=2, allow_nan=False) + "\n").encode("utf-8"))

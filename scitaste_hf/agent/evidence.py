@@ -6,8 +6,6 @@ evidence, no API key is needed to evaluate, and a run can be reproduced years la
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from collections.abc import Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
@@ -16,6 +14,7 @@ from typing import Any
 
 from scitaste_hf.agent.tools import TOOL_NAMES, ToolBox, requested_bibcode
 from scitaste_hf.errors import ScitasteError
+from scitaste_hf.output import write_bytes_atomic
 
 FILE = "tool_evidence-00000-of-00001.parquet"
 #: Where a dataset keeps its frozen evidence by default: ``DATA/tool_evidence``.
@@ -77,13 +76,9 @@ def freeze(toolbox: ToolBox, bibcodes: Iterable[str], out_dir: str | Path, *, so
                 progress(done)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=out, prefix=".evidence.", suffix=".tmp")
-    os.close(fd)
-    try:
-        pq.write_table(pa.Table.from_pylist(rows), tmp)
-        os.replace(tmp, out / FILE)
-    finally:
-        Path(tmp).unlink(missing_ok=True)
+    buffer = pa.BufferOutputStream()
+    pq.write_table(pa.Table.from_pylist(rows), buffer)
+    write_bytes_atomic(out / FILE, buffer.getvalue().to_pybytes())
     (out / "README.md").write_text(CARD.format(file=FILE, source=source, count=len(rows), papers=len(papers)),
                                    "utf-8")
     return out

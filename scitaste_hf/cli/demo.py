@@ -12,8 +12,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-from scitaste_hf.schema import MODES
-
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Arguments of ``scitaste demo``."""
@@ -141,7 +139,7 @@ def _store(console, out: Path, dataset: Path, results: Path):
     from scitaste_hf.lm_tasks import TASKS
     from scitaste_hf.predictions import parse_predictions
     from scitaste_hf.records import load_records
-    from scitaste_hf.schema import Answer
+    from scitaste_hf.schema import MODES, Answer
 
     gold = load_records(dataset, "selected")
     board = Leaderboard(out, gold)

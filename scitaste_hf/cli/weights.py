@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import tempfile
 from pathlib import Path
+
+from scitaste_hf.output import write_bytes_atomic
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -33,17 +33,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _write_json(path: str, payload: dict) -> None:
-    # Written beside the target and renamed, so an interrupted run leaves no half-written file.
-    target = Path(path)
-    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump(payload, fh, indent=2)
-            fh.write("\n")
-        os.replace(tmp, target)
-    except BaseException:
-        os.unlink(tmp)
-        raise
+    # Not write_json_atomic: a degenerate cross-validation score is NaN, which this file keeps as NaN.
+    write_bytes_atomic(path, (json.dumps(payload, indent=2) + "\n").encode("utf-8"))
 
 
 def run(args: argparse.Namespace) -> int:

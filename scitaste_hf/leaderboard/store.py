@@ -9,15 +9,15 @@ duplication (the SHA-256 of the file is the run's unique key).
 from __future__ import annotations
 
 import json
-import os
 import sqlite3
-import tempfile
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from scitaste_hf.output import write_bytes_atomic
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS runs (
@@ -96,18 +96,7 @@ class Store:
 
     def write_file(self, name: str, data: bytes) -> Path:
         """Write ``submissions/<name>`` atomically (temporary file, fsync, rename)."""
-        target = self.files / name
-        fd, tmp = tempfile.mkstemp(dir=self.files, prefix=f".{name}.", suffix=".tmp")
-        try:
-            with os.fdopen(fd, "wb") as fh:
-                fh.write(data)
-                fh.flush()
-                os.fsync(fh.fileno())
-            os.replace(tmp, target)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
-        return target
+        return write_bytes_atomic(self.files / name, data, fsync=True)
 
     def store_submission(self, sha256: str, data: bytes, meta: Meta, evidence: dict[str, bytes]) -> None:
         """Store the predictions file, its metadata and evidence; the predictions file is written last, so

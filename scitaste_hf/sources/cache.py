@@ -17,10 +17,11 @@ import hashlib
 import json
 import os
 import re
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import parse_qsl, urlencode, urlsplit
+
+from scitaste_hf.output import write_bytes_atomic
 
 # Headers worth keeping: what tells the content type and the rate-limit state. Anything else (cookies, tracing
 # ids) is noise at best and personal at worst.
@@ -117,12 +118,4 @@ class ResponseCache:
             "request": {"method": method.upper(), "url": url},
             "response": {"status": status, "headers": keep_headers(headers), "body": body},
         }
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".json")
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                json.dump(entry, fh, ensure_ascii=False)
-            os.replace(tmp, path)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
-        return path
+        return write_bytes_atomic(path, json.dumps(entry, ensure_ascii=False).encode("utf-8"))
