@@ -7,7 +7,7 @@ its subfield matching its keywords, back-filled from the subfield. arXiv adds th
 preprints; OpenAlex gives physics papers (matched by DOI) the topics, authorships and citation links that ADS
 lacks. The snowball is the references and the citers of every candidate, with their own references and dates.
 
-Every function returns plain JSON-ready dicts, so that a stage's result can be checkpointed as it is.
+Every collecting function returns plain JSON-ready dicts, so that a stage's result can be checkpointed as it is.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
+from scitaste_hf.sources.snowball import MAX_OR_VALUES, SnowballPlan, plan_snowball
 from scitaste_hf.taxonomy import SubDiscipline, Taxonomy
 
 #: Candidates asked for per sub-discipline, relative to its quota: room for the cross-cell de-duplication and
@@ -33,10 +34,6 @@ WORK_SELECT = ("id", "ids", "doi", "title", "publication_year", "publication_dat
 #: What the index reads of a reference or a citer: date, venue, field, text, and its own references (CD index).
 SNOWBALL_SELECT = ("id", "title", "publication_date", "primary_location", "primary_topic", "referenced_works",
                    "referenced_works_count", "cited_by_count")
-#: Ids OR-ed in one OpenAlex filter (the service's limit).
-OR_BATCH = 100
-#: Snowball batches fetched at once: a batch's requests wait on the service, not on this process.
-SNOWBALL_WORKERS = 4
 
 Tick = Callable[[int], None]
 
@@ -174,7 +171,7 @@ def collect_openalex(openalex, taxonomy: Taxonomy, quotas: Mapping[str, int], *,
     return out
 
 
-def _batches(items: Sequence[str], size: int = OR_BATCH) -> Iterable[list[str]]:
+def _batches(items: Sequence[str], size: int = MAX_OR_VALUES) -> Iterable[list[str]]:
     for i in range(0, len(items), size):
         yield list(items[i:i + size])
 
@@ -232,14 +229,20 @@ def arxiv_entries(arxiv, ids: Iterable[str], *, tick: Tick = _noop) -> dict[str,
     return out
 
 
-def _around(openalex, batch: list[Mapping[str, Any]]) -> list[Any]:
-    with_refs = [w["id"] for w in batch if w["referenced_works"]]
-    cited = [w["id"] for w in batch if w["cited_by_count"]]
-    works = list(openalex.iter_references(with_refs, select=SNOWBALL_SELECT)) if with_refs else []
-    return works + (list(openalex.iter_citing(cited, select=SNOWBALL_SELECT)) if cited else [])
+def snowball_plan(focal: Sequence[Mapping[str, Any]]) -> SnowballPlan:
+    """The OpenAlex listings that fetch the candidates' references and citers
+    (:func:`~scitaste_hf.sources.snowball.plan_snowball`).
+
+    Parameters
+    ----------
+    focal : sequence of dict
+        The candidates' OpenAlex records (:func:`work_dict`), grouped by field.
+    """
+    return plan_snowball([w["id"] for w in focal], [w["referenced_works"] for w in focal],
+                         [w["cited_by_count"] or 0 for w in focal])
 
 
-def snowball(openalex, focal: Sequence[Mapping[str, Any]], *, workers: int = SNOWBALL_WORKERS,
+def snowball(openalex, focal: Sequence[Mapping[str, Any]], plan: SnowballPlan, *,
              tick: Tick = _noop) -> list[dict[str, Any]]:
     """The works around the candidates: their references and their citers, each once, with the fields of
     :data:`SNOWBALL_SELECT` (a citer's references tell which of a paper's references it also cites: the CD index).
@@ -248,11 +251,11 @@ def snowball(openalex, focal: Sequence[Mapping[str, Any]], *, workers: int = SNO
     ----------
     openalex : OpenAlexClient
     focal : sequence of dict
-        The candidates' OpenAlex records (:func:`work_dict`), grouped by field so that a batch shares references.
-    workers : int
-        Batches fetched at once (the client's rate limit still applies).
+        The candidates' OpenAlex records (:func:`work_dict`).
+    plan : SnowballPlan
+        :func:`snowball_plan` of ``focal``.
     tick : callable
-        Called with the number of focal works of each batch.
+        Called with 1 per listing of the plan done.
 
     Returns
     -------
@@ -260,22 +263,19 @@ def snowball(openalex, focal: Sequence[Mapping[str, Any]], *, workers: int = SNO
         ``id``, ``date``, ``journal``, ``field``, ``title`` and ``referenced_works`` of each surrounding work,
         in id order; the candidates themselves are left out.
     """
-    from concurrent.futures import ThreadPoolExecutor
+    import asyncio
 
     focal_ids = {w["id"] for w in focal}
-    batches = [list(focal[i:i + OR_BATCH]) for i in range(0, len(focal), OR_BATCH)]
+    references, citers = asyncio.run(openalex.afetch_plan(plan, select=SNOWBALL_SELECT, progress=tick))
     found: dict[str, dict[str, Any]] = {}
-    with ThreadPoolExecutor(max_workers=workers) as pool:
-        for batch, works in zip(batches, pool.map(lambda b: _around(openalex, b), batches)):
-            for work in works:
-                if work.id not in focal_ids and work.id not in found:
-                    found[work.id] = {
-                        "id": work.id, "title": work.title,
-                        "date": work.publication_date.isoformat() if work.publication_date else None,
-                        "journal": work.issn_l or work.source_name,
-                        "field": work.primary_topic.field_name if work.primary_topic else None,
-                        "referenced_works": list(work.referenced_works)}
-            tick(len(batch))
+    for work in [*references, *citers]:
+        if work.id not in focal_ids and work.id not in found:
+            found[work.id] = {
+                "id": work.id, "title": work.title,
+                "date": work.publication_date.isoformat() if work.publication_date else None,
+                "journal": work.issn_l or work.source_name,
+                "field": work.primary_topic.field_name if work.primary_topic else None,
+                "referenced_works": list(work.referenced_works)}
     return [found[k] for k in sorted(found)]
 
 

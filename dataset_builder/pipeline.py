@@ -257,9 +257,10 @@ class Build:
     def _snowball(self, collected: Mapping[str, Any]) -> dict[str, Any]:
         focal = self._focal(collected)
         source_ids = {w["source_id"] for w in focal if w.get("source_id")}
-        self.reporter.start("snowball", len(focal) + len(source_ids))
+        plan = col.snowball_plan(focal)
+        self.reporter.start("snowball", len(plan.filters()) + len(source_ids))
         openalex = self.clients.get("openalex")
-        around = col.snowball(openalex, focal, tick=self.reporter.advance)
+        around = col.snowball(openalex, focal, plan, tick=self.reporter.advance)
         sources = col.journal_sources(openalex, source_ids, tick=self.reporter.advance)
         return {"works": around, "sources": sources}
 

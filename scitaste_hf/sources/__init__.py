@@ -5,7 +5,9 @@
 credentials come from keyword arguments, the environment (``OPENALEX_API_KEY``, ``ADS_API_TOKEN``) or the
 credentials file ``~/.config/scitaste/credentials.toml`` (``$SCITASTE_CREDENTIALS``). They share
 one transport (:mod:`.transport`): per-host rate limits, the ``X-RateLimit`` budget, bounded concurrency, retries
-with backoff, and a plain-file response cache (:mod:`.cache`). :mod:`.testing` is a local replay/fault server.
+with backoff, and a plain-file response cache (:mod:`.cache`). The lookups and listings have async twins (``a...``)
+that send the same requests. :mod:`.snowball` plans the listings of the builder's snowball; :mod:`.testing` is a
+local replay/fault server.
 
 Names are resolved on first use, so importing an error class does not import httpx.
 """
@@ -21,6 +23,8 @@ _EXPORTS = {
     "Work": "scitaste_hf.sources.records",
     "Source": "scitaste_hf.sources.records",
     "Snowball": "scitaste_hf.sources.records",
+    "SnowballPlan": "scitaste_hf.sources.snowball",
+    "plan_snowball": "scitaste_hf.sources.snowball",
     "Topic": "scitaste_hf.sources.records",
     "Concept": "scitaste_hf.sources.records",
     "Authorship": "scitaste_hf.sources.records",
@@ -54,10 +58,12 @@ __all__ = [
     "OpenAlexClient",
     "ServiceUnavailable",
     "Snowball",
+    "SnowballPlan",
     "Source",
     "SourceError",
     "Topic",
     "Work",
+    "plan_snowball",
 ]
 
 

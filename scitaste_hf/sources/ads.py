@@ -3,18 +3,21 @@
 
 ADS allows 5,000 search requests a day by default and says how many are left in ``X-RateLimit-*`` headers; the
 transport keeps one budget per endpoint and refuses to send once it is spent, instead of collecting 429s. Pages
-are as large as ADS allows (``rows`` up to 2,000) because the daily budget, not time, is what runs out.
+are as large as ADS allows (``rows`` up to 2,000) because the daily budget, not time, is what runs out. Each
+method has an async twin (``a...``) that sends the same requests: paging is one object without I/O that the
+transport runs either way.
 """
 
 from __future__ import annotations
 
+import operator
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import AsyncIterator, Iterable, Iterator
 
 from scitaste_hf.sources.errors import InvalidIdentifierError
 from scitaste_hf.sources.limits import RateLimitStatus
-from scitaste_hf.sources.records import ADSRecord
-from scitaste_hf.sources.transport import Credential, ServiceClient, Transport, resolve_secret
+from scitaste_hf.sources.records import ADSRecord, in_order
+from scitaste_hf.sources.transport import Call, Credential, ServiceClient, SingleCall, Transport, resolve_secret
 
 DEFAULT_BASE_URL = "https://api.adsabs.harvard.edu/v1"
 #: Fields asked for by default: what the classifier, the index and the tools read.
@@ -23,6 +26,7 @@ DEFAULT_FIELDS = ("bibcode", "title", "year", "pubdate", "doi", "identifier", "b
 MAX_ROWS = 2000
 _BIBCODE = re.compile(r"^\d{4}[A-Za-z0-9&.]{5}[A-Za-z0-9.]{4}[A-Za-z0-9.:]{5}[A-Z.]$")
 _ARXIV_PREFIX = "arxiv:"
+_BIBCODE_OF = operator.attrgetter("bibcode")
 
 
 def bibcode(value: str) -> str:
@@ -80,6 +84,55 @@ def parse_doc(doc: dict) -> ADSRecord:
     )
 
 
+def _fields(fl: Iterable[str]) -> str:
+    return ",".join(dict.fromkeys(["bibcode", *fl]))
+
+
+def _docs(data: dict) -> list[ADSRecord]:
+    return [parse_doc(doc) for doc in (data.get("response") or {}).get("docs") or []]
+
+
+class _CursorListing:
+    """``cursorMark`` paging of one ``/search/query``: it stops at ``numFound``, at a cursor that does not move, or
+    once ``limit`` documents have come.
+
+    :param q: the ADS query.
+    :param fields: the ``fl=`` value.
+    :param rows: page size.
+    :param sort: sort order, ending on a unique field.
+    :param limit: most documents wanted, or None.
+    """
+
+    def __init__(self, q: str, fields: str, rows: int, sort: str, limit: int | None) -> None:
+        self._params = {"q": q, "fl": fields, "rows": rows, "sort": sort}
+        self._limit = limit
+        self._cursor: str | None = "*"
+        self._seen = 0
+
+    def next_call(self) -> Call | None:
+        """The request for the next page, or None after the last."""
+        return None if self._cursor is None else Call("GET", "/search/query",
+                                                      {**self._params, "cursorMark": self._cursor})
+
+    def feed(self, data: dict) -> list[ADSRecord]:
+        """The documents of a page, at most as many as ``limit`` still allows.
+
+        :param data: the page's JSON.
+        """
+        body = data.get("response") or {}
+        docs = body.get("docs") or []
+        room = len(docs) if self._limit is None else max(0, self._limit - self._seen)
+        records = [parse_doc(doc) for doc in docs[:room]]
+        self._seen += len(records)
+        next_cursor = data.get("nextCursorMark")
+        # Ending as soon as the limit is reached saves the daily budget a request whose documents would all be
+        # dropped.
+        last = ((self._limit is not None and self._seen >= self._limit) or not docs
+                or self._seen >= body.get("numFound", 0) or not next_cursor or next_cursor == self._cursor)
+        self._cursor = None if last else next_cursor
+        return records
+
+
 class ADSClient(ServiceClient):
     """Client of the NASA ADS API.
 
@@ -129,23 +182,19 @@ class ADSClient(ServiceClient):
         :param sort: sort order; it must end on a unique field for ``cursorMark`` paging (``bibcode``).
         :param limit: stop after this many documents.
         """
-        fields = ",".join(dict.fromkeys(["bibcode", *fl]))
-        rows = self.rows if limit is None else max(1, min(self.rows, limit))
-        cursor, seen = "*", 0
-        while True:
-            data = self.transport.request("GET", "/search/query", {"q": q, "fl": fields, "rows": rows,
-                                                                    "sort": sort, "cursorMark": cursor}).data
-            body = data.get("response") or {}
-            docs = body.get("docs") or []
-            for doc in docs:
-                if limit is not None and seen >= limit:
-                    return
-                seen += 1
-                yield parse_doc(doc)
-            next_cursor = data.get("nextCursorMark")
-            if not docs or seen >= body.get("numFound", 0) or not next_cursor or next_cursor == cursor:
-                return
-            cursor = next_cursor
+        yield from self.transport.records(self._listing(q, fl, sort, limit))
+
+    async def asearch(self, q: str, *, fl: Iterable[str] = DEFAULT_FIELDS, sort: str = "bibcode asc",
+                      limit: int | None = None) -> AsyncIterator[ADSRecord]:
+        """Async :meth:`search`: the same documents in the same order from the same requests.
+
+        :param q: ADS query, e.g. ``first_author:"Sudilovsky"`` or ``citations(bibcode:...)``.
+        :param fl: fields to return (``bibcode`` is always added).
+        :param sort: sort order; it must end on a unique field for ``cursorMark`` paging (``bibcode``).
+        :param limit: stop after this many documents.
+        """
+        async for record in self.transport.arecords(self._listing(q, fl, sort, limit)):
+            yield record
 
     def citations(self, code: str, *, fl: Iterable[str] = DEFAULT_FIELDS) -> Iterator[ADSRecord]:
         """Documents citing a bibcode (``citations(bibcode:...)``).
@@ -155,6 +204,14 @@ class ADSClient(ServiceClient):
         """
         return self.search(f"citations(bibcode:{bibcode(code)})", fl=fl)
 
+    def acitations(self, code: str, *, fl: Iterable[str] = DEFAULT_FIELDS) -> AsyncIterator[ADSRecord]:
+        """Async :meth:`citations` (an async iterator; the bibcode is checked at once).
+
+        :param code: the cited document's bibcode.
+        :param fl: fields to return.
+        """
+        return self.asearch(f"citations(bibcode:{bibcode(code)})", fl=fl)
+
     def references(self, code: str, *, fl: Iterable[str] = DEFAULT_FIELDS) -> Iterator[ADSRecord]:
         """Documents a bibcode cites (``references(bibcode:...)``).
 
@@ -163,6 +220,14 @@ class ADSClient(ServiceClient):
         """
         return self.search(f"references(bibcode:{bibcode(code)})", fl=fl)
 
+    def areferences(self, code: str, *, fl: Iterable[str] = DEFAULT_FIELDS) -> AsyncIterator[ADSRecord]:
+        """Async :meth:`references` (an async iterator; the bibcode is checked at once).
+
+        :param code: the citing document's bibcode.
+        :param fl: fields to return.
+        """
+        return self.asearch(f"references(bibcode:{bibcode(code)})", fl=fl)
+
     def get_records(self, bibcodes: Iterable[str], *, fl: Iterable[str] = DEFAULT_FIELDS) -> list[ADSRecord]:
         """Many documents by bibcode through ``/search/bigquery``, ``rows`` bibcodes per request.
 
@@ -170,16 +235,33 @@ class ADSClient(ServiceClient):
         :param fl: fields to return.
         :returns: the documents found, in the order of ``bibcodes``.
         """
+        codes, lookups = self._lookups(bibcodes, fl)
+        return in_order(codes, (rec for lookup in lookups for rec in self.transport.records(lookup)), _BIBCODE_OF)
+
+    async def aget_records(self, bibcodes: Iterable[str], *,
+                           fl: Iterable[str] = DEFAULT_FIELDS) -> list[ADSRecord]:
+        """Async :meth:`get_records`; the batches run concurrently within the client's connection limit.
+
+        :param bibcodes: bibcodes; duplicates are asked once.
+        :param fl: fields to return.
+        :returns: the documents found, in the order of ``bibcodes``.
+        """
+        codes, lookups = self._lookups(bibcodes, fl)
+        pages = await self.transport.agather(lookups)
+        return in_order(codes, (rec for page in pages for rec in page), _BIBCODE_OF)
+
+    def _listing(self, q: str, fl: Iterable[str], sort: str, limit: int | None) -> _CursorListing:
+        rows = self.rows if limit is None else max(1, min(self.rows, limit))
+        return _CursorListing(q, _fields(fl), rows, sort, limit)
+
+    def _lookups(self, bibcodes: Iterable[str], fl: Iterable[str]) -> tuple[list[str], list[SingleCall[ADSRecord]]]:
+        """The distinct bibcodes, checked, and one ``/search/bigquery`` request per ``rows`` of them."""
         codes = list(dict.fromkeys(bibcode(b) for b in bibcodes))
-        fields = ",".join(dict.fromkeys(["bibcode", *fl]))
-        found: dict[str, ADSRecord] = {}
+        fields = _fields(fl)
+        lookups = []
         for i in range(0, len(codes), self.rows):
             batch = codes[i:i + self.rows]
-            data = self.transport.request(
-                "POST", "/search/bigquery", {"q": "*:*", "fl": fields, "rows": len(batch)},
-                content=("bibcode\n" + "\n".join(batch)).encode(),
-                headers={"Content-Type": "big-query/csv"}).data
-            for doc in (data.get("response") or {}).get("docs") or []:
-                rec = parse_doc(doc)
-                found[rec.bibcode] = rec
-        return [found[c] for c in codes if c in found]
+            call = Call("POST", "/search/bigquery", {"q": "*:*", "fl": fields, "rows": len(batch)},
+                        content=("bibcode\n" + "\n".join(batch)).encode(), headers={"Content-Type": "big-query/csv"})
+            lookups.append(SingleCall(call, _docs))
+        return codes, lookups

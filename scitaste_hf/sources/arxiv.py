@@ -2,20 +2,21 @@
 
 arXiv asks for at most one request every 3 seconds on a single connection; that is the default here. Ids are not
 checked locally: arXiv has several id schemes and is the authority on them, and its 400 answer ("incorrect id
-format for ...") becomes a one-line error.
+format for ...") becomes a one-line error. The async methods keep that politeness: they go through the same
+transport, whose single connection and minimum interval hold for sync and async callers alike.
 """
 
 from __future__ import annotations
 
 import re
 import xml.etree.ElementTree as ET
-from collections.abc import Iterable, Iterator
+from collections.abc import AsyncIterator, Iterable, Iterator
 from dataclasses import dataclass
 from datetime import datetime
 
-from scitaste_hf.sources.errors import BadRequestError
-from scitaste_hf.sources.records import ArxivEntry
-from scitaste_hf.sources.transport import ATOM_NS, ServiceClient, Transport
+from scitaste_hf.sources.errors import BadRequestError, InvalidIdentifierError
+from scitaste_hf.sources.records import ArxivEntry, in_order
+from scitaste_hf.sources.transport import ATOM_NS, Call, ServiceClient, SingleCall, Transport
 
 DEFAULT_BASE_URL = "https://export.arxiv.org/api"
 ARXIV_NS = "{http://arxiv.org/schemas/atom}"
@@ -90,6 +91,56 @@ def parse_feed(root: ET.Element) -> ArxivFeed:
                      tuple(entries))
 
 
+def _query(*, search_query: str = "", id_list: str = "", start: int = 0, max_results: int = 100,
+           sort_by: str = "relevance", sort_order: str = "descending") -> Call:
+    # The parameter set of arXiv's documented client, so recordings of it replay unchanged.
+    return Call("GET", "/query", {"search_query": search_query, "id_list": id_list, "sortBy": sort_by,
+                                  "sortOrder": sort_order, "start": start, "max_results": max_results})
+
+
+def _entries(root: ET.Element) -> list[ArxivEntry]:
+    return list(parse_feed(root).entries)
+
+
+class _SearchListing:
+    """``start``/``max_results`` paging of a ``search_query``: each page asks for no more than ``limit`` still
+    allows, and paging stops at ``totalResults`` or an empty page.
+
+    :param query: the arXiv query.
+    :param page_size: largest ``max_results``.
+    :param limit: most entries wanted, or None.
+    :param sort_by: ``sortBy`` value.
+    :param sort_order: ``sortOrder`` value.
+    """
+
+    def __init__(self, query: str, page_size: int, limit: int | None, sort_by: str, sort_order: str) -> None:
+        self._fixed = {"search_query": query, "sort_by": sort_by, "sort_order": sort_order}
+        self._page_size, self._limit = page_size, limit
+        self._start, self._seen = 0, 0
+        self._done = False
+
+    def next_call(self) -> Call | None:
+        """The request for the next page, or None after the last."""
+        if self._done:
+            return None
+        size = self._page_size if self._limit is None else max(1, min(self._page_size, self._limit - self._seen))
+        return _query(**self._fixed, start=self._start, max_results=size)
+
+    def feed(self, root: ET.Element) -> list[ArxivEntry]:
+        """The entries of a page, at most as many as ``limit`` still allows.
+
+        :param root: the page's Atom feed.
+        """
+        feed = parse_feed(root)
+        room = len(feed.entries) if self._limit is None else max(0, self._limit - self._seen)
+        entries = list(feed.entries[:room])
+        self._seen += len(entries)
+        self._start += len(feed.entries)
+        self._done = (not feed.entries or self._start >= feed.total_results
+                      or (self._limit is not None and self._seen >= self._limit))
+        return entries
+
+
 class ArxivClient(ServiceClient):
     """Client of the arXiv Atom API.
 
@@ -113,26 +164,24 @@ class ArxivClient(ServiceClient):
             max_connections=1, timeout=timeout, max_retries=max_retries, backoff_base=backoff[0],
             backoff_max=backoff[1], cache_dir=cache_dir, offline=offline, record=record)
 
-    def _query(self, *, search_query: str = "", id_list: str = "", start: int = 0, max_results: int = 100,
-               sort_by: str = "relevance", sort_order: str = "descending") -> ArxivFeed:
-        # The parameter set of arXiv's documented client, so recordings of it replay unchanged.
-        params = {"search_query": search_query, "id_list": id_list, "sortBy": sort_by, "sortOrder": sort_order,
-                  "start": start, "max_results": max_results}
-        return parse_feed(self.transport.request("GET", "/query", params).data)
-
     def get_entries(self, ids: Iterable[str]) -> list[ArxivEntry]:
         """E-prints by id, :attr:`batch_size` ids per request.
 
         :param ids: arXiv ids, new (``1707.08567``) or old style (``astro-ph/0601001``), with or without version.
         :returns: the entries found, in the order of ``ids``; unknown ids are left out.
         """
-        wanted = list(dict.fromkeys(i.strip() for i in ids))
-        found: dict[str, ArxivEntry] = {}
-        for i in range(0, len(wanted), self.batch_size):
-            batch = wanted[i:i + self.batch_size]
-            for entry in self._query(id_list=",".join(batch), max_results=max(100, len(batch))).entries:
-                found[entry.id] = entry
-        return [found[k] for k in (strip_version(w) for w in wanted) if k in found]
+        wanted, lookups = self._lookups(ids)
+        return in_order(map(strip_version, wanted), (e for lookup in lookups for e in self.transport.records(lookup)))
+
+    async def aget_entries(self, ids: Iterable[str]) -> list[ArxivEntry]:
+        """Async :meth:`get_entries`; the batches go one at a time, as the transport allows one connection.
+
+        :param ids: arXiv ids, new (``1707.08567``) or old style (``astro-ph/0601001``), with or without version.
+        :returns: the entries found, in the order of ``ids``; unknown ids are left out.
+        """
+        wanted, lookups = self._lookups(ids)
+        pages = await self.transport.agather(lookups)
+        return in_order(map(strip_version, wanted), (entry for page in pages for entry in page))
 
     def get_entry(self, arxiv_id: str) -> ArxivEntry | None:
         """One e-print by id, or None if arXiv has none.
@@ -140,6 +189,14 @@ class ArxivClient(ServiceClient):
         :param arxiv_id: arXiv id, with or without version.
         """
         entries = self.get_entries([arxiv_id])
+        return entries[0] if entries else None
+
+    async def aget_entry(self, arxiv_id: str) -> ArxivEntry | None:
+        """Async :meth:`get_entry`.
+
+        :param arxiv_id: arXiv id, with or without version.
+        """
+        entries = await self.aget_entries([arxiv_id])
         return entries[0] if entries else None
 
     def search(self, query: str, *, page_size: int = 100, limit: int | None = None,
@@ -152,16 +209,26 @@ class ArxivClient(ServiceClient):
         :param sort_by: ``relevance``, ``lastUpdatedDate`` or ``submittedDate``.
         :param sort_order: ``ascending`` or ``descending``.
         """
-        start, seen = 0, 0
-        while True:
-            size = page_size if limit is None else max(1, min(page_size, limit - seen))
-            feed = self._query(search_query=query, start=start, max_results=size, sort_by=sort_by,
-                               sort_order=sort_order)
-            for entry in feed.entries:
-                yield entry
-                seen += 1
-                if limit is not None and seen >= limit:
-                    return
-            start += len(feed.entries)
-            if not feed.entries or start >= feed.total_results:
-                return
+        yield from self.transport.records(_SearchListing(query, page_size, limit, sort_by, sort_order))
+
+    async def asearch(self, query: str, *, page_size: int = 100, limit: int | None = None,
+                      sort_by: str = "relevance", sort_order: str = "descending") -> AsyncIterator[ArxivEntry]:
+        """Async :meth:`search`: the same entries in the same order from the same requests.
+
+        :param query: arXiv query, e.g. ``cat:hep-th AND ti:holography`` or ``testing``.
+        :param page_size: ``max_results`` per request.
+        :param limit: stop after this many entries.
+        :param sort_by: ``relevance``, ``lastUpdatedDate`` or ``submittedDate``.
+        :param sort_order: ``ascending`` or ``descending``.
+        """
+        async for entry in self.transport.arecords(_SearchListing(query, page_size, limit, sort_by, sort_order)):
+            yield entry
+
+    def _lookups(self, ids: Iterable[str]) -> tuple[list[str], list[SingleCall[ArxivEntry]]]:
+        """The distinct ids, stripped, and one ``id_list`` request per :attr:`batch_size` of them."""
+        wanted = list(dict.fromkeys(i.strip() for i in ids))
+        if "" in wanted:
+            raise InvalidIdentifierError("an arXiv id is empty; expected e.g. 1707.08567 or astro-ph/0601001")
+        batches = (wanted[i:i + self.batch_size] for i in range(0, len(wanted), self.batch_size))
+        return wanted, [SingleCall(_query(id_list=",".join(b), max_results=max(100, len(b))), _entries)
+                        for b in batches]

@@ -3,26 +3,25 @@ and the subfield candidate search of the dataset builder.
 
 Listings use ``filter=openalex:|cites:|cited_by:`` with up to :data:`MAX_OR_VALUES` ids OR-ed in one filter (the
 service's limit) and cursor paging; paging stops as soon as ``meta.count`` records have come, so the request
-after the last full page (always empty) is not sent.
+after the last full page (always empty) is not sent. A listing's paging is one object without I/O that the
+transport runs sync or async, so the async methods send the same requests as their sync counterparts.
 """
 
 from __future__ import annotations
 
-import asyncio
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator
 from datetime import date
 
 from scitaste_hf.sources.errors import InvalidIdentifierError, NotFoundError, SourceError
 from scitaste_hf.sources.limits import RateLimitStatus
-from scitaste_hf.sources.records import Authorship, Concept, Institution, Snowball, Source, Topic, Work
-from scitaste_hf.sources.transport import Credential, Response, ServiceClient, Transport, resolve_secret
+from scitaste_hf.sources.records import Authorship, Concept, Institution, Snowball, Source, Topic, Work, in_order
+from scitaste_hf.sources.snowball import MAX_OR_VALUES, SnowballPlan, plan_snowball
+from scitaste_hf.sources.transport import Call, Credential, Response, ServiceClient, Transport, resolve_secret
 
 DEFAULT_BASE_URL = "https://api.openalex.org"
 #: Top-level fields for ``select=``: a list, a comma-separated string, or None for all.
 Select = Iterable[str] | str | None
-#: Most ids one ``|``-joined filter value may carry.
-MAX_OR_VALUES = 100
 _KINDS = {"W": "work", "S": "source", "T": "topic", "A": "author", "I": "institution", "C": "concept"}
 _ID = re.compile(r"^(?:https?://(?:api\.)?openalex\.org/(?:\w+/)?)?([WSTAICPF])(\d+)$", re.IGNORECASE)
 
@@ -173,6 +172,97 @@ def _select(select: Select) -> str | None:
     return select if isinstance(select, str) else ",".join(select)
 
 
+def _split(plan: SnowballPlan, pages: list[list[Work]]) -> tuple[list[Work], list[Work]]:
+    """References and citers, each once, from the works of each of the plan's listings."""
+    out: dict[str, dict[str, Work]] = {"references": {}, "citers": {}}
+    for (kind, _), works in zip(plan.filters(), pages, strict=True):
+        for work in works:
+            out[kind].setdefault(work.id, work)
+    return list(out["references"].values()), list(out["citers"].values())
+
+
+def _snowball(works: list[Work], references: list[Work], citers: list[Work]) -> Snowball:
+    # Focal works cited by other focal works are not fetched again; they are references all the same.
+    fetched = {w.id for w in references}
+    cited = {r for w in works for r in w.referenced_works}
+    references += [w for w in works if w.id in cited and w.id not in fetched]
+    return Snowball(tuple(works), tuple(references), tuple(citers))
+
+
+class _WorkListing:
+    """Cursor paging of one ``/works`` listing; it stops once ``meta.count`` works (or ``limit``) have come, so
+    the always-empty page after the last is not asked for.
+
+    :param filter: the ``filter=`` value.
+    :param select: top-level fields to ask for (None: all).
+    :param search: ``search=`` terms, or None.
+    :param sort: ``sort=`` value, or None.
+    :param limit: most works wanted, or None.
+    :param page_size: largest ``per-page``.
+    """
+
+    def __init__(self, filter: str, select: Select, search: str | None, sort: str | None, limit: int | None,
+                 page_size: int) -> None:
+        per_page = page_size if limit is None else max(1, min(page_size, limit))
+        self._params = {"filter": filter, "search": search, "sort": sort, "select": _select(select),
+                        "per-page": per_page}
+        self._limit = limit
+        self._cursor: str | None = "*"
+        self._seen = 0
+
+    def next_call(self) -> Call | None:
+        """The request for the next page, or None after the last."""
+        return None if self._cursor is None else Call("GET", "/works", {**self._params, "cursor": self._cursor})
+
+    def feed(self, data: dict) -> list[Work]:
+        """The works of a page, at most as many as ``limit`` still allows.
+
+        :param data: the page's JSON.
+        """
+        results, meta = data.get("results") or [], data.get("meta") or {}
+        room = len(results) if self._limit is None else max(0, self._limit - self._seen)
+        works = [parse_work(item) for item in results[:room]]
+        self._seen += len(works)
+        count = meta.get("count")
+        full = bool(results) and len(results) >= self._params["per-page"]
+        more = count is None or self._seen < count
+        wanted = self._limit is None or self._seen < self._limit
+        self._cursor = meta.get("next_cursor") if full and more and wanted else None
+        return works
+
+
+class _Union:
+    """Listings of id batches one after another, each work once (works of one field share citers and references).
+
+    :param listings: the batches' listings.
+    """
+
+    def __init__(self, listings: Iterable[_WorkListing]) -> None:
+        self._listings = iter(listings)
+        self._current = next(self._listings, None)
+        self._seen: set[str] = set()
+
+    def next_call(self) -> Call | None:
+        """The request for the next page of the current batch, or of the next batch once it is done."""
+        while self._current is not None:
+            if (call := self._current.next_call()) is not None:
+                return call
+            self._current = next(self._listings, None)
+        return None
+
+    def feed(self, data: dict) -> list[Work]:
+        """The works of a page that no earlier page had.
+
+        :param data: the page's JSON.
+        """
+        fresh = []
+        for work in self._current.feed(data):
+            if work.id not in self._seen:
+                self._seen.add(work.id)
+                fresh.append(work)
+        return fresh
+
+
 class OpenAlexClient(ServiceClient):
     """Client of the OpenAlex API.
 
@@ -243,15 +333,18 @@ class OpenAlexClient(ServiceClient):
         :returns: the works found, in the order of ``work_ids``; ids OpenAlex does not know are left out.
         """
         ids = _unique(work_ids)
-        found = {w.id: w for batch in _batches(ids) for w in self._iter_filter(self._or("openalex", batch), select)}
-        return [found[i] for i in ids if i in found]
+        return in_order(ids, (w for listing in self._lookups(ids, select) for w in self.transport.records(listing)))
 
     async def aget_works(self, work_ids: Iterable[str], select: Select = None) -> list[Work]:
-        """Async :meth:`get_works`; the batches run concurrently within the client's connection limit."""
+        """Async :meth:`get_works`; the batches run concurrently within the client's connection limit.
+
+        :param work_ids: work ids or URLs; duplicates are asked once.
+        :param select: top-level fields to ask for (None: all).
+        :returns: the works found, in the order of ``work_ids``; ids OpenAlex does not know are left out.
+        """
         ids = _unique(work_ids)
-        pages = await asyncio.gather(*(self._afilter_all(self._or("openalex", b), select) for b in _batches(ids)))
-        found = {w.id: w for page in pages for w in page}
-        return [found[i] for i in ids if i in found]
+        pages = await self.transport.agather(self._lookups(ids, select))
+        return in_order(ids, (w for page in pages for w in page))
 
     def iter_citing(self, work_ids: Iterable[str] | str, select: Select = None) -> Iterator[Work]:
         """Works that cite any of the given works (``filter=cites:...``), each once.
@@ -259,7 +352,16 @@ class OpenAlexClient(ServiceClient):
         :param work_ids: one work id or many (OR-ed, :data:`MAX_OR_VALUES` per listing).
         :param select: top-level fields to ask for (None: all); keep ``referenced_works`` for a CD index.
         """
-        return self._iter_union("cites", work_ids, select)
+        yield from self.transport.records(self._union("cites", work_ids, select))
+
+    async def aiter_citing(self, work_ids: Iterable[str] | str, select: Select = None) -> AsyncIterator[Work]:
+        """Async :meth:`iter_citing`: the same works in the same order from the same requests.
+
+        :param work_ids: one work id or many (OR-ed, :data:`MAX_OR_VALUES` per listing).
+        :param select: top-level fields to ask for (None: all); keep ``referenced_works`` for a CD index.
+        """
+        async for work in self.transport.arecords(self._union("cites", work_ids, select)):
+            yield work
 
     def iter_references(self, work_ids: Iterable[str] | str,
                         select: Select = None) -> Iterator[Work]:
@@ -268,24 +370,77 @@ class OpenAlexClient(ServiceClient):
         :param work_ids: one work id or many (OR-ed, :data:`MAX_OR_VALUES` per listing).
         :param select: top-level fields to ask for (None: all).
         """
-        return self._iter_union("cited_by", work_ids, select)
+        yield from self.transport.records(self._union("cited_by", work_ids, select))
+
+    async def aiter_references(self, work_ids: Iterable[str] | str, select: Select = None) -> AsyncIterator[Work]:
+        """Async :meth:`iter_references`: the same works in the same order from the same requests.
+
+        :param work_ids: one work id or many (OR-ed, :data:`MAX_OR_VALUES` per listing).
+        :param select: top-level fields to ask for (None: all).
+        """
+        async for work in self.transport.arecords(self._union("cited_by", work_ids, select)):
+            yield work
 
     def snowball(self, work_ids: Iterable[str], select: Select = None) -> Snowball:
-        """The builder's access pattern: focal works, their references and their citers, in the fewest requests.
+        """The builder's access pattern: focal works, their references and their citers, in few requests.
 
-        Metadata comes in batches of :data:`MAX_OR_VALUES`; references and citers come from OR-ed ``cited_by:`` and
-        ``cites:`` listings over the focal works, skipping works whose metadata says they have none. Pass the ids
-        grouped by field (as the builder collects them): works of one field share references and citers, and a
-        record shared inside one batch is fetched once.
+        Metadata comes in batches of :data:`MAX_OR_VALUES`; references and citers come from the listings that
+        :func:`~scitaste_hf.sources.snowball.plan_snowball` chooses, which group works that share references so that
+        a shared record is fetched once.
 
         :param work_ids: focal work ids or URLs.
         :param select: top-level fields of the references and citers (None: all); focal works come in full.
         """
         works = self.get_works(work_ids)
-        with_refs = [w.id for w in works if w.referenced_works or w.referenced_works_count]
-        cited = [w.id for w in works if w.cited_by_count]
-        return Snowball(tuple(works), tuple(self.iter_references(with_refs, select)),
-                        tuple(self.iter_citing(cited, select)))
+        return _snowball(works, *self.fetch_plan(self.snowball_plan(works), select))
+
+    async def asnowball(self, work_ids: Iterable[str], select: Select = None) -> Snowball:
+        """Async :meth:`snowball`: the metadata batches, then the listings, run concurrently.
+
+        :param work_ids: focal work ids or URLs.
+        :param select: top-level fields of the references and citers (None: all); focal works come in full.
+        """
+        works = await self.aget_works(work_ids)
+        return _snowball(works, *await self.afetch_plan(self.snowball_plan(works), select))
+
+    def snowball_plan(self, works: Iterable[Work]) -> SnowballPlan:
+        """The listings that fetch the references and citers of works in hand (:func:`plan_snowball`), for this
+        client's page size.
+
+        :param works: focal works with ``referenced_works`` and ``cited_by_count``, grouped by field where known.
+        """
+        works = list(works)
+        return plan_snowball([w.id for w in works], [w.referenced_works for w in works],
+                             [w.cited_by_count or 0 for w in works], page_size=self.page_size)
+
+    def fetch_plan(self, plan: SnowballPlan, select: Select = None, *,
+                   progress: Callable[[int], None] | None = None) -> tuple[list[Work], list[Work]]:
+        """The references and the citers a plan asks for, each once, listing after listing.
+
+        :param plan: a :class:`~scitaste_hf.sources.snowball.SnowballPlan`.
+        :param select: top-level fields to ask for (None: all); keep ``referenced_works`` for a CD index.
+        :param progress: called with 1 after each listing.
+        :returns: ``(references, citers)`` in the plan's order.
+        """
+        pages = []
+        for _, flt in plan.filters():
+            pages.append(list(self._iter_filter(flt, select)))
+            if progress is not None:
+                progress(1)
+        return _split(plan, pages)
+
+    async def afetch_plan(self, plan: SnowballPlan, select: Select = None, *,
+                          progress: Callable[[int], None] | None = None) -> tuple[list[Work], list[Work]]:
+        """Async :meth:`fetch_plan`: the listings run concurrently within the client's connection limit and
+        return the same works in the same order.
+
+        :param plan: a :class:`~scitaste_hf.sources.snowball.SnowballPlan`.
+        :param select: top-level fields to ask for (None: all).
+        :param progress: called with 1 after each listing.
+        """
+        listings = [self._listing(flt, select) for _, flt in plan.filters()]
+        pages = await self.transport.agather(listings, None if progress is None else lambda: progress(1))
+        return _split(plan, pages)
 
     def count_works(self, filter: str) -> int:
         """How many works match a filter, from one ``per-page=1`` request.
@@ -293,6 +448,14 @@ class OpenAlexClient(ServiceClient):
         :param filter: an OpenAlex ``filter=`` value, e.g. ``cites:W2741809807``.
         """
         return int(self.transport.request("GET", "/works", {"filter": filter, "per-page": 1}).data["meta"]["count"])
+
+    async def acount_works(self, filter: str) -> int:
+        """Async :meth:`count_works`.
+
+        :param filter: an OpenAlex ``filter=`` value, e.g. ``cites:W2741809807``.
+        """
+        resp = await self.transport.arequest("GET", "/works", {"filter": filter, "per-page": 1})
+        return int(resp.data["meta"]["count"])
 
     def iter_works(self, filter: str, *, search: str | None = None, sort: str | None = None,
                    select: Select = None, limit: int | None = None) -> Iterator[Work]:
@@ -305,6 +468,19 @@ class OpenAlexClient(ServiceClient):
         :param limit: stop after this many works (and ask for no larger pages than needed).
         """
         return self._iter_filter(filter, select, search=search, sort=sort, limit=limit)
+
+    async def aiter_works(self, filter: str, *, search: str | None = None, sort: str | None = None,
+                          select: Select = None, limit: int | None = None) -> AsyncIterator[Work]:
+        """Async :meth:`iter_works`: the same works in the same order from the same requests.
+
+        :param filter: an OpenAlex ``filter=`` value.
+        :param search: full-text ``search=`` terms, or None.
+        :param sort: ``sort=`` value, e.g. ``cited_by_count:desc``, or None.
+        :param select: top-level fields to ask for (None: all).
+        :param limit: stop after this many works (and ask for no larger pages than needed).
+        """
+        async for work in self.transport.arecords(self._listing(filter, select, search=search, sort=sort, limit=limit)):
+            yield work
 
     def subfield_candidates(self, subfield_id: str | int, keywords: str, n: int, *,
                             select: Select = None) -> list[Work]:
@@ -375,49 +551,16 @@ class OpenAlexClient(ServiceClient):
     def _or(kind: str, ids: list[str]) -> str:
         return f"{kind}:{'|'.join(ids)}"
 
-    def _iter_union(self, kind: str, work_ids: Iterable[str] | str, select: Select) -> Iterator[Work]:
-        seen: set[str] = set()
-        for batch in _batches(_unique(work_ids)):
-            for work in self._iter_filter(self._or(kind, batch), select):
-                if work.id not in seen:
-                    seen.add(work.id)
-                    yield work
+    def _listing(self, filter: str, select: Select, *, search: str | None = None, sort: str | None = None,
+                 limit: int | None = None) -> _WorkListing:
+        return _WorkListing(filter, select, search, sort, limit, self.page_size)
 
-    def _list_params(self, filter: str, select: Select, search: str | None, sort: str | None, limit: int | None,
-                     cursor: str) -> dict[str, object]:
-        per_page = self.page_size if limit is None else max(1, min(self.page_size, limit))
-        return {"filter": filter, "search": search, "sort": sort, "select": _select(select),
-                "per-page": per_page, "cursor": cursor}
+    def _lookups(self, ids: list[str], select: Select) -> list[_WorkListing]:
+        return [self._listing(self._or("openalex", batch), select) for batch in _batches(ids)]
 
-    def _next_cursor(self, data: dict, per_page: int, seen: int, limit: int | None) -> str | None:
-        results, meta = data.get("results") or [], data.get("meta") or {}
-        count = meta.get("count")
-        if not results or len(results) < per_page or (count is not None and seen >= count):
-            return None
-        if limit is not None and seen >= limit:
-            return None
-        return meta.get("next_cursor")
+    def _union(self, kind: str, work_ids: Iterable[str] | str, select: Select) -> _Union:
+        return _Union(self._listing(self._or(kind, batch), select) for batch in _batches(_unique(work_ids)))
 
     def _iter_filter(self, filter: str, select: Select, *, search: str | None = None, sort: str | None = None,
                      limit: int | None = None) -> Iterator[Work]:
-        cursor: str | None = "*"
-        seen = 0
-        while cursor:
-            params = self._list_params(filter, select, search, sort, limit, cursor)
-            data = self.transport.request("GET", "/works", params).data
-            for item in data.get("results") or []:
-                if limit is not None and seen >= limit:
-                    return
-                seen += 1
-                yield parse_work(item)
-            cursor = self._next_cursor(data, params["per-page"], seen, limit)
-
-    async def _afilter_all(self, filter: str, select: Select) -> list[Work]:
-        works: list[Work] = []
-        cursor: str | None = "*"
-        while cursor:
-            params = self._list_params(filter, select, None, None, None, cursor)
-            data = (await self.transport.arequest("GET", "/works", params)).data
-            works.extend(parse_work(item) for item in data.get("results") or [])
-            cursor = self._next_cursor(data, params["per-page"], len(works), None)
-        return works
+        return self.transport.records(self._listing(filter, select, search=search, sort=sort, limit=limit))

@@ -8,8 +8,13 @@ A field that the response did not carry (for example because of ``select=``) is 
 
 from __future__ import annotations
 
+import operator
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import date, datetime
+from typing import TypeVar
+
+R = TypeVar("R")
 
 
 @dataclass(frozen=True, slots=True)
@@ -164,3 +169,15 @@ class ArxivEntry:
     doi: str | None
     journal_ref: str | None
     comment: str | None
+
+
+def in_order(wanted: Iterable[str], records: Iterable[R],
+             key: Callable[[R], str] = operator.attrgetter("id")) -> list[R]:
+    """The records answering a batch lookup, in the order they were asked for; ids without a record are left out.
+
+    :param wanted: the ids asked for, in order.
+    :param records: the records that came, in any order.
+    :param key: a record's id.
+    """
+    found = {key(r): r for r in records}
+    return [found[k] for k in wanted if k in found]

@@ -6,6 +6,10 @@ the host's rate limit -> the ``X-RateLimit`` budget check -> send -> classify. C
 backoff, waiting at least what ``Retry-After`` asks; 400/401/403/404 become one-line errors. 200 and 404 answers are
 written to the cache.
 
+A listing's paging is a :class:`Pager`, an object without I/O that says which request comes next and what an
+answer yields; :meth:`Transport.records` runs it with :meth:`Transport.request` and :meth:`Transport.arecords` with
+:meth:`Transport.arequest`, so a client's sync and async methods page alike and send the same requests.
+
 Credentials are added to the request only at send time: the cache key, the stored URL, logs and error messages
 are built from the URL without them, and every message is passed through :meth:`Transport.redact` as well.
 """
@@ -20,10 +24,11 @@ import re
 import threading
 import xml.etree.ElementTree as ET
 from collections import Counter
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
-from typing import Literal
+from typing import Any, Generic, Literal, Protocol, TypeVar
 
 import httpx
 import tenacity
@@ -48,6 +53,8 @@ ATOM_NS = "{http://www.w3.org/2005/Atom}"
 _CACHED_STATUSES = (200, 404)
 _USER_AGENT = f"scitaste-hf/{__version__}"
 _WS = re.compile(r"\s+")
+T = TypeVar("T")
+T_co = TypeVar("T_co", covariant=True)
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,6 +120,65 @@ class Response:
     data: object
     url: str
     from_cache: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Call:
+    """One request as a pager asks for it: the arguments of :meth:`Transport.request`.
+
+    :param method: HTTP method.
+    :param path: path below the base URL.
+    :param params: query parameters without credentials.
+    :param content: request body, or None.
+    :param headers: extra request headers.
+    """
+
+    method: str
+    path: str
+    params: dict[str, object] | None = None
+    content: bytes | None = None
+    headers: dict[str, str] | None = None
+
+
+class Pager(Protocol[T_co]):
+    """The paging of one listing without I/O: which request comes next, and what its answer yields.
+
+    :meth:`Transport.records` and :meth:`Transport.arecords` run it, so a listing pages the same way sync and async.
+    """
+
+    def next_call(self) -> Call | None:
+        """The next request to send, or None when the listing is complete."""
+
+    def feed(self, data: Any) -> list[T_co]:
+        """The records of the answer to the last :meth:`next_call`, and the state moved on to the next request.
+
+        :param data: the answer's parsed body (:attr:`Response.data`).
+        """
+
+
+class SingleCall(Generic[T]):
+    """A pager of one request: a batch lookup, so that batches run through :meth:`Transport.records` and
+    :meth:`Transport.agather` like listings.
+
+    :param call: the request.
+    :param parse: the records of its answer, from the parsed body.
+    """
+
+    def __init__(self, call: Call, parse: Callable[[Any], list[T]]) -> None:
+        self._call: Call | None = call
+        self._parse = parse
+
+    def next_call(self) -> Call | None:
+        """The request the first time, None after."""
+        call, self._call = self._call, None
+        return call
+
+    def feed(self, data: Any) -> list[T]:
+        """The records of the answer.
+
+        :param data: the answer's parsed body.
+        """
+        return self._parse(data)
 
 
 @dataclass
@@ -251,6 +317,48 @@ class Transport:
                 raise ServiceUnavailable(self._gave_up(method, url, exc)) from None
             response = self._finish(method, url, content, sent)
         return self._found(method, response, not_found_ok)
+
+    def records(self, pager: Pager[T]) -> Iterator[T]:
+        """The records of a listing; each page is asked for only once the records before it have been consumed.
+
+        :param pager: the listing's paging state.
+        """
+        while (call := pager.next_call()) is not None:
+            yield from pager.feed(self.request(call.method, call.path, call.params, content=call.content,
+                                               headers=call.headers).data)
+
+    async def arecords(self, pager: Pager[T]) -> AsyncIterator[T]:
+        """Async :meth:`records`.
+
+        :param pager: the listing's paging state.
+        """
+        while (call := pager.next_call()) is not None:
+            resp = await self.arequest(call.method, call.path, call.params, content=call.content, headers=call.headers)
+            for record in pager.feed(resp.data):
+                yield record
+
+    async def agather(self, pagers: Iterable[Pager[T]], done: Callable[[], None] | None = None) -> list[list[T]]:
+        """The records of several listings, run concurrently within the connection limit.
+
+        :param pagers: the listings' paging states.
+        :param done: called each time a listing is complete (progress).
+        :returns: one list of records per pager, in the order of ``pagers``.
+        :raises SourceError: the first listing's error; the listings still running are cancelled, not left to send
+            requests in the background.
+        """
+        tasks = [asyncio.ensure_future(self._acollect(p, done)) for p in pagers]
+        try:
+            return await asyncio.gather(*tasks)
+        except BaseException:
+            for task in tasks:
+                task.cancel()
+            raise
+
+    async def _acollect(self, pager: Pager[T], done: Callable[[], None] | None) -> list[T]:
+        records = [record async for record in self.arecords(pager)]
+        if done is not None:
+            done()
+        return records
 
     @property
     def rate_limit_status(self) -> RateLimitStatus:

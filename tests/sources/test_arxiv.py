@@ -9,7 +9,7 @@ from urllib.parse import parse_qs
 import pytest
 
 from scitaste_hf.sources import ArxivClient
-from scitaste_hf.sources.errors import BadRequestError
+from scitaste_hf.sources.errors import BadRequestError, InvalidIdentifierError
 
 
 @pytest.fixture
@@ -37,6 +37,14 @@ def test_batch_lookup_leaves_out_unknown_ids(arxiv, replay):
 
 def test_empty_result_is_none(arxiv):
     assert arxiv.get_entry("0000.0000") is None
+
+
+def test_an_empty_id_fails_before_any_request(arxiv, replay, one_line):
+    replay.reset()
+    with pytest.raises(InvalidIdentifierError) as err:
+        arxiv.get_entries(["1707.08567", "  "])
+    assert "empty" in one_line(err.value)
+    assert replay.requests_log()["requests"] == []
 
 
 def test_invalid_id_is_a_clear_error(arxiv, one_line):

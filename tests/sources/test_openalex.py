@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import time
 from datetime import date
-from urllib.parse import parse_qsl, urlsplit
+from urllib.parse import parse_qs, parse_qsl, urlsplit
 
 import pytest
 
@@ -176,3 +177,19 @@ def test_snowball_fetches_works_references_and_citers_once_each(faults):
     assert oa.stats.sent == 1 + -(-len(refs) // 50) + -(-len(citers) // 50)
     for citer in snow.citers:
         assert {int(r[1:]) for r in citer.referenced_works} & set(range(1, 6))
+
+
+def test_a_focal_work_cited_by_another_is_a_reference_without_being_fetched_again(faults):
+    graph = SyntheticWorks(5)
+    citer = graph.citers[1][0]
+    oa = OpenAlexClient(base_url=faults.url + "/openalex", rate_limit=(1000, 1.0))
+    snow = oa.snowball(["W1", f"W{citer}"], select=["id", "referenced_works"])
+    cited = {*graph.references[1], *(int(r.rsplit("/W", 1)[1]) for r in graph.record(citer)["referenced_works"])}
+    assert {w.id for w in snow.references} == {f"W{r}" for r in cited}
+    assert next(w for w in snow.references if w.id == "W1") is snow.works[0]
+    sent = oa.stats.sent
+    assert asyncio.run(oa.asnowball(["W1", f"W{citer}"], select=["id", "referenced_works"])) == snow
+    assert oa.stats.sent == 2 * sent
+    # The only id fetches are the two focal works' metadata: W1 itself is never asked for by id again.
+    ids_asked = [parse_qs(r["query"])["filter"][0] for r in faults.requests_log()["requests"]]
+    assert sum(f.startswith("openalex:") and "W1" in f.split(":")[1].split("|") for f in ids_asked) == 2
