@@ -55,8 +55,9 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for name, module_name, help_text in _commands():
         module = importlib.import_module(module_name)
+        # The module docstring is the description; kept as written, so that its example commands stay one a line.
         cmd = sub.add_parser(name, help=help_text or (module.__doc__ or "").strip().splitlines()[0],
-                             description=module.__doc__)
+                             description=module.__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
         module.add_arguments(cmd)
         cmd.set_defaults(_run=getattr(module, "run", None))  # pass-through commands run before argparse
     return parser
