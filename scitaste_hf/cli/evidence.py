@@ -22,7 +22,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Build the tools over the chosen services and freeze their evidence."""
-    import logging
     import os
     from pathlib import Path
 
@@ -33,8 +32,6 @@ def run(args: argparse.Namespace) -> int:
     from scitaste_hf.records import load_bibcode_map, load_records
     from scitaste_hf.sources import ADSClient, OpenAlexClient
 
-    # A line per request is noise next to the progress bar (some libraries switch the root logger to INFO).
-    logging.getLogger("httpx").setLevel(logging.WARNING)
     records = load_records(args.dataset, args.split)
     mapping = load_bibcode_map(args.dataset) if Path(args.dataset).is_dir() else {}
     papers = {r["bibcode"]: PaperRef(r["bibcode"], r["discipline"], r.get("openalex_id") or mapping.get(r["bibcode"]),

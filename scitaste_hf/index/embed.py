@@ -7,6 +7,7 @@ sentence-transformers model the user has locally) plugs in through :class:`Sente
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Protocol, runtime_checkable
@@ -48,11 +49,18 @@ class WordLlamaEmbedder:
         self._model = None
 
     def _load(self):
+        # Importing wordllama configures the root logger (INFO, a stderr handler): every library's INFO lines
+        # would then reach the user's terminal. The application's logging is put back as it was.
+        root = logging.getLogger()
+        level, handlers = root.level, root.handlers[:]
         try:
             import wordllama
             from wordllama import WordLlama
         except ImportError:
             raise ScitasteError("the default embedder needs wordllama: pip install 'wordllama>=0.4'") from None
+        finally:
+            root.setLevel(level)
+            root.handlers[:] = handlers
         # The wheel keeps its weights under weights/ and tokenizers/ of the package folder, which is the layout
         # WordLlama expects of a cache directory; pointing the cache there and disabling downloads keeps it
         # offline (its own lookup of the package folder misses the tokenizer file).

@@ -1,4 +1,7 @@
 import json
+import logging
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -135,6 +138,16 @@ def test_default_embedder_runs_offline_from_the_wheel(monkeypatch):
     assert WordLlamaEmbedder(dim=64).embed(["photonic lattice"]).shape == (1, 64)
     with pytest.raises(ScitasteError, match="could not be loaded"):
         WordLlamaEmbedder(dim=100).embed(["photonic lattice"])
+
+
+def test_the_default_embedder_leaves_the_applications_logging_alone():
+    pytest.importorskip("wordllama")
+    # A fresh interpreter: wordllama configures the root logger only on its first import.
+    code = ("import logging; from scitaste_hf.index import WordLlamaEmbedder; "
+            "WordLlamaEmbedder().embed(['a photonic lattice']); root = logging.getLogger(); "
+            "print(root.level, len(root.handlers))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == [str(logging.WARNING), "0"]
 
 
 def test_citations_dated_before_the_paper_count_for_impact_not_for_cd(build):
