@@ -10,9 +10,11 @@ Each item appends a trace line (messages, tool calls, latency, token usage) to a
 
 from __future__ import annotations
 
+import inspect
 import json
 import os
 import threading
+from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -23,6 +25,10 @@ from lm_eval.api.registry import register_model
 from scitaste_hf.agent.loop import failure_text, run_item
 from scitaste_hf.errors import ScitasteError
 from scitaste_hf.schema import HUB_DATASET
+
+#: What lm-eval's runner adds to every model's arguments (from ``--batch_size`` and ``--device``); these models
+#: have nothing to do with them.
+_RUNNER_ARGS = frozenset({"batch_size", "max_batch_size", "device"})
 
 
 def _tools(evidence_dir: str | None, data_dir: str | None):
@@ -38,12 +44,31 @@ def _tools(evidence_dir: str | None, data_dir: str | None):
 class _LoopLM(LM):
     """Runs each request through :func:`~scitaste_hf.agent.loop.run_item`, ``num_concurrent`` at a time."""
 
+    #: The name the model is registered under (``--model``).
+    name = ""
+
     def __init__(self, chat, tools, *, num_concurrent: int = 1, trace_path: str | None = None) -> None:
         super().__init__()
         self.chat, self.tools = chat, tools
         self.num_concurrent = max(1, int(num_concurrent))
         self.trace_path = Path(trace_path or os.environ.get("SCITASTE_TRACE", "scitaste-traces.jsonl"))
         self._lock = threading.Lock()
+
+    @classmethod
+    def check_model_args(cls, model_args: Mapping[str, Any]) -> None:
+        """Raise a one-line error for a ``--model_args`` key this model does not take: a typo such as
+        ``num_concurent`` must not be ignored silently.
+
+        Parameters
+        ----------
+        model_args : mapping
+            The parsed ``--model_args`` (lm-eval's runner arguments such as ``batch_size`` are allowed).
+        """
+        taken = [p for p in inspect.signature(cls.__init__).parameters if p not in ("self", "lm_eval_options")]
+        unknown = sorted(set(model_args) - set(taken) - _RUNNER_ARGS)
+        if unknown:
+            raise ScitasteError(f"{cls.name} does not take {', '.join(unknown)} in --model_args; it takes "
+                                f"{', '.join(taken)}")
 
     def _one(self, request) -> str:
         doc = request.doc
@@ -93,19 +118,23 @@ class AgentLM(_LoopLM):
     trace_path : str
         JSONL trace file (default ``$SCITASTE_TRACE``, which ``scitaste eval`` points beside lm-eval's
         ``--output_path``, else ``scitaste-traces.jsonl``).
+    max_gen_toks : int
+        Token budget of a reply; default the profile's.
     timeout, max_retries : float, int
         Per request. The API key comes from ``$OPENAI_API_KEY``.
     """
 
-    def __init__(self, base_url: str, model: str, num_concurrent: int = 1, profile: str = "default",
-                 evidence_dir: str | None = None, data_dir: str | None = None, trace_path: str | None = None,
-                 timeout: float = 120.0, max_retries: int = 4, **_lm_eval_options: Any) -> None:
-        from scitaste_hf.agent.chat import PROFILES, ChatClient
+    name = "scitaste-agent"
 
-        if profile not in PROFILES:
-            raise ScitasteError(f"unknown profile {profile!r}; known: {', '.join(PROFILES)}")
-        client = ChatClient(base_url, model, api_key=os.environ.get("OPENAI_API_KEY"), profile=PROFILES[profile],
-                            timeout=float(timeout), max_retries=int(max_retries))
+    def __init__(self, base_url: str, model: str, num_concurrent: int = 1, profile: str = "default",
+                 max_gen_toks: int | None = None, evidence_dir: str | None = None, data_dir: str | None = None,
+                 trace_path: str | None = None, timeout: float = 120.0, max_retries: int = 4,
+                 **lm_eval_options: Any) -> None:
+        from scitaste_hf.agent.chat import make_client
+
+        self.check_model_args(lm_eval_options)
+        client = make_client(base_url, model, profile=profile, max_gen_toks=max_gen_toks, timeout=timeout,
+                             max_retries=max_retries)
         super().__init__(client.chat, _tools(evidence_dir, data_dir), num_concurrent=int(num_concurrent),
                          trace_path=trace_path)
 
@@ -123,10 +152,14 @@ class BaselineLM(_LoopLM):
         As for ``scitaste-agent``.
     """
 
+    name = "scitaste-baseline"
+
     def __init__(self, data_dir: str | None = None, evidence_dir: str | None = None, trace_path: str | None = None,
-                 num_concurrent: int = 4, **_lm_eval_options: Any) -> None:
+                 num_concurrent: int = 4, **lm_eval_options: Any) -> None:
         from scitaste_hf.baseline import BaselineChat, PriorBaseline
         from scitaste_hf.records import load_records
+
+        self.check_model_args(lm_eval_options)
 
         source = data_dir or os.environ.get("SCITASTE_DATA_DIR") or HUB_DATASET
         chat = BaselineChat(PriorBaseline.fit(load_records(source, "backup")))

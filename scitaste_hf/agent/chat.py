@@ -9,7 +9,10 @@ honour ``Retry-After`` on 429 and back off on 5xx and connection errors; what st
 
 from __future__ import annotations
 
+import copy
+import dataclasses
 import json
+import os
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -51,6 +54,39 @@ PROFILES: dict[str, Profile] = {
     "openrouter": Profile(search={"plugins": [{"id": "web"}]}),
     "llama-cpp": Profile(max_tokens=1024, answer_schema=True),
 }
+
+
+def make_client(base_url: str, model: str, *, profile: str = "default", max_gen_toks: int | None = None,
+                timeout: float = 120.0, max_retries: int = 4) -> ChatClient:
+    """The chat client of ``scitaste-agent`` and ``scitaste preflight``: a named profile, the key from
+    ``$OPENAI_API_KEY``.
+
+    Parameters
+    ----------
+    base_url : str
+        The endpoint root, ending in ``/v1``.
+    model : str
+    profile : str
+        A key of :data:`PROFILES`.
+    max_gen_toks : int, optional
+        Token budget of a reply in place of the profile's.
+    timeout, max_retries : float, int
+        As for :class:`ChatClient`.
+
+    Raises
+    ------
+    ScitasteError
+        On an unknown profile.
+    """
+    from scitaste_hf.errors import ScitasteError
+
+    if profile not in PROFILES:
+        raise ScitasteError(f"unknown profile {profile!r}; known: {', '.join(PROFILES)}")
+    chosen = PROFILES[profile]
+    if max_gen_toks is not None:
+        chosen = dataclasses.replace(chosen, max_tokens=int(max_gen_toks))
+    return ChatClient(base_url, model, api_key=os.environ.get("OPENAI_API_KEY"), profile=chosen,
+                      timeout=float(timeout), max_retries=int(max_retries))
 
 
 class ChatError(Exception):
@@ -98,6 +134,12 @@ class ChatClient:
         self.max_retries = max_retries
         headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
         self.http = httpx.Client(timeout=timeout, headers=headers, transport=transport)
+
+    def with_profile(self, profile: Profile) -> ChatClient:
+        """The same endpoint, model and connection pool under another profile."""
+        twin = copy.copy(self)
+        twin.profile = profile
+        return twin
 
     def payload(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None, *, search: bool = False,
                 response_format: dict[str, Any] | None = None) -> dict[str, Any]:

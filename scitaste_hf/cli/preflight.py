@@ -9,8 +9,12 @@ import argparse
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Arguments of ``scitaste preflight``."""
-    parser.add_argument("--base-url", required=True, help="OpenAI-compatible endpoint root ending in /v1")
-    parser.add_argument("--model", required=True, help="model name the endpoint serves")
+    parser.add_argument("--model_args", "--model-args", dest="model_args", metavar="ARGS",
+                        help="the --model_args of `scitaste eval --model scitaste-agent`, copied as they are "
+                             "(base_url=URL,model=NAME[,profile=P,max_gen_toks=N,timeout=S,data_dir=DIR]); "
+                             "--model is then scitaste-agent or left out")
+    parser.add_argument("--base-url", help="OpenAI-compatible endpoint root ending in /v1")
+    parser.add_argument("--model", help="model name the endpoint serves")
     parser.add_argument("--profile", default="default", help="provider profile (see scitaste_hf.agent.chat)")
     parser.add_argument("--data-dir", help="dataset folder (default: the bundled synthetic example, tool modes "
                                            "need frozen evidence in DATA/tool_evidence)")
@@ -41,31 +45,55 @@ def probe(client, tools, records, mode: str) -> dict:
     return out
 
 
+#: What scitaste-agent's --model_args say to a preflight (the rest, such as num_concurrent, do not matter here).
+_CLIENT_ARGS = ("base_url", "model", "profile", "max_gen_toks", "timeout")
+
+
+def _settings(args: argparse.Namespace) -> dict:
+    """Endpoint, model, profile, token budget, timeout and data folder, from --model_args or the plain options."""
+    from scitaste_hf.errors import ScitasteError
+
+    if args.model_args is None:
+        if not (args.base_url and args.model):
+            raise ScitasteError("preflight needs --base-url and --model, or scitaste-agent's --model_args")
+        return {"base_url": args.base_url, "model": args.model, "profile": args.profile, "max_gen_toks": None,
+                "timeout": args.timeout, "data_dir": args.data_dir}
+    from lm_eval.utils import simple_parse_args_string
+
+    from scitaste_hf.lm_models import AgentLM
+
+    if args.model not in (None, AgentLM.name):
+        raise ScitasteError(f"with --model_args, --model is {AgentLM.name} (or left out), not {args.model!r}")
+    given = simple_parse_args_string(args.model_args)
+    AgentLM.check_model_args(given)
+    if "base_url" not in given or "model" not in given:
+        raise ScitasteError("--model_args needs base_url=URL and model=NAME")
+    settings = {"profile": "default", "max_gen_toks": None, "timeout": args.timeout, "data_dir": args.data_dir}
+    settings.update({k: given[k] for k in (*_CLIENT_ARGS, "data_dir") if k in given})
+    return settings
+
+
 def run(args: argparse.Namespace) -> int:
     """Probe every mode and print the verdict; exit 1 when a mode parsed no answer."""
     import dataclasses
-    import os
     from importlib import resources
     from pathlib import Path
 
     from rich.console import Console
     from rich.table import Table
 
-    from scitaste_hf.agent.chat import PROFILES, ChatClient
+    from scitaste_hf.agent.chat import make_client
     from scitaste_hf.agent.evidence import EVIDENCE_DIR, FrozenToolBox
-    from scitaste_hf.errors import ScitasteError
     from scitaste_hf.records import load_records
     from scitaste_hf.schema import MODES
 
-    if args.profile not in PROFILES:
-        raise ScitasteError(f"unknown profile {args.profile!r}; known: {', '.join(PROFILES)}")
-    source = args.data_dir or str(resources.files("scitaste_hf").joinpath("data/examples/gold.jsonl"))
+    settings = _settings(args)
+    client = make_client(**{k: settings[k] for k in _CLIENT_ARGS}, max_retries=1)
+    profile, data_dir = client.profile, settings["data_dir"]
+    source = data_dir or str(resources.files("scitaste_hf").joinpath("data/examples/gold.jsonl"))
     records = load_records(source, "selected")[: max(1, args.papers)]
-    evidence = Path(args.data_dir or "", EVIDENCE_DIR)
-    tools = FrozenToolBox.load(evidence) if args.data_dir and evidence.is_dir() else None
-    profile = PROFILES[args.profile]
-    client = ChatClient(args.base_url, args.model, api_key=os.environ.get("OPENAI_API_KEY"), profile=profile,
-                        timeout=args.timeout, max_retries=1)
+    evidence = Path(data_dir or "", EVIDENCE_DIR)
+    tools = FrozenToolBox.load(evidence) if data_dir and evidence.is_dir() else None
     rows, advice = [], []
     for mode in MODES:
         if mode.startswith("dimagent") and tools is None:
@@ -73,19 +101,17 @@ def run(args: argparse.Namespace) -> int:
                                                   "DATA/tool_evidence)"})
             continue
         if mode in ("native_search", "dimagent_v3_native") and not profile.search:
-            rows.append({"mode": mode, "skipped": f"profile {args.profile!r} has no web search switch"})
+            rows.append({"mode": mode, "skipped": f"profile {settings['profile']!r} has no web search switch"})
             continue
         row = probe(client, tools, records, mode)
         if row["parsed"] == 0 and "400" in str(row["error"]) and profile.temperature_with_tools and tools:
             # The usual culprit: temperature together with tools. Try once without it and say so.
-            lenient = ChatClient(args.base_url, args.model, api_key=os.environ.get("OPENAI_API_KEY"),
-                                 profile=dataclasses.replace(profile, temperature_with_tools=False),
-                                 timeout=args.timeout, max_retries=1)
+            lenient = client.with_profile(dataclasses.replace(profile, temperature_with_tools=False))
             if probe(lenient, tools, records[:1], mode)["parsed"]:
                 advice.append(f"{mode}: the endpoint rejects temperature together with tools; use a profile with "
                               "temperature_with_tools=False (e.g. openai-reasoning)")
         rows.append(row)
-    table = Table(title=f"preflight of {args.model} at {args.base_url}")
+    table = Table(title=f"preflight of {settings['model']} at {settings['base_url']}")
     for column in ("mode", "papers", "tool calls", "parsed", "failures", "first error"):
         table.add_column(column)
     for row in rows:

@@ -5,6 +5,8 @@ import re
 import sys
 from pathlib import Path
 
+import pytest
+
 from scitaste_hf.agent.tools import TOOL_NAMES
 from scitaste_hf.cli import main
 from scitaste_hf.schema import DIMENSIONS
@@ -67,3 +69,49 @@ def test_preflight_finds_rejected_temperature(servers, tmp_path, capsys):
         servers[1](proc)
     out = capsys.readouterr().out
     assert code == 1 and "rejects temperature together with tools" in out and "api_error 3" in out
+
+
+def test_preflight_takes_the_agents_model_args_as_they_are(servers, tmp_path, capsys):
+    proc, url = _server(servers, tmp_path, {"rules": [], "default": ANSWER})
+    data = _evidence_dataset(tmp_path)
+    try:
+        code = main(["preflight", "--model", "scitaste-agent", "--model_args",
+                     f"base_url={url}v1,model=m,num_concurrent=8,max_gen_toks=321,profile=openai,data_dir={data}"])
+    finally:
+        servers[1](proc)
+    out = capsys.readouterr().out
+    assert code == 0 and "preflight of m at" in out
+    # The openai profile has a search switch, so the native modes ran instead of being skipped.
+    assert "no web search switch" not in out and re.search(r"dimagent_v3_native\s+│\s+3\s+│", out), out
+    bodies = [json.loads(line) for line in (tmp_path / "requests.jsonl").read_text().splitlines()]
+    assert bodies and {b["max_tokens"] for b in bodies} == {321}
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--model_args", "base_url=http://127.0.0.1:9/v1,model=m,num_concurent=8"],
+     "does not take num_concurent in --model_args"),
+    (["--model", "local-chat-completions", "--model_args", "base_url=http://127.0.0.1:9/v1,model=m"],
+     "--model is scitaste-agent"),
+    (["--model_args", "model=m"], "needs base_url=URL and model=NAME"),
+    (["--model", "m"], "needs --base-url and --model"),
+    (["--model_args", "base_url=http://127.0.0.1:9/v1,model=m,profile=nope"], "unknown profile 'nope'"),
+])
+def test_preflight_settings_errors_are_one_line(argv, message, capsys):
+    assert main(["preflight", *argv]) != 0
+    err = capsys.readouterr().err.strip()
+    assert message in err and len(err.splitlines()) == 1
+
+
+def test_agent_model_refuses_a_mistyped_model_arg_and_honours_max_gen_toks():
+    from scitaste_hf.errors import ScitasteError
+    from scitaste_hf.lm_models import AgentLM, BaselineLM
+
+    with pytest.raises(ScitasteError, match="scitaste-agent does not take num_concurent in --model_args; it takes "
+                                            "base_url, model, num_concurrent"):
+        AgentLM.create_from_arg_string("base_url=http://127.0.0.1:9/v1,model=m,num_concurent=4")
+    # lm-eval's runner adds batch_size (and device, max_batch_size when given) to every model's arguments.
+    lm = AgentLM.create_from_arg_string("base_url=http://127.0.0.1:9/v1,model=m,max_gen_toks=777",
+                                        {"batch_size": 1, "max_batch_size": None, "device": None})
+    assert lm.chat.__self__.profile.max_tokens == 777
+    with pytest.raises(ScitasteError, match="scitaste-baseline does not take base_url"):
+        BaselineLM.create_from_arg_string("base_url=http://127.0.0.1:9/v1")
