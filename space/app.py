@@ -30,6 +30,10 @@ from scitaste_hf.schema import (
 ALL = "all"
 COLUMNS = ["run", "model", "mode", "Scheme-1", "S1 grade", "S1 95% CI", "Scheme-2", "S2 grade", "S2 95% CI",
            "WAPE %", "Spearman", "Pearson", "MAE", "bias", "coverage", "status", "kind", "date", "organisation", "link"]
+#: Pixel widths of :data:`COLUMNS`, wide enough that no header breaks inside a word.
+WIDTHS = ["60px", "220px", "170px", "100px", "95px", "125px", "100px", "95px", "125px", "95px", "105px", "95px",
+          "80px", "80px", "100px", "125px", "90px", "110px", "140px", "200px"]
+COMPARE_COLUMNS = ["scope", "papers", "metric", "A - B", "95% CI", "p"]
 
 
 def _num(x, digits=1):
@@ -88,7 +92,7 @@ def compare_table(board: Leaderboard, run_a, run_b):
             scale = 100.0 if metric == "wape" else 1.0
             rows.append([scope, stats["n"], metric, round(s["difference"] * scale, 2), _ci(s["interval"], scale),
                          round(s["p_value"], 4)])
-    return pd.DataFrame(rows, columns=["scope", "papers", "metric", "A - B", "95% CI", "p"])
+    return pd.DataFrame(rows, columns=COMPARE_COLUMNS)
 
 
 def scheme2_by_model(board: Leaderboard):
@@ -206,7 +210,8 @@ def submit(board: Leaderboard, file, model, mode, organisation, link, samples, t
 
 def build_app(board: Leaderboard, synthetic: bool = False) -> gr.Blocks:
     """The leaderboard app over ``board``."""
-    with gr.Blocks(title="SciTaste-Bench leaderboard") as demo:
+    # The full window width: the table has twenty columns.
+    with gr.Blocks(title="SciTaste-Bench leaderboard", fill_width=True) as demo:
         gr.Markdown("# SciTaste-Bench leaderboard\n"
                     "Can language models judge the innovativeness of scientific papers?")
         if synthetic:
@@ -222,7 +227,8 @@ def build_app(board: Leaderboard, synthetic: bool = False) -> gr.Blocks:
                     status = gr.Dropdown([ALL, "reproducible", "self-reported"], value=ALL, label="status")
                     flagged = gr.Checkbox(False, label="show flagged runs")
                 board_table = gr.Dataframe(value=table(board), interactive=False, show_search="search",
-                                           pinned_columns=2, wrap=True, label="Scored runs (best Scheme-2 first)")
+                                           pinned_columns=2, column_widths=WIDTHS,
+                                           label="Scored runs (best Scheme-2 first)")
                 details = gr.JSON(label="Run details: select a row")
                 gr.Markdown("### Reported in the paper (not scored here)")
                 gr.Dataframe(value=reported_table(), interactive=False, label="reported results")
@@ -240,10 +246,14 @@ def build_app(board: Leaderboard, synthetic: bool = False) -> gr.Blocks:
             with gr.Tab("Compare"):
                 choices = run_choices(board)
                 with gr.Row():
-                    run_a = gr.Dropdown(choices, label="run A", allow_custom_value=True)
-                    run_b = gr.Dropdown(choices, label="run B", allow_custom_value=True)
+                    # The two best runs are preselected: the comparison most visitors want first.
+                    run_a = gr.Dropdown(choices, value=choices[0][1] if choices else None, label="run A",
+                                        allow_custom_value=True)
+                    run_b = gr.Dropdown(choices, value=choices[1][1] if len(choices) > 1 else None, label="run B",
+                                        allow_custom_value=True)
                 compare_button = gr.Button("Compare (paired bootstrap)", variant="primary")
-                compare_out = gr.Dataframe(interactive=False, label="A - B with 95% intervals")
+                compare_out = gr.Dataframe(value=pd.DataFrame(columns=COMPARE_COLUMNS), interactive=False,
+                                           label="A - B with 95% intervals")
                 compare_button.click(lambda a, b: compare_table(board, a, b), [run_a, run_b], compare_out,
                                      api_name="compare")
             with gr.Tab("Plots"):
