@@ -264,9 +264,18 @@ def snowball(openalex, focal: Sequence[Mapping[str, Any]], plan: SnowballPlan, *
         in id order; the candidates themselves are left out.
     """
     import asyncio
+    from concurrent.futures import ThreadPoolExecutor
 
     focal_ids = {w["id"] for w in focal}
-    references, citers = asyncio.run(openalex.afetch_plan(plan, select=SNOWBALL_SELECT, progress=tick))
+    fetch = openalex.afetch_plan(plan, select=SNOWBALL_SELECT, progress=tick)
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        references, citers = asyncio.run(fetch)
+    else:
+        # Called from a running event loop (a notebook): the listings get a loop of their own in a worker thread.
+        with ThreadPoolExecutor(max_workers=1) as worker:
+            references, citers = worker.submit(asyncio.run, fetch).result()
     found: dict[str, dict[str, Any]] = {}
     for work in [*references, *citers]:
         if work.id not in focal_ids and work.id not in found:

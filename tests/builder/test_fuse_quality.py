@@ -1,4 +1,5 @@
-"""Fusion precedence, labelling, the quality check and the collection queries, on small hand-made records."""
+"""Fusion precedence, labelling, the quality check and the collection queries, on small hand-made records; the
+snowball from inside an event loop."""
 
 import pytest
 
@@ -91,3 +92,22 @@ def test_a_bad_taxonomy_stops_the_build_with_one_line(tmp_path, capsys):
         f"scitaste: error: {bad}: unknown discipline 'astrology'; expected physics, mathematics, chemistry, biology, "
         "medicine, finance"]
     assert not (tmp_path / "ds").exists() and not (tmp_path / "ds.work").exists()
+
+
+def test_the_snowball_also_runs_from_inside_an_event_loop(mirror):
+    """A notebook runs its cells in an event loop; the builder's concurrent snowball must not need a fresh one."""
+    import asyncio
+
+    from dataset_builder import collect
+    from scitaste_hf.sources import OpenAlexClient
+
+    oa = OpenAlexClient(base_url=mirror + "/openalex", rate_limit=None)
+    focal = [collect.work_dict(w) for w in oa.iter_works("type:article", select=collect.WORK_SELECT, limit=40)]
+    plan = collect.snowball_plan(focal)
+    expected = collect.snowball(oa, focal, plan)
+    assert len(expected) > 40 and not {w["id"] for w in expected} & {w["id"] for w in focal}
+
+    async def in_a_notebook():
+        return collect.snowball(oa, focal, plan)
+
+    assert asyncio.run(in_a_notebook()) == expected
