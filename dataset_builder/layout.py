@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import os
 import shutil
-import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from scitaste_hf.errors import ScitasteError
+from scitaste_hf.output import temporary_dir
 from scitaste_hf.schema import CITATION, DIMENSION_LETTERS, DIMENSIONS, SPLITS, record_features
 
 
@@ -112,6 +112,33 @@ periodically; 50 papers per discipline give wide intervals; the corpus is Englis
 """
 
 
+def check_out(out: Path, overwrite: bool) -> None:
+    """Refuse an output folder that exists, unless ``overwrite`` and it is empty or a dataset folder (a card and
+    Parquet splits, what :func:`write_dataset` writes): ``--overwrite`` must never delete anything else.
+
+    Parameters
+    ----------
+    out : Path
+        The dataset folder to be written.
+    overwrite : bool
+        Whether an existing dataset folder may be replaced.
+
+    Raises
+    ------
+    ScitasteError
+        When ``out`` exists and may not be replaced.
+    """
+    if not out.exists():
+        return
+    if not overwrite:
+        raise ScitasteError(f"{out} already exists; choose another --out or pass --overwrite")
+    if not out.is_dir():
+        raise ScitasteError(f"{out} is a file; --overwrite replaces only a dataset folder, so nothing was deleted")
+    if any(out.iterdir()) and not ((out / "README.md").is_file() and any((out / "data").glob("*.parquet"))):
+        raise ScitasteError(f"{out} is not a dataset folder (no README.md with data/*.parquet); --overwrite replaces "
+                            "only a dataset that scitaste build wrote, so nothing was deleted")
+
+
 def write_dataset(out_dir: str | Path, splits: Mapping[str, Sequence[Mapping[str, Any]]],
                   weights: Mapping[str, float], *, synthetic: bool, summary: str = "",
                   overwrite: bool = False, extra_files: Mapping[str, str] | None = None) -> Path:
@@ -138,11 +165,10 @@ def write_dataset(out_dir: str | Path, splits: Mapping[str, Sequence[Mapping[str
     import pyarrow.parquet as pq
 
     out = Path(out_dir)
-    if out.exists() and not overwrite:
-        raise ScitasteError(f"{out} already exists; choose another --out or pass --overwrite")
+    check_out(out, overwrite)
     features = record_features()
     schema = features.arrow_schema
-    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent if out.parent.exists() else None))
+    tmp = temporary_dir(out.parent, f".{out.name}.")
     try:
         (tmp / "data").mkdir()
         sizes = {}
@@ -158,7 +184,6 @@ def write_dataset(out_dir: str | Path, splits: Mapping[str, Sequence[Mapping[str
             (tmp / name).write_text(text, "utf-8")
         if out.exists():
             shutil.rmtree(out)
-        out.parent.mkdir(parents=True, exist_ok=True)
         os.replace(tmp, out)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)

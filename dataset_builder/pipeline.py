@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from dataset_builder import collect as col
+from dataset_builder.layout import check_out, write_dataset
 from dataset_builder.sample import PER_DISCIPLINE, SELECTED_PER_DISCIPLINE, quotas
 from scitaste_hf.errors import ScitasteError
 from scitaste_hf.output import write_bytes_atomic
@@ -310,7 +311,6 @@ class Build:
                 "short_disciplines": splits.short_disciplines}
 
     def _publish(self, sampled: Mapping[str, Any], summary: str) -> None:
-        from dataset_builder.layout import write_dataset
         from scitaste_hf.schema import DEFAULT_WEIGHTS
 
         self.reporter.start("publish", 1)
@@ -337,8 +337,7 @@ class Build:
         from dataset_builder.summary import card_summary
 
         cfg = self.config
-        if Path(cfg.out).exists() and not cfg.overwrite:
-            raise ScitasteError(f"{cfg.out} already exists; choose another --out or pass --overwrite")
+        check_out(Path(cfg.out), cfg.overwrite)
         cfg.work.mkdir(parents=True, exist_ok=True)
         try:
             k_collect = _fingerprint(cfg.source, self.clients.urls(), cfg.per_discipline, cfg.years,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import tempfile
@@ -11,12 +12,35 @@ from typing import Any
 from scitaste_hf.errors import ScitasteError
 
 
+@functools.cache
+def _umask() -> int:
+    # Python reads the umask only by setting it; done once, and set straight back.
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+def temporary_dir(parent: str | Path, prefix: str) -> Path:
+    """A new empty folder in ``parent`` (created if missing) to be renamed into place once complete; unlike
+    :func:`tempfile.mkdtemp`'s private 0700, it gets the permissions a plain ``mkdir`` would (the umask's).
+
+    :param parent: folder that will hold the final output (a rename does not cross file systems).
+    :param prefix: start of the temporary name.
+    """
+    Path(parent).mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=prefix, dir=parent))
+    tmp.chmod(0o777 & ~_umask())
+    return tmp
+
+
 def write_bytes_atomic(path: str | Path, data: bytes, *, fsync: bool = False) -> Path:
     """Write ``data`` to ``path`` through a temporary file in the same folder and an atomic rename, so that a
-    reader sees the old file or the whole new one, never a part; ``fsync`` also forces it to disk first."""
+    reader sees the old file or the whole new one, never a part; ``fsync`` also forces it to disk first. The file
+    gets the permissions a plain ``open`` would give it (the umask's), not the temporary file's private 0600."""
     path = Path(path)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
+        os.fchmod(fd, 0o666 & ~_umask())
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
             if fsync:

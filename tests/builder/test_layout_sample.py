@@ -120,3 +120,33 @@ def test_layout_loads_with_load_dataset_and_is_byte_identical(tmp_path):
     assert "Synthetic demo build" in readme and "license: cc0-1.0" in readme
     with pytest.raises(ScitasteError, match="already exists"):
         write_dataset(a, full, DEFAULT_WEIGHTS, synthetic=True)
+
+
+def test_overwrite_replaces_only_a_dataset_folder_and_files_get_the_umask(tmp_path):
+    import os
+    import stat
+
+    full = {"selected": [], "backup": []}
+    precious = tmp_path / "my thesis"
+    precious.mkdir()
+    (precious / "thesis.txt").write_text("years of work")
+    with pytest.raises(ScitasteError, match="not a dataset folder.*nothing was deleted"):
+        write_dataset(precious, full, DEFAULT_WEIGHTS, synthetic=True, overwrite=True)
+    assert (precious / "thesis.txt").read_text() == "years of work"
+    a_file = tmp_path / "notes.txt"
+    a_file.write_text("x")
+    with pytest.raises(ScitasteError, match="is a file"):
+        write_dataset(a_file, full, DEFAULT_WEIGHTS, synthetic=True, overwrite=True)
+    assert a_file.read_text() == "x"
+    # A dataset folder (or an empty one) is replaced; a missing parent is created next to it, not in /tmp.
+    old = os.umask(0o022)
+    try:
+        ds = write_dataset(tmp_path / "new" / "ds", full, DEFAULT_WEIGHTS, synthetic=True)
+        (ds / "stale.txt").write_text("from the old build")
+        ds = write_dataset(ds, full, DEFAULT_WEIGHTS, synthetic=True, overwrite=True)
+    finally:
+        os.umask(old)
+    assert not (ds / "stale.txt").exists() and (ds / "README.md").is_file()
+    assert stat.S_IMODE(ds.stat().st_mode) == 0o755
+    assert stat.S_IMODE((ds / "data" / "selected-00000-of-00001.parquet").stat().st_mode) == 0o644
+    assert [p.name for p in (tmp_path / "new").iterdir()] == ["ds"]
