@@ -52,6 +52,12 @@ def freeze(toolbox: ToolBox, bibcodes: Iterable[str], out_dir: str | Path, *, so
         Papers fetched concurrently.
     progress : callable, optional
         Called with the number of papers done after each paper.
+
+    Raises
+    ------
+    ScitasteError
+        When a service fails (with a ``strict`` toolbox) or more than half of the tool calls fail: nothing is
+        written then, and the clients' response cache keeps what was fetched for the next attempt.
     """
     import pyarrow as pa
     import pyarrow.parquet as pq
@@ -68,12 +74,22 @@ def freeze(toolbox: ToolBox, bibcodes: Iterable[str], out_dir: str | Path, *, so
                          "fetched_at": datetime.now(UTC).isoformat(timespec="seconds")})
         return rows
 
+    if workers < 1:
+        raise ScitasteError(f"workers must be at least 1, got {workers}")
     rows: list[dict[str, Any]] = []
-    with ThreadPoolExecutor(max_workers=workers) as pool:
+    pool = ThreadPoolExecutor(max_workers=workers)
+    try:
         for done, result in enumerate(pool.map(one, papers), start=1):
             rows.extend(result)
             if progress:
                 progress(done)
+    finally:
+        # On a failure the papers not started yet are dropped instead of each failing in turn.
+        pool.shutdown(cancel_futures=True)
+    errors = [p["error"] for p in (json.loads(r["payload"]) for r in rows) if "error" in p]
+    if errors and len(errors) * 2 > len(rows):
+        raise ScitasteError(f"{len(errors)} of {len(rows)} tool calls failed (first: {errors[0]}); is the source the "
+                            "one this dataset was built from? Nothing was written")
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     buffer = pa.BufferOutputStream()

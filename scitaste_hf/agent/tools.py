@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from scitaste_hf.errors import ScitasteError
+from scitaste_hf.sources.errors import InvalidIdentifierError, NotFoundError, SourceError
 
 #: How many items a list in the evidence keeps (the model's context is finite; counts are always complete).
 MAX_ITEMS = 60
@@ -105,11 +106,16 @@ class ToolBox:
         The papers the tools may be asked about.
     embedder : object with ``embed(texts) -> ndarray``, optional
         For ``semantic_neighbours``; default the offline WordLlama embedder.
+    strict : bool
+        Raise a failure of the service itself (unreachable, refused credentials, spent budget, offline cache miss,
+        rejected request) instead of returning it as the tool's error. Freezing needs this: an outage is not
+        evidence about a paper, while "the service has no such record" is.
     """
 
-    def __init__(self, openalex, ads, papers: Mapping[str, PaperRef], embedder=None) -> None:
+    def __init__(self, openalex, ads, papers: Mapping[str, PaperRef], embedder=None, *, strict: bool = False) -> None:
         self.openalex, self.ads, self.papers = openalex, ads, dict(papers)
         self._embedder = embedder
+        self.strict = strict
         self._works: dict[str, Any] = {}
         self._ads_records: dict[str, Any] = {}
         self.tools: dict[str, Callable[[PaperRef], dict[str, Any]]] = {
@@ -124,6 +130,10 @@ class ToolBox:
             return bibcode
         try:
             return {"bibcode": bibcode, "tool": name, **self.tools[name](self.papers[bibcode])}
+        except SourceError as exc:
+            if self.strict and not isinstance(exc, NotFoundError | InvalidIdentifierError):
+                raise
+            return {"error": f"{name} failed: {str(exc).splitlines()[0]}"}
         except ScitasteError as exc:
             return {"error": f"{name} failed: {str(exc).splitlines()[0]}"}
 

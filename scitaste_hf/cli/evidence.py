@@ -17,7 +17,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     freeze.add_argument("--split", default="selected", help="split to freeze (default selected)")
     freeze.add_argument("--source", choices=("mirror", "live"), default="mirror", help="where the tools fetch from")
     freeze.add_argument("--mirror-url", default="http://127.0.0.1:8765", help="URL printed by `scitaste mirror serve`")
-    freeze.add_argument("--workers", type=int, default=8, help="papers fetched concurrently")
+    freeze.add_argument("--workers", type=_positive, default=8, help="papers fetched concurrently")
+
+
+def _positive(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
 
 
 def run(args: argparse.Namespace) -> int:
@@ -29,10 +36,14 @@ def run(args: argparse.Namespace) -> int:
 
     from scitaste_hf.agent.evidence import freeze
     from scitaste_hf.agent.tools import PaperRef, ToolBox
+    from scitaste_hf.errors import ScitasteError
     from scitaste_hf.records import load_bibcode_map, load_records
     from scitaste_hf.sources import ADSClient, OpenAlexClient
 
     records = load_records(args.dataset, args.split)
+    if missing := [i for i, r in enumerate(records) if not r.get("bibcode") or not r.get("discipline")]:
+        raise ScitasteError(f"{args.dataset}: record {missing[0]} has no bibcode or discipline; --dataset takes the "
+                            "dataset (its folder or a records file), not predictions")
     mapping = load_bibcode_map(args.dataset) if Path(args.dataset).is_dir() else {}
     papers = {r["bibcode"]: PaperRef(r["bibcode"], r["discipline"], r.get("openalex_id") or mapping.get(r["bibcode"]),
                                      r.get("doi")) for r in records}
@@ -43,7 +54,7 @@ def run(args: argparse.Namespace) -> int:
         ads = ADSClient(base_url=f"{url}/ads/v1", token=os.environ.get("ADS_API_TOKEN", "mirror"), cache_dir=cache)
     else:
         openalex, ads = OpenAlexClient(cache_dir=cache), ADSClient(cache_dir=cache)
-    toolbox = ToolBox(openalex, ads, papers)
+    toolbox = ToolBox(openalex, ads, papers, strict=True)
     with Progress() as bar:
         task = bar.add_task(f"freezing evidence of {len(papers)} papers", total=len(papers))
         out = freeze(toolbox, papers, args.out, source=args.source, workers=args.workers,

@@ -95,3 +95,58 @@ def test_freeze_without_evidence_folder_is_a_clear_error(tmp_path):
 
     with pytest.raises(ScitasteError, match="run `scitaste evidence freeze` first"):
         FrozenToolBox.load(tmp_path)
+
+
+def test_freeze_stops_on_a_service_failure_and_writes_nothing(papers, tmp_path):
+    import socket
+
+    from scitaste_hf.agent.evidence import freeze
+    from scitaste_hf.errors import ScitasteError
+
+    with socket.socket() as s:  # a port that nothing listens on
+        s.bind(("127.0.0.1", 0))
+        dead = f"http://127.0.0.1:{s.getsockname()[1]}"
+    refs = papers[0]
+    toolbox = ToolBox(OpenAlexClient(base_url=f"{dead}/openalex", max_retries=0),
+                      ADSClient(base_url=f"{dead}/ads/v1", token="a-long-ads-token", max_retries=0), refs,
+                      strict=True)
+    start = time.monotonic()
+    with pytest.raises(ScitasteError) as err:
+        freeze(toolbox, refs, tmp_path / "ev", source="mirror", workers=2)
+    # The first failure stops the freeze (not a count of failed calls after trying every paper).
+    assert "Connection refused" in str(err.value) and "tool calls failed" not in str(err.value)
+    assert time.monotonic() - start < 30 and not (tmp_path / "ev").exists()
+    # The same outage reaches a model as the tool's error when not freezing.
+    lenient = ToolBox(toolbox.openalex, toolbox.ads, refs)
+    assert "failed" in lenient.call("paper_metadata", {"bibcode": next(iter(refs))})["error"]
+
+
+def test_freeze_refuses_evidence_that_is_mostly_errors(mirror, papers, tmp_path):
+    from scitaste_hf.agent.evidence import freeze
+    from scitaste_hf.errors import ScitasteError
+
+    # Papers the mirror does not know (the wrong world): every tool answers "not found", which is evidence for
+    # one paper but, for all of them, a sign of the wrong source.
+    unknown = {f"X{k}": PaperRef(f"X{k}", "biology", f"W{k}", None) for k in (1, 2, 3)}
+    toolbox = ToolBox(OpenAlexClient(base_url=f"{mirror}/openalex"), None, unknown, strict=True)
+    with pytest.raises(ScitasteError, match=r"27 of 27 tool calls failed .*Nothing was written"):
+        freeze(toolbox, unknown, tmp_path / "ev", source="mirror")
+    assert not (tmp_path / "ev").exists()
+
+
+@pytest.mark.parametrize("extra, message", [
+    (["--workers", "0"], "must be at least 1"),
+    (["--dataset-is-predictions"], "has no bibcode or discipline"),
+])
+def test_freeze_arguments_are_checked_before_any_request(tmp_path, capsys, extra, message):
+    predictions = tmp_path / "pure_qa.jsonl"
+    predictions.write_text(json.dumps({"bibcode": "B1", "innovation_score": 50}) + "\n")
+    args = ["evidence", "freeze", "--dataset", str(predictions), "--out", str(tmp_path / "ev"),
+            "--mirror-url", "http://127.0.0.1:9"]
+    code = None
+    try:
+        code = main(args + [e for e in extra if not e.startswith("--dataset")])
+    except SystemExit as exc:  # argparse's own usage error
+        code = exc.code
+    assert code not in (0, None)
+    assert message in capsys.readouterr().err and not (tmp_path / "ev").exists()
