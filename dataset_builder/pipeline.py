@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -30,6 +31,8 @@ from scitaste_hf.errors import ScitasteError
 from scitaste_hf.output import write_bytes_atomic
 from scitaste_hf.schema import BIBCODE_MAP_FILE, DISCIPLINES
 from scitaste_hf.taxonomy import Taxonomy, load_taxonomy
+
+log = logging.getLogger("dataset_builder")
 
 STAGES = ("collect", "snowball", "label", "index", "sample", "publish")
 
@@ -215,11 +218,18 @@ class Build:
 
         path = self.config.work / "stages" / f"{name}-{key}.json"
         if self.config.resume and path.exists():
-            self.reporter.start(name, 1)
-            self.reporter.advance(1)
-            self.reporter.finish(name, "resumed")
-            self.resumed.append(name)
-            return orjson.loads(path.read_bytes())
+            try:
+                saved = orjson.loads(path.read_bytes())
+            except orjson.JSONDecodeError as exc:
+                # A checkpoint cut short (a crash before the disk had it all): the stage runs again, its requests
+                # answered from the cache.
+                log.warning("stage %s: ignoring the unreadable checkpoint %s (%s)", name, path, exc)
+            else:
+                self.reporter.start(name, 1)
+                self.reporter.advance(1)
+                self.reporter.finish(name, "resumed")
+                self.resumed.append(name)
+                return saved
         try:
             result = compute()
         except ScitasteError as exc:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import os
 import re
 from dataclasses import dataclass
@@ -22,6 +23,8 @@ from pathlib import Path
 from urllib.parse import parse_qsl, urlencode, urlsplit
 
 from scitaste_hf.output import write_bytes_atomic
+
+log = logging.getLogger("scitaste_hf.sources")
 
 # Headers worth keeping: what tells the content type and the rate-limit state. Anything else (cookies, tracing
 # ids) is noise at best and personal at worst.
@@ -98,8 +101,13 @@ class ResponseCache:
             raw = path.read_bytes()
         except FileNotFoundError:
             return None
-        entry = json.loads(raw)["response"]
-        return CachedResponse(status=entry["status"], headers=entry["headers"], body=entry["body"])
+        try:
+            entry = json.loads(raw)["response"]
+            return CachedResponse(status=int(entry["status"]), headers=dict(entry["headers"]), body=entry["body"])
+        except (ValueError, KeyError, TypeError) as exc:
+            # A truncated or edited entry (a crash before the disk had it all): a miss, fetched and rewritten again.
+            log.warning("ignoring the unreadable cache entry %s (%s: %s)", path, type(exc).__name__, exc)
+            return None
 
     def store(self, method: str, url: str, content: bytes | None, status: int, headers: dict[str, str],
               body: object) -> Path:

@@ -108,6 +108,23 @@ def test_resume_skips_finished_stages(built, mirror, tmp_path):
     assert files(tmp_path / "resumed") == files(out)
 
 
+def test_an_unreadable_checkpoint_is_recomputed_from_the_cache(built, mirror, tmp_path):
+    import shutil
+
+    out, _ = built
+    work = tmp_path / "copy.work"
+    shutil.copytree(f"{out}.work", work)
+    (checkpoint,) = (work / "stages").glob("label-*.json")
+    checkpoint.write_bytes(checkpoint.read_bytes()[:100])  # cut short, as by a crash
+    before = requests_seen(mirror)
+    resumed = build(mirror, tmp_path / "resumed", "--work-dir", str(work), "--resume")
+    assert resumed.returncode == 0, resumed.stderr[-3000:]
+    assert "unreadable checkpoint" in resumed.stderr
+    assert "resumed collect, snowball, index, sample" in " ".join(resumed.stdout.split())
+    assert requests_seen(mirror) == before
+    assert files(tmp_path / "resumed") == files(out)
+
+
 def test_existing_output_is_refused(built, mirror):
     out, _ = built
     before = files(out)

@@ -121,6 +121,20 @@ def test_offline_serves_the_cache_and_fails_clearly_on_a_miss(faults, tmp_path, 
     assert off.stats.sent == 0
 
 
+@pytest.mark.parametrize("damage", [b"", b'{"request": {}, "resp', b"{}", b"[1]", b'{"response": {"status": "x"}}'])
+def test_an_unreadable_cache_entry_is_a_miss_fetched_again(faults, tmp_path, caplog, damage):
+    work = client(faults, cache_dir=tmp_path).get_work("W1")
+    (entry,) = tmp_path.rglob("*.json")
+    entry.write_bytes(damage)
+    off = client(faults, cache_dir=tmp_path, offline=True)
+    with pytest.raises(OfflineCacheMiss):
+        off.get_work("W1")
+    assert "unreadable cache entry" in caplog.text
+    again = client(faults, cache_dir=tmp_path)
+    assert again.get_work("W1") == work and again.stats.sent == 1
+    assert json.loads(entry.read_text())["response"]["status"] == 200  # rewritten whole
+
+
 def test_offline_without_a_cache_directory_is_refused(one_line):
     with pytest.raises(SourceError) as err:
         OpenAlexClient(offline=True)
