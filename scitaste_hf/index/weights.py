@@ -36,6 +36,9 @@ def _read_table(path: Path) -> pa.Table:
         loaded = datasets.load_from_disk(str(path))
         parts = loaded.values() if isinstance(loaded, datasets.DatasetDict) else [loaded]
         return pa.concat_tables([part.data.table for part in parts], promote_options="default")
+    if (path / "data").is_dir():
+        # A dataset in the Hub layout: its splits, not the configs beside them (tool_evidence).
+        path = path / "data"
     files = sorted(path.rglob("*.parquet"))
     if not files:
         raise ScitasteError(f"{path} holds no Parquet files and is not a saved dataset")
@@ -48,8 +51,8 @@ def load_records(path: str | Path, *, need_score: bool) -> tuple[np.ndarray, np.
     Parameters
     ----------
     path : str or path-like
-        A Parquet file, a folder of Parquet files (for example a Hub dataset's ``data/``), or a folder written
-        by ``datasets.save_to_disk``; every split is read.
+        A Parquet file, a folder of Parquet files, a dataset folder in the Hub layout (its ``data/`` splits are
+        read), or a folder written by ``datasets.save_to_disk``; every split is read.
     need_score : bool
         Whether ``innovation_score`` is required.
 
@@ -64,7 +67,7 @@ def load_records(path: str | Path, *, need_score: bool) -> tuple[np.ndarray, np.
     Raises
     ------
     ScitasteError
-        On a missing file or column, or a null or non-finite score.
+        On a missing file or column, or a null, non-finite or out-of-range (0-100) score.
     """
     table = _read_table(Path(path))
     if "dimension_scores" in table.column_names:
@@ -91,6 +94,10 @@ def load_records(path: str | Path, *, need_score: bool) -> tuple[np.ndarray, np.
         if bad.size:
             raise ScitasteError(f"records in {path}: {key} is null or not finite in {bad.size} record(s), "
                                 f"first at row {bad[0]}")
+        bad = np.flatnonzero((arr < 0) | (arr > 100))
+        if bad.size:
+            raise ScitasteError(f"records in {path}: {key} is outside 0-100 in {bad.size} record(s), first at row "
+                                f"{bad[0]} ({arr[bad[0]]:g})")
         values[key] = arr
     dims = np.column_stack([values[key] for key in DIMENSIONS])
     return dims, values.get("innovation_score")

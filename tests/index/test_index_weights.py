@@ -134,6 +134,17 @@ def test_load_records_reads_a_folder_of_parquet_files_with_flat_columns(tmp_path
     assert np.array_equal(loaded, dims) and np.array_equal(loaded_score, score)
 
 
+def test_a_hub_dataset_folder_is_read_from_its_splits_not_the_configs_beside_them(tmp_path):
+    dims, score = synthetic(n=20)
+    (tmp_path / "data").mkdir()
+    (tmp_path / "tool_evidence").mkdir()
+    write_records(tmp_path / "data" / "selected-00000-of-00001.parquet", dims, score)
+    pq.write_table(pa.table({"bibcode": ["B"], "tool": ["references"], "payload": ["{}"]}),
+                   tmp_path / "tool_evidence" / "tool_evidence-00000-of-00001.parquet")
+    loaded, loaded_score = load_records(tmp_path, need_score=True)
+    assert np.array_equal(loaded, dims) and np.array_equal(loaded_score, score)
+
+
 @pytest.mark.parametrize(("make", "message"), [
     (lambda p: p / "missing.parquet", "records not found"),
     (lambda p: (p / "bad.parquet").write_text("nope") and p / "bad.parquet", "not a readable Parquet"),
@@ -144,6 +155,8 @@ def test_load_records_reads_a_folder_of_parquet_files_with_flat_columns(tmp_path
     (lambda p: write_records(p / "r.parquet", np.vstack([synthetic(20)[0], [np.nan] * 7]), [1.0] * 21),
      "not finite in 1 record"),
     (lambda p: write_records(p / "r.parquet", synthetic(20)[0], ["high"] * 20), "must be numbers"),
+    (lambda p: write_records(p / "r.parquet", np.vstack([synthetic(20)[0], [1e308] * 7]), [1.0] * 21),
+     r"outside 0-100 in 1 record\(s\), first at row 20 \(1e\+308\)"),
 ])
 def test_cli_bad_records_raise_one_line_errors(tmp_path, make, message):
     path = make(tmp_path)
