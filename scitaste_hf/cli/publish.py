@@ -36,15 +36,45 @@ def _plan(args: argparse.Namespace) -> list[tuple[str, str, Path]]:
     if args.target == "metrics":
         if not args.org:
             raise ScitasteError("publish metrics needs --org ORG")
-        return [("space", f"{args.org}/{name}", metric_path(name)) for name in metric_names()]
-    if not args.path or not args.repo_id:
-        raise ScitasteError("publish dataset needs --path DIR and --repo-id ORG/NAME")
-    folder = Path(args.path)
-    if not (folder / "README.md").is_file() or not list(folder.glob("data/*.parquet")):
-        raise ScitasteError(f"{folder} is not a built dataset (README.md and data/*.parquet); run `scitaste build`")
-    if args.repo_id.count("/") != 1:
-        raise ScitasteError(f"--repo-id must be ORG/NAME, got {args.repo_id!r}")
-    return [("dataset", args.repo_id, folder)]
+        plan = [("space", f"{args.org}/{name}", metric_path(name)) for name in metric_names()]
+    else:
+        if not args.path or not args.repo_id:
+            raise ScitasteError("publish dataset needs --path DIR and --repo-id ORG/NAME")
+        if args.repo_id.count("/") != 1:
+            raise ScitasteError(f"--repo-id must be ORG/NAME, got {args.repo_id!r}")
+        folder = Path(args.path)
+        if not (folder / "README.md").is_file() or not list(folder.glob("data/*.parquet")):
+            raise ScitasteError(f"{folder} is not a built dataset (README.md and data/*.parquet); run `scitaste build`")
+        _check_splits(folder)
+        plan = [("dataset", args.repo_id, folder)]
+    # The Hub's own rule, checked here so that --dry-run approves only what a real push accepts.
+    from huggingface_hub.errors import HFValidationError
+    from huggingface_hub.utils import validate_repo_id
+
+    for _, repo_id, _ in plan:
+        try:
+            validate_repo_id(repo_id)
+        except HFValidationError as exc:
+            raise ScitasteError(f"not a Hub repo id: {str(exc).splitlines()[0]}") from None
+    return plan
+
+
+def _check_splits(folder: Path) -> None:
+    """Every split file is a whole Parquet file with the benchmark's columns (a copy cut short is not pushed)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from scitaste_hf.errors import ScitasteError
+    from scitaste_hf.schema import record_features
+
+    wanted = set(record_features())
+    for path in sorted(folder.glob("data/*.parquet")):
+        try:
+            names = set(pq.read_schema(path).names)
+        except (pa.ArrowInvalid, OSError) as exc:
+            raise ScitasteError(f"{path} is not a readable Parquet file ({exc}); rebuild the dataset") from None
+        if missing := sorted(wanted - names):
+            raise ScitasteError(f"{path} lacks the column(s) {', '.join(missing)}; rebuild the dataset")
 
 
 def run(args: argparse.Namespace) -> int:

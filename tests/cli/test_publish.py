@@ -88,3 +88,25 @@ def test_publish_argument_errors(tmp_path, capsys):
     err = capsys.readouterr().err.splitlines()
     assert err[0] == "scitaste: error: publish metrics needs --org ORG"
     assert "is not a built dataset" in err[1] and "needs --path DIR and --repo-id" in err[2]
+
+
+def test_dry_run_refuses_what_a_real_push_would(tmp_path, capsys):
+    from pathlib import Path
+
+    from dataset_builder.layout import write_dataset
+    from scitaste_hf.records import load_records
+    from scitaste_hf.schema import DEFAULT_WEIGHTS, record_features
+
+    assert main(["publish", "metrics", "--org", "bad org", "--dry-run"]) == 2
+    gold = load_records(Path(__file__).resolve().parents[2] / "scitaste_hf" / "data" / "examples" / "gold.jsonl")
+    full = [{**dict.fromkeys(record_features()), **r} for r in gold[:4]]
+    folder = write_dataset(tmp_path / "ds", {"selected": full[:2], "backup": full[2:]}, DEFAULT_WEIGHTS,
+                           synthetic=True)
+    assert main(["publish", "dataset", "--path", str(folder), "--repo-id", "me/d s!", "--dry-run"]) == 2
+    split = folder / "data" / "selected-00000-of-00001.parquet"
+    split.write_bytes(split.read_bytes()[:200])  # a copy cut short
+    assert main(["publish", "dataset", "--path", str(folder), "--repo-id", "me/ds", "--dry-run"]) == 2
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) == 3 and all(line.startswith("scitaste: error: ") for line in err)
+    assert "not a Hub repo id" in err[0] and "'bad org/" in err[0] and "'me/d s!'" in err[1]
+    assert "selected-00000-of-00001.parquet is not a readable Parquet file" in err[2]
