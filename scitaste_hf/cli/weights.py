@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import json
+import math
 from pathlib import Path
 
-from scitaste_hf.output import write_bytes_atomic
+from scitaste_hf.output import write_json_atomic
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -32,9 +32,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         action.add_argument("--json", metavar="OUT", help="also write the result as JSON to OUT")
 
 
-def _write_json(path: str, payload: dict) -> None:
-    # Not write_json_atomic: a degenerate cross-validation score is NaN, which this file keeps as NaN.
-    write_bytes_atomic(path, (json.dumps(payload, indent=2) + "\n").encode("utf-8"))
+def _finite(value):
+    # A degenerate cross-validation score is NaN; strict JSON has no NaN, so it is written as null.
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_finite(v) for v in value]
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
 
 
 def run(args: argparse.Namespace) -> int:
@@ -73,5 +79,5 @@ def run(args: argparse.Namespace) -> int:
             print(f"{key:<24}{weight:>9.4f}")
         print(f"residual RMSE {result['residual_rmse']:.4f}, max |residual| {result['max_abs_residual']:.4f}")
     if args.json:
-        _write_json(args.json, result)
+        write_json_atomic(args.json, _finite(result))
     return 0

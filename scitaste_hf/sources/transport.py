@@ -243,6 +243,11 @@ class Transport:
             raise SourceError(f"{service}: offline mode needs a cache directory (cache_dir=...)")
         if offline and record:
             raise SourceError(f"{service}: record mode sends requests, so it cannot be combined with offline")
+        parsed = httpx.URL(base_url)
+        if parsed.scheme not in ("http", "https") or not parsed.host:
+            raise SourceError(f"{service}: base URL {base_url!r} is not an http(s) URL with a host")
+        if max_retries < 0:
+            raise SourceError(f"{service}: max_retries must be 0 or more, got {max_retries}")
         self.service = service
         self.base_url = base_url.rstrip("/")
         self.expect: Expect = expect

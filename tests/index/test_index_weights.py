@@ -176,3 +176,11 @@ def test_cli_refuses_an_output_folder_that_does_not_exist(tmp_path):
 def test_cli_requires_an_action():
     with pytest.raises(SystemExit):
         run_cli()
+
+
+def test_json_output_has_null_where_a_figure_is_undefined(tmp_path):
+    from scitaste_hf.cli.weights import _finite
+
+    payload = _finite({"weights": {"a": 0.5}, "cv_r2": float("nan"), "folds": [1.0, float("inf")], "n": 3})
+    assert payload == {"weights": {"a": 0.5}, "cv_r2": None, "folds": [1.0, None], "n": 3}
+    json.loads(json.dumps(payload, allow_nan=False))

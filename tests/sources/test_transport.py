@@ -79,6 +79,23 @@ def test_timeout_is_retried(faults):
     c = client(faults, timeout=0.3)
     assert c.get_work("W4").id == "W4"
     assert c.stats.retries == 1
+    # The abandoned first request is still answered, 1.5 s after it came: wait for it here, or it lands in the
+    # counters of whichever test runs next.
+    deadline = time.monotonic() + 5
+    while faults.requests_log()["answered"] < 2 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert faults.requests_log()["answered"] == 2
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    ({"base_url": "notaurl"}, "is not an http(s) URL"),
+    ({"base_url": "ftp://example.org"}, "is not an http(s) URL"),
+    ({"max_retries": -1}, "max_retries must be 0 or more"),
+])
+def test_unusable_settings_fail_at_construction_not_after_retries(kwargs, message, one_line):
+    with pytest.raises(SourceError) as err:
+        OpenAlexClient(**kwargs)
+    assert message in one_line(err.value)
 
 
 def test_connection_errors_are_retried_then_reported(one_line):
