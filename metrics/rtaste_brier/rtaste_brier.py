@@ -7,21 +7,27 @@ A thin ``evaluate`` wrapper over :func:`scitaste_hf.rtaste.summaries.brier_summa
 import datasets
 import evaluate
 
+from scitaste_hf.errors import ScitasteError
+from scitaste_hf.metric_inputs import JSON_TEXT, KeepInputs, decode
 from scitaste_hf.rtaste.schema import CITATION
 from scitaste_hf.rtaste.summaries import brier_summary
 
 _DESCRIPTION = """\
 rTaste Brier score: mean of (p - o)^2 over forecasts p of registered events and their outcomes o (1 occurred,
 0 did not), as the protected re-run decided them. 0 is perfect; always forecasting 0.5 scores 0.25. A `None`
-forecast is unanswered: left out and reported as coverage, never scored. With `groups` (each event's seed
+(or NaN) forecast is unanswered: left out and reported as coverage, never scored. Any other forecast must be a
+number within 0-1: a bool or a string such as "0.5" is an error, as is an outcome other than 0/1 (or a bool).
+Inputs are kept as given (as JSON text), never cast to numbers. With `groups` (each event's seed
 paper) the 95% interval resamples seed papers, and `base_rate_brier` scores the forecast that gives each event
 the event rate of the other seed papers.
 """
 
 _KWARGS_DESCRIPTION = """
 Args:
-    predictions (`list` of `float` or `None`): probability that each event occurs, 0-1; `None` if unanswered.
-    references (`list` of `int`): 1 if the event occurred, 0 if not.
+    predictions (`list` of `float` or `None`): probability that each event occurs, 0-1; `None` (or NaN) if
+        unanswered. A bool, a string or a number outside 0-1 is an error.
+    references (`list` of `int`): 1 if the event occurred, 0 if not (`True`/`False` also accepted); a string or
+        any other number is an error.
     groups (`list` of `str`, optional): each event's seed paper; the interval resamples these (default: each
         event on its own) and, with two or more seed papers, `base_rate_brier` is computed.
     n_resamples (`int`, default 1000): bootstrap resamples for the 95% interval; 0 skips it.
@@ -39,8 +45,13 @@ Examples:
 """
 
 
+def _is_forecast(p):
+    """A number that brier_summary can read: a float (it checks the range and NaN) or an int within 0-1."""
+    return isinstance(p, float) or (isinstance(p, int) and not isinstance(p, bool) and 0 <= p <= 1)
+
+
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
-class RtasteBrier(evaluate.Metric):
+class RtasteBrier(KeepInputs, evaluate.Metric):
     """rTaste Brier score of registered-event forecasts."""
 
     def _info(self):
@@ -49,9 +60,17 @@ class RtasteBrier(evaluate.Metric):
             description=_DESCRIPTION,
             citation=CITATION,
             inputs_description=_KWARGS_DESCRIPTION,
-            features=datasets.Features({"predictions": datasets.Value("float64"),
-                                        "references": datasets.Value("int32")}),
+            features=datasets.Features({"predictions": JSON_TEXT, "references": JSON_TEXT}),
         )
 
     def _compute(self, predictions, references, groups=None, n_resamples=1000, seed=0):
+        predictions = decode(predictions)
+        references = decode(references)
+        # brier_summary reads both with numpy, which would take True as 1.0 and "0.5" as 0.5
+        for i, p in enumerate(predictions):
+            if p is not None and not _is_forecast(p):
+                raise ScitasteError(f"predictions[{i}] = {p!r} is not a probability between 0 and 1")
+        for i, o in enumerate(references):
+            if not (isinstance(o, int | float) and o in (0, 1)):  # True and 1.0 are 1; "1" and 0.7 are not
+                raise ScitasteError(f"references[{i}] = {o!r}; an outcome is 0 (did not occur) or 1 (occurred)")
         return brier_summary(predictions, references, groups, n_resamples=n_resamples, seed=seed)

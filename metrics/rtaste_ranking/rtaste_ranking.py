@@ -7,22 +7,26 @@ A thin ``evaluate`` wrapper over :func:`scitaste_hf.rtaste.summaries.ranking_sum
 import datasets
 import evaluate
 
-from scitaste_hf.rtaste.schema import CITATION
+from scitaste_hf.errors import ScitasteError
+from scitaste_hf.metric_inputs import JSON_TEXT, KeepInputs, decode
+from scitaste_hf.rtaste.schema import CITATION, N_MVES
 from scitaste_hf.rtaste.summaries import ranking_summary
 
 _DESCRIPTION = """\
 rTaste ranking: per condition (one agent run), whether the agent's first choice (rank 1) is the MVE the
 auditors valued highest (median of three 0-3 values). When k MVEs tie at the highest value, a choice among
 them earns 1/k, so random choice earns exactly 1/5. Compared with random (0.2) and with the naive choice of
-the first MVE the agent wrote.
+the first MVE the agent wrote. A ranking that is not a permutation of 1-5 (a bool, a string, a fraction among
+the ranks) or a value outside 0-3 (or not a number) is an error. Inputs are kept as given (as JSON text), never
+cast to numbers.
 """
 
 _KWARGS_DESCRIPTION = """
 Args:
     predictions (`list` of `list` of `int`): per condition, the agent's ranks of its five MVEs in written order,
-        a permutation of 1-5 (1 = first choice).
+        a permutation of 1-5 (1 = first choice); anything else (a bool, a string, 1.5) is an error.
     references (`list` of `list` of `float`): per condition, the auditors' median value (0-3) of each MVE, in
-        written order.
+        written order; a bool, a string or a value outside 0-3 is an error.
     groups (`list` of `str`, optional): each condition's seed paper; intervals resample these (default: each
         condition on its own).
     n_resamples (`int`, default 1000): bootstrap resamples for the 95% intervals; 0 skips them.
@@ -38,8 +42,19 @@ Examples:
 """
 
 
+def _as_float(value):
+    """A value as a float, as the float64 feature used to store it; anything else (a bool, a string, an int too
+    large for a float) as it is, for ranking_summary to reject."""
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        try:
+            return float(value)
+        except OverflowError:
+            pass
+    return value
+
+
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
-class RtasteRanking(evaluate.Metric):
+class RtasteRanking(KeepInputs, evaluate.Metric):
     """rTaste top-1 hit rate of MVE rankings."""
 
     def _info(self):
@@ -48,9 +63,15 @@ class RtasteRanking(evaluate.Metric):
             description=_DESCRIPTION,
             citation=CITATION,
             inputs_description=_KWARGS_DESCRIPTION,
-            features=datasets.Features({"predictions": datasets.Sequence(datasets.Value("int32")),
-                                        "references": datasets.Sequence(datasets.Value("float64"))}),
+            features=datasets.Features({"predictions": JSON_TEXT, "references": JSON_TEXT}),
         )
 
     def _compute(self, predictions, references, groups=None, n_resamples=1000, seed=0):
+        predictions = decode(predictions)
+        references = decode(references)
+        # ranking_summary compares ranks with ==, so True would pass for rank 1 (and "1" would break its sort)
+        for i, ranks in enumerate(predictions):
+            if not isinstance(ranks, list) or any(isinstance(r, bool) or not isinstance(r, int | float) for r in ranks):
+                raise ScitasteError(f"predictions[{i}] = {ranks!r} is not a permutation of the ranks 1-{N_MVES}")
+        references = [[_as_float(v) for v in values] if isinstance(values, list) else values for values in references]
         return ranking_summary(predictions, references, groups, n_resamples=n_resamples, seed=seed)

@@ -6,23 +6,29 @@ A thin ``evaluate`` wrapper over :mod:`scitaste_hf.scoring`; the formula lives t
 import datasets
 import evaluate
 
-from scitaste_hf.schema import CITATION, DIMENSIONS, HUB_DATASET
-from scitaste_hf.scoring import score_pairs
+from scitaste_hf.metric_inputs import JSON_TEXT, KeepInputs, decode
+from scitaste_hf.schema import CITATION, HUB_DATASET
+from scitaste_hf.scoring import parse_answer, score_pairs
 
 _DESCRIPTION = """\
 Scheme 1 of SciTaste-Bench = 0.5 Part A + 0.5 Part B. Part A (innovation score): Spearman 15, Pearson 10,
 error (MAE and MSE relative to predicting the gold mean) 15, |bias| relative to the gold SD 10. Part B
 (seven dimensions, weighted by the Academic Taste Index weights): weighted Spearman 30, weighted accuracy
 1 - MAE_d / MAE0_d 20. Grades: >= 80 excellent, >= 60 moderate, >= 40 poor, else unusable. An undefined
-correlation scores 0. A `None` or invalid answer is a failure: excluded and reported as coverage.
+correlation scores 0. A `None` or invalid answer is a failure: excluded and reported as coverage. An answer may
+also be the model's raw reply (a string), parsed as the CLI parses replies. Keys other than the answer's are
+ignored. Inputs are kept as given (as JSON text), never cast to the answer's layout.
 """
 
 _KWARGS_DESCRIPTION = """
 Args:
-    predictions (`list` of `dict` or `None`): per paper {"innovation_score": float, "dimension_scores":
+    predictions (`list` of `dict`, `str` or `None`): per paper {"innovation_score": float, "dimension_scores":
         {citation_impact, knowledge_breadth, semantic_novelty, disruptiveness, conceptual_innovation,
-        team_collaboration, journal_impact: float}}, all 0-100; `None` marks a failed answer.
-    references (`list` of `dict`): the gold answers in the same layout.
+        team_collaboration, journal_impact: float}}, all 0-100, other keys (`reasoning`, `confidence`)
+        ignored; or the model's raw reply text, parsed like the CLI does (`scitaste_hf.scoring.parse_answer`).
+        `None` marks a failed answer; a missing or extra dimension, a bool, a quoted number or an
+        out-of-range score is a failure too.
+    references (`list` of `dict`): the gold answers in the same layout; a malformed one is an error.
     n_resamples (`int`, default 1000): bootstrap resamples for the 95% interval; 0 skips it.
     seed (`int`, default 0): bootstrap seed.
 Returns:
@@ -38,30 +44,25 @@ Examples:
     'excellent'
 """
 
-_SCORES = datasets.Value("float64")
-
 
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
-class ScitasteScheme1(evaluate.Metric):
+class ScitasteScheme1(KeepInputs, evaluate.Metric):
     """SciTaste-Bench Scheme 1 (correlation + dimension accuracy)."""
 
     def _info(self):
-        answer = {"innovation_score": _SCORES, "dimension_scores": {k: _SCORES for k in DIMENSIONS}}
         return evaluate.MetricInfo(
             module_type="metric",
             description=_DESCRIPTION,
             citation=CITATION,
             inputs_description=_KWARGS_DESCRIPTION,
-            features=datasets.Features({"predictions": answer, "references": answer}),
+            features=datasets.Features({"predictions": JSON_TEXT, "references": JSON_TEXT}),
             homepage=f"https://huggingface.co/datasets/{HUB_DATASET}",
         )
 
-    def _enforce_nested_string_type(self, schema, obj):
-        # evaluate checks a batch's format on its first item; a failed answer (None) has no format to check.
-        if obj is not None:
-            super()._enforce_nested_string_type(schema, obj)
-
     def _compute(self, predictions, references, n_resamples=1000, seed=0):
+        # a string is the model's raw reply: parse_answer makes it an Answer or a counted Failure
+        predictions = [parse_answer(p) if isinstance(p, str) else p for p in decode(predictions)]
+        references = decode(references)
         summary = score_pairs(predictions, references, with_dimensions=True, n_resamples=n_resamples, seed=seed)
         scheme1 = summary["scheme1"] or {"scheme1": None, "grade": None, "ci": None}
         return {**scheme1, "coverage": summary["coverage"], "n_scored": summary["n_scored"],

@@ -6,6 +6,8 @@ A thin ``evaluate`` wrapper over :mod:`scitaste_hf.scoring`; the formula lives t
 import datasets
 import evaluate
 
+from scitaste_hf.errors import ScitasteError
+from scitaste_hf.metric_inputs import JSON_TEXT, KeepInputs, decode
 from scitaste_hf.schema import CITATION, HUB_DATASET
 from scitaste_hf.scoring import score_pairs
 
@@ -13,13 +15,15 @@ _DESCRIPTION = """\
 Scheme 2 of SciTaste-Bench. WAPE = sum |p - g| / sum |g| over the scored papers' innovation scores (0-100).
 The WAPE maps to a 0-100 score, linear inside each grade band: A [0, 5%) 100->90, B [5, 10%) 90->75,
 C [10, 20%) 75->60, D [20, 30%) 60->40, E [30, 50%) 40->20, F [50, 100%] 20->0 and 0 beyond.
-A `None`, NaN or out-of-range prediction is a failure: excluded and reported as coverage, never a zero.
+A `None`, NaN, out-of-range or non-number prediction (a bool, a string such as "50") is a failure: excluded
+and reported as coverage, never a zero. Inputs are kept as given (as JSON text), never cast to numbers.
 """
 
 _KWARGS_DESCRIPTION = """
 Args:
-    predictions (`list` of `float` or `None`): predicted innovation scores, 0-100; `None` marks a failed answer.
-    references (`list` of `float`): gold innovation scores, 0-100, not all zero.
+    predictions (`list` of `float` or `None`): predicted innovation scores, 0-100; `None` marks a failed answer,
+        and a bool or a string is a failure too (never read as a number).
+    references (`list` of `float`): gold innovation scores, 0-100, not all zero; anything else is an error.
     n_resamples (`int`, default 1000): bootstrap resamples for the 95% intervals; 0 skips them.
     seed (`int`, default 0): bootstrap seed; the same input and seed give the same interval.
 Returns:
@@ -37,7 +41,7 @@ Examples:
 
 
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
-class ScitasteWape(evaluate.Metric):
+class ScitasteWape(KeepInputs, evaluate.Metric):
     """SciTaste-Bench Scheme 2 (WAPE with grades)."""
 
     def _info(self):
@@ -46,13 +50,18 @@ class ScitasteWape(evaluate.Metric):
             description=_DESCRIPTION,
             citation=CITATION,
             inputs_description=_KWARGS_DESCRIPTION,
-            features=datasets.Features(
-                {"predictions": datasets.Value("float64"), "references": datasets.Value("float64")}
-            ),
+            features=datasets.Features({"predictions": JSON_TEXT, "references": JSON_TEXT}),
             homepage=f"https://huggingface.co/datasets/{HUB_DATASET}",
         )
 
     def _compute(self, predictions, references, n_resamples=1000, seed=0):
+        predictions = decode(predictions)
+        references = decode(references)
+        for i, r in enumerate(references):
+            # score_pairs reads references with numpy, which would take True as 1.0 and "50" as 50.0
+            if isinstance(r, bool) or not isinstance(r, int | float):
+                raise ScitasteError(f"references[{i}] = {r!r} is not a number: references are gold innovation "
+                                    "scores, 0-100")
         summary = score_pairs(predictions, references, with_dimensions=False, n_resamples=n_resamples, seed=seed)
         scheme2 = summary["scheme2"] or {"wape": None, "score": None, "grade": None, "ci": None}
         return {**scheme2, "coverage": summary["coverage"], "n_scored": summary["n_scored"],
