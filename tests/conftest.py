@@ -107,3 +107,19 @@ def mirror(servers, tmp_path_factory):
                        "--port", "{port}"], log=tmp_path_factory.mktemp("mirror") / "log.txt", ready="/health")
     yield url.rstrip("/")
     stop(proc)
+
+
+@pytest.fixture(scope="session")
+def brier():
+    """The rtaste_brier evaluate module."""
+    from scitaste_hf import load_metric
+
+    return load_metric("rtaste_brier")
+
+
+@pytest.fixture(scope="session")
+def ranking():
+    """The rtaste_ranking evaluate module."""
+    from scitaste_hf import load_metric
+
+    return load_metric("rtaste_ranking")

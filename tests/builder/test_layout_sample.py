@@ -130,7 +130,7 @@ def test_overwrite_replaces_only_a_dataset_folder_and_files_get_the_umask(tmp_pa
     precious = tmp_path / "my thesis"
     precious.mkdir()
     (precious / "thesis.txt").write_text("years of work")
-    with pytest.raises(ScitasteError, match="not a dataset folder.*nothing was deleted"):
+    with pytest.raises(ScitasteError, match=r"not a dataset folder.*nothing was deleted"):
         write_dataset(precious, full, DEFAULT_WEIGHTS, synthetic=True, overwrite=True)
     assert (precious / "thesis.txt").read_text() == "years of work"
     a_file = tmp_path / "notes.txt"

@@ -35,16 +35,6 @@ def wape_metric():
     return load_metric("scitaste_wape")
 
 
-@pytest.fixture(scope="module")
-def brier():
-    return load_metric("rtaste_brier")
-
-
-@pytest.fixture(scope="module")
-def ranking():
-    return load_metric("rtaste_ranking")
-
-
 def _matrix(answers):
     return np.array([[a["innovation_score"], *(a["dimension_scores"][k] for k in DIMENSIONS)] for a in answers])
 

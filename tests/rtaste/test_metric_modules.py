@@ -2,19 +2,8 @@
 
 import pytest
 
-from scitaste_hf import load_metric
 from scitaste_hf.errors import ScitasteError
 from scitaste_hf.metric_app import example_inputs
-
-
-@pytest.fixture(scope="module")
-def brier():
-    return load_metric("rtaste_brier")
-
-
-@pytest.fixture(scope="module")
-def ranking():
-    return load_metric("rtaste_ranking")
 
 
 def test_brier_public_surface(brier):
