@@ -45,19 +45,32 @@ def read_inputs(text: str | None, upload: str | None) -> dict[str, list[Any]]:
     """The metric's inputs from an uploaded JSONL file (one ``{"prediction", "reference"}`` object per
     line) or, without a file, from the editor's JSON object ``{"predictions": [...], "references": [...]}``."""
     from scitaste_hf.errors import ScitasteError
+    from scitaste_hf.records import jsonl_lines
 
-    try:
-        if upload:
-            rows = [json.loads(line) for line in Path(upload).read_text("utf-8").splitlines() if line.strip()]
-            if not all(isinstance(r, dict) and "reference" in r for r in rows):
-                raise ScitasteError("each line of the upload needs 'prediction' and 'reference'")
-            return {"predictions": [r.get("prediction") for r in rows], "references": [r["reference"] for r in rows]}
-        data = json.loads(text or "")
-    except json.JSONDecodeError as exc:
-        raise ScitasteError(f"the input is not valid JSON: {exc.msg} at line {exc.lineno}") from None
+    if upload:
+        rows = []
+        for number, line in enumerate(jsonl_lines(Path(upload).read_text("utf-8")), start=1):
+            if line.strip():
+                rows.append(_loads(line, "the upload", number))
+        if not all(isinstance(r, dict) and "reference" in r for r in rows):
+            raise ScitasteError("each line of the upload needs 'prediction' and 'reference'")
+        return {"predictions": [r.get("prediction") for r in rows], "references": [r["reference"] for r in rows]}
+    data = _loads(text or "", "the input", 1)
     if not isinstance(data, dict) or not {"predictions", "references"} <= set(data):
         raise ScitasteError('the input must be a JSON object {"predictions": [...], "references": [...]}')
     return {"predictions": data["predictions"], "references": data["references"]}
+
+
+def _loads(text: str, what: str, first_line: int) -> Any:
+    """``json.loads`` with a one-line error that names the line; ``text`` starts at ``first_line``."""
+    from scitaste_hf.errors import ScitasteError
+
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ScitasteError(f"{what} is not valid JSON: {exc.msg} at line {first_line + exc.lineno - 1}") from None
+    except RecursionError:
+        raise ScitasteError(f"{what} is not valid JSON: nested too deeply at line {first_line}") from None
 
 
 def build_metric_app(metric_dir: str | Path):

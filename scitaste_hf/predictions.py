@@ -12,6 +12,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from scitaste_hf.errors import ScitasteError
+from scitaste_hf.records import jsonl_lines
 from scitaste_hf.schema import FAILURE_REASONS, Answer, Failure
 from scitaste_hf.scoring import parse_answer, validate_answer
 
@@ -42,7 +43,8 @@ def parse_predictions(lines: Iterable[str], source: str, *, strict_fields: bool 
     Parameters
     ----------
     lines : iterable of str
-        The file's lines; blank lines are skipped.
+        The file's lines, split on ``"\\n"`` only (see :func:`~scitaste_hf.records.jsonl_lines`); blank
+        lines are skipped.
     source : str
         Name of the input in error messages (``source:line: ...``).
     strict_fields : bool
@@ -64,6 +66,8 @@ def parse_predictions(lines: Iterable[str], source: str, *, strict_fields: bool 
             obj = json.loads(line)
         except json.JSONDecodeError as exc:
             raise ScitasteError(f"{source}:{number}: not a JSON line ({exc.msg})") from None
+        except RecursionError:
+            raise ScitasteError(f"{source}:{number}: not a JSON line (nested too deeply)") from None
         if not isinstance(obj, dict):
             raise ScitasteError(f"{source}:{number}: expected a JSON object, got {type(obj).__name__}")
         bibcode = obj.get("bibcode")
@@ -91,9 +95,11 @@ def read_predictions(path: str | Path) -> dict[str, Answer | Failure]:
     """
     path = Path(path)
     try:
-        lines = path.read_text(encoding="utf-8").splitlines()
+        lines = jsonl_lines(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise ScitasteError(f"predictions file not found: {path}") from None
-    except (IsADirectoryError, UnicodeDecodeError) as exc:
+    except OSError as exc:  # a folder, no permission, an I/O error
+        raise ScitasteError(f"cannot read predictions file {path}: {exc.strerror or exc}") from None
+    except UnicodeDecodeError as exc:
         raise ScitasteError(f"cannot read predictions file {path}: {exc}") from None
     return parse_predictions(lines, str(path))

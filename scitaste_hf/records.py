@@ -40,27 +40,50 @@ def load_records(source: str | Path, split: str = "selected") -> list[dict[str, 
     return ds.to_list()
 
 
+def jsonl_lines(text: str) -> list[str]:
+    """The lines of a JSON-lines text: split on ``"\\n"`` only, a trailing ``"\\r"`` dropped.
+
+    Not :meth:`str.splitlines`, which also splits on U+2028, U+2029, U+0085, ``\\x0b``, ``\\x0c`` and
+    ``\\x1c``-``\\x1e``: JSON allows the first three raw inside strings, so it would cut a valid line in two,
+    and any of them would shift the line number of every error after it.
+    """
+    return [line[:-1] if line.endswith("\r") else line for line in text.split("\n")]
+
+
+def _record(value: Any, where: str) -> dict[str, Any]:
+    """A gold record as read from a file, checked for what scoring looks it up by."""
+    if not isinstance(value, dict):
+        raise ScitasteError(f"{where}: expected a JSON object, got {type(value).__name__}")
+    if not isinstance(value.get("bibcode"), str) or not value["bibcode"]:
+        raise ScitasteError(f"{where}: missing 'bibcode'")
+    return value
+
+
 def _read_file(path: Path) -> list[dict[str, Any]]:
     suffix = path.suffix.lower()
     try:
         if suffix == ".parquet":
             import pyarrow.parquet as pq
 
-            return pq.read_table(path).to_pylist()
+            rows = pq.read_table(path).to_pylist()
+            return [_record(r, f"{path}: record {i}") for i, r in enumerate(rows, start=1)]
         text = path.read_text(encoding="utf-8")
         if suffix == ".json":
             data = json.loads(text)
             if not isinstance(data, list):
                 raise ScitasteError(f"{path}: expected a JSON array of records")
-            return data
+            return [_record(r, f"{path}: record {i}") for i, r in enumerate(data, start=1)]
         if suffix == ".jsonl":
             records = []
-            for number, line in enumerate(text.splitlines(), start=1):
+            for number, line in enumerate(jsonl_lines(text), start=1):
                 if line.strip():
                     try:
-                        records.append(json.loads(line))
+                        value = json.loads(line)
                     except json.JSONDecodeError as exc:
                         raise ScitasteError(f"{path}:{number}: not a JSON line ({exc.msg})") from None
+                    except RecursionError:
+                        raise ScitasteError(f"{path}:{number}: not a JSON line (nested too deeply)") from None
+                    records.append(_record(value, f"{path}:{number}"))
             return records
     except ScitasteError:
         raise

@@ -90,8 +90,9 @@ def compare_table(board: Leaderboard, run_a, run_b):
         for metric in ("scheme1", "scheme2", "wape"):
             s = stats[metric]
             scale = 100.0 if metric == "wape" else 1.0
+            # An interval or p-value is None when too few resamples define it (a tiny scope).
             rows.append([scope, stats["n"], metric, round(s["difference"] * scale, 2), _ci(s["interval"], scale),
-                         round(s["p_value"], 4)])
+                         _num(s["p_value"], 4)])
     return pd.DataFrame(rows, columns=COMPARE_COLUMNS)
 
 

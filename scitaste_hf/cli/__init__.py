@@ -84,6 +84,14 @@ def main(argv: list[str] | None = None) -> int:
     except ScitasteError as exc:
         print(f"scitaste: error: {exc}", file=sys.stderr)
         return 2
+    except OSError as exc:
+        # A file or folder the command was given cannot be read or written (no permission, a folder where a
+        # file belongs, a read-only or full disk): one line that names it, not a traceback. An OSError
+        # without a file (a refused connection, a closed pipe) is not about user input and stays as it is.
+        if exc.filename is None:
+            raise
+        print(f"scitaste: error: cannot read/write {exc.filename}: {exc.strerror or exc}", file=sys.stderr)
+        return 2
     except KeyboardInterrupt:
         print("scitaste: interrupted", file=sys.stderr)
         return 130

@@ -138,7 +138,7 @@ def _store(console, out: Path, dataset: Path, results: Path):
     from scitaste_hf.leaderboard import Leaderboard
     from scitaste_hf.lm_tasks import TASKS
     from scitaste_hf.predictions import parse_predictions
-    from scitaste_hf.records import load_records
+    from scitaste_hf.records import jsonl_lines, load_records
     from scitaste_hf.schema import MODES, Answer
 
     gold = load_records(dataset, "selected")
@@ -151,12 +151,12 @@ def _store(console, out: Path, dataset: Path, results: Path):
         if not found:
             raise ScitasteError(f"lm-eval wrote no samples for {TASKS[mode]} in {results}; delete it and rerun")
         samples = found[-1].read_bytes()
-        lines = [json.loads(line) for line in samples.decode("utf-8").splitlines() if line.strip()]
+        lines = [json.loads(line) for line in jsonl_lines(samples.decode("utf-8")) if line.strip()]
         predictions = "".join(json.dumps({"bibcode": s["doc"]["bibcode"], "response": s["filtered_resps"][0]}) + "\n"
                               for s in lines)
         path = out / "predictions" / f"{mode}.jsonl"
         path.write_text(predictions, "utf-8")
-        parsed = parse_predictions(predictions.splitlines(), str(path))
+        parsed = parse_predictions(jsonl_lines(predictions), str(path))
         answers = [parsed[b].model_dump(include={"innovation_score", "dimension_scores"})
                    if isinstance(parsed[b], Answer) else None for b in by_bibcode]
         golds = [{"innovation_score": r["innovation_score"], "dimension_scores": r["dimension_scores"]}

@@ -11,6 +11,25 @@ import argparse
 from importlib import resources
 from pathlib import Path
 
+#: The most --n-resamples accepted: :data:`scitaste_hf.scoring.bootstrap.MAX_RESAMPLES`, repeated here rather
+#: than imported so that ``scitaste --help`` does not load numpy and pydantic.
+MAX_RESAMPLES = 100_000
+
+
+def _whole_number(low: int, high: int | None = None):
+    """An argparse type: an int within ``low``-``high``, refused while parsing, before any work."""
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+        if value < low or (high is not None and value > high):
+            bounds = f">= {low}" if high is None else f"between {low} and {high:,}"
+            raise argparse.ArgumentTypeError(f"must be {bounds}, got {value}")
+        return value
+
+    return parse
+
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Arguments of ``scitaste score``."""
@@ -23,8 +42,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", metavar="OUT", dest="json_out",
                         help="also write the full result as JSON (only when the whole computation succeeded)")
     parser.add_argument("--weights", metavar="FILE", help="dimension weights JSON for Part B (default: DESIGN s.4)")
-    parser.add_argument("--n-resamples", type=int, default=1000, help="bootstrap resamples (default 1000; 0: none)")
-    parser.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
+    parser.add_argument("--n-resamples", type=_whole_number(0, MAX_RESAMPLES), default=1000,
+                        help=f"bootstrap resamples (default 1000; 0: none; at most {MAX_RESAMPLES:,})")
+    parser.add_argument("--seed", type=_whole_number(0), default=0, help="bootstrap seed, >= 0 (default 0)")
 
 
 def _example(name: str) -> Path:
@@ -37,8 +57,8 @@ def run(args: argparse.Namespace) -> int:
 
     if (args.predictions is None) != (args.gold is None):
         raise ScitasteError("give both --predictions and --gold, or neither to score the bundled example")
-    if args.n_resamples < 0:
-        raise ScitasteError("--n-resamples must be >= 0")
+    if args.json_out:
+        _check_writable(Path(args.json_out))
     import sys
 
     from rich.console import Console
@@ -56,21 +76,50 @@ def run(args: argparse.Namespace) -> int:
         predictions_path, gold_path = _example("predictions.jsonl"), _example("gold.jsonl")
         console.print("[dim]Scoring the bundled example: a synthetic run against synthetic gold labels "
                       "(not benchmark data). Use --predictions and --gold for your own run.[/dim]")
-    weights = load_weights(args.weights) if args.weights else None
+    try:
+        weights = load_weights(args.weights) if args.weights else None
+    except UnicodeDecodeError as exc:  # a binary file (an OSError, such as a folder, is main()'s to report)
+        raise ScitasteError(f"weights file {args.weights} is not UTF-8 text ({exc.reason})") from None
     predictions = read_predictions(predictions_path)
     gold = load_records(gold_path, args.split)
-    result = score_run(gold, predictions, weights=weights, n_resamples=args.n_resamples, seed=args.seed)
+    result = score_run(gold, predictions, weights=weights, n_resamples=args.n_resamples, seed=args.seed,
+                       gold_name=str(gold_path))
     result["inputs"] = {"predictions": str(predictions_path), "gold": str(gold_path), "split": args.split,
                         "n_resamples": args.n_resamples, "seed": args.seed}
     console.print(results_table(result))
     if args.json_out:
-        write_json_atomic(args.json_out, result)
+        try:
+            write_json_atomic(args.json_out, result)
+        except OSError as exc:  # a full disk's error names no file; the temporary file is already removed
+            raise ScitasteError(f"cannot write {args.json_out}: {exc.strerror or exc}") from None
         console.print(f"wrote {args.json_out}")
     return 0
 
 
-def _interval(ci: list[float] | None, scale: float = 1.0, digits: int = 1) -> str:
-    return "" if not ci else f" [{ci[0] * scale:.{digits}f}, {ci[1] * scale:.{digits}f}]"
+def _check_writable(path: Path) -> None:
+    """Refuse a ``--json`` destination that cannot be written before scoring, so that no work is lost."""
+    import tempfile
+
+    from scitaste_hf.errors import ScitasteError
+
+    if path.is_dir():
+        raise ScitasteError(f"{path} is a folder; give a file name for the JSON output")
+    if not path.parent.is_dir():
+        raise ScitasteError(f"folder {path.parent} does not exist")
+    try:
+        # Creating a file is the only sure test: os.access says yes to root on any folder, even a read-only
+        # mount or an immutable one. An unnamed temporary file leaves nothing behind.
+        with tempfile.TemporaryFile(dir=path.parent, prefix=f".{path.name}."):
+            pass
+    except OSError as exc:
+        raise ScitasteError(f"cannot write to folder {path.parent}: {exc.strerror or exc}") from None
+
+
+def _interval(ci: list[float] | None, resampled: bool, scale: float = 1.0, digits: int = 1) -> str:
+    """An interval cell's text: none without resamples, n/a where the resamples left it undefined."""
+    if ci is None:
+        return " \\[n/a]" if resampled else ""  # escaped: rich would take [n/a] for a style tag and drop it
+    return f" [{ci[0] * scale:.{digits}f}, {ci[1] * scale:.{digits}f}]"
 
 
 def results_table(result: dict):
@@ -82,6 +131,7 @@ def results_table(result: dict):
                    "Pearson", "MAE", "bias"):
         table.add_column(column, justify="left" if column in ("scope", "grade") else "right")
     rows = [("overall", result["overall"]), *result["by_discipline"].items()]
+    resampled = result.get("inputs", {}).get("n_resamples", 0) > 0
     for i, (scope, block) in enumerate(rows):
         coverage = f"{block['n_scored']}/{block['n_total']}"
         if block["n_scored"] < block["n_total"]:
@@ -90,7 +140,8 @@ def results_table(result: dict):
         if s2 is None:
             table.add_row(scope, coverage, "no scored items", *[""] * 8)
             continue
-        cells = ["", ""] if s1 is None else [f"{s1['scheme1']:.1f}{_interval(s1['ci']['scheme1'])}", s1["grade"]]
+        cells = ["", ""] if s1 is None else [
+            f"{s1['scheme1']:.1f}{_interval(s1['ci']['scheme1'], resampled)}", s1["grade"]]
         stats = [""] * 4 if s1 is None else [
             "n/a" if s1["spearman"] is None else f"{s1['spearman']:.3f}",
             "n/a" if s1["pearson"] is None else f"{s1['pearson']:.3f}",
@@ -98,8 +149,8 @@ def results_table(result: dict):
         ]
         table.add_row(
             scope, coverage, *cells,
-            f"{s2['score']:.1f}{_interval(s2['ci']['score'])}", s2["grade"],
-            f"{100 * s2['wape']:.1f}{_interval(s2['ci']['wape'], 100)}", *stats,
+            f"{s2['score']:.1f}{_interval(s2['ci']['score'], resampled)}", s2["grade"],
+            f"{100 * s2['wape']:.1f}{_interval(s2['ci']['wape'], resampled, 100)}", *stats,
             end_section=i == 0,
         )
     failures = result["overall"]["failures"]

@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from scitaste_hf.records import jsonl_lines
 from scitaste_hf.schema import Answer, Failure
 from scitaste_hf.scoring import parse_answer
 
@@ -73,7 +74,7 @@ def verify_evidence(evidence: bytes, predictions: Mapping[str, Answer | Failure]
     """
     seen: dict[str, Answer | Failure] = {}
     try:
-        lines = evidence.decode("utf-8").splitlines()
+        lines = jsonl_lines(evidence.decode("utf-8"))
     except UnicodeDecodeError:
         return "the evidence is not UTF-8 text"
     for number, line in enumerate(lines, start=1):

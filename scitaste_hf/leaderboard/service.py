@@ -21,6 +21,7 @@ from scitaste_hf.errors import ScitasteError
 from scitaste_hf.leaderboard.integrity import near_gold, verify_evidence
 from scitaste_hf.leaderboard.store import Meta, Store
 from scitaste_hf.predictions import parse_predictions
+from scitaste_hf.records import jsonl_lines
 from scitaste_hf.schema import DISCIPLINES, MODES, Answer, Failure
 from scitaste_hf.scoring import paired_bootstrap, score_run
 
@@ -116,7 +117,7 @@ class Leaderboard:
         except UnicodeDecodeError:
             raise SubmissionError("the file is not UTF-8 text (expected JSONL)") from None
         try:
-            predictions = parse_predictions(text.splitlines(), "upload", strict_fields=True)
+            predictions = parse_predictions(jsonl_lines(text), "upload", strict_fields=True)
         except ScitasteError as exc:
             raise SubmissionError(str(exc)) from None
         extra = sorted(set(predictions) - self.gold_ids)

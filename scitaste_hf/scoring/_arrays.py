@@ -7,6 +7,7 @@ of DESIGN.md sections 7-8 exist once and the bootstrap evaluates exactly the sam
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -15,6 +16,8 @@ import numpy as np
 from scitaste_hf.errors import ScitasteError
 from scitaste_hf.schema import DIMENSIONS, SCORE_MAX, SCORE_MIN, Answer
 
+_TOO_LARGE = "an integer too large for a float"
+
 
 def as_scores(values: Any, name: str) -> np.ndarray:
     """Check a 1-D sequence of scores (finite, within 0-100, not empty) and return it as float64."""
@@ -22,6 +25,8 @@ def as_scores(values: Any, name: str) -> np.ndarray:
         arr = np.asarray(values, dtype=np.float64)
     except (TypeError, ValueError):
         raise ScitasteError(f"{name} must be numbers, got {type(values).__name__}") from None
+    except OverflowError:  # an integer beyond float range, such as a 400-digit one
+        raise _too_large(name, values) from None
     if arr.ndim != 1:
         raise ScitasteError(f"{name} must be one-dimensional, got shape {arr.shape}")
     return _check_range(arr, name)
@@ -59,7 +64,16 @@ def _answer_row(value: Any, name: str, index: int) -> tuple[float, ...]:
                             f"dimension_scores with the keys {', '.join(DIMENSIONS)}") from None
     if any(isinstance(x, bool) or not isinstance(x, int | float) for x in row):
         raise ScitasteError(f"{name}[{index}] has a score that is not a number")
-    return row
+    try:
+        return tuple(float(x) for x in row)
+    except OverflowError:  # an integer beyond float range, such as a 400-digit one
+        raise ScitasteError(f"{name} has a score outside 0-100 at item {index}: {_TOO_LARGE}") from None
+
+
+def _too_large(name: str, values: Any) -> ScitasteError:
+    """The error for an integer score too large to be a float (numpy's own OverflowError names no item)."""
+    i = next((i for i, v in enumerate(values) if isinstance(v, int) and abs(v) > sys.float_info.max), 0)
+    return ScitasteError(f"{name} has a score outside 0-100 at item {i}: {_TOO_LARGE}")
 
 
 def _check_range(arr: np.ndarray, name: str) -> np.ndarray:

@@ -19,12 +19,16 @@ _ANSWER_KEYS = ("innovation_score", "dimension_scores")
 
 def json_objects(text: str) -> Iterator[tuple[bool, dict[str, Any]]]:
     """``(fenced, object)`` for every JSON object in ``text``: the contents of code fences, then every
-    object embedded in the prose (which includes the fenced ones again, harmlessly)."""
+    object embedded in the prose (which includes the fenced ones again, harmlessly).
+
+    JSON nested deeper than the decoder's recursion limit is not JSON here: such a block is skipped, and
+    the scan of the prose ends at it (retrying from each of its inner braces would take quadratic time).
+    """
     decoder = json.JSONDecoder()
     for block in _FENCE.findall(text):
         try:
             value = json.loads(block)
-        except json.JSONDecodeError:
+        except (json.JSONDecodeError, RecursionError):
             continue
         if isinstance(value, dict):
             yield True, value
@@ -35,6 +39,8 @@ def json_objects(text: str) -> Iterator[tuple[bool, dict[str, Any]]]:
         except json.JSONDecodeError:
             start = text.find("{", start + 1)
             continue
+        except RecursionError:
+            return
         if isinstance(value, dict):
             yield False, value
         start = text.find("{", end)
@@ -62,8 +68,9 @@ def parse_answer(text: str) -> Answer | Failure:
     Returns
     -------
     Answer or Failure
-        A failure has reason ``no_json`` (no JSON object at all), ``schema`` (no answer object, a missing
-        or extra dimension, a non-number) or ``out_of_range`` (a NaN, infinite or out-of-range number).
+        A failure has reason ``no_json`` (no JSON object at all, or one nested too deeply to parse, see
+        :func:`json_objects`), ``schema`` (no answer object, a missing or extra dimension, a non-number) or
+        ``out_of_range`` (a NaN, infinite or out-of-range number).
     """
     if not isinstance(text, str):
         return Failure("schema", f"expected the reply as a string, got {type(text).__name__}")

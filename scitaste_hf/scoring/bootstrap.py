@@ -7,7 +7,7 @@ replacement; every statistic is evaluated on the resample counts with the same c
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 import numpy as np
@@ -16,24 +16,54 @@ from scitaste_hf.errors import ScitasteError
 from scitaste_hf.schema import DEFAULT_WEIGHTS, validate_weights
 from scitaste_hf.scoring._arrays import Counts, as_answer_matrix, as_scores, check_same_length
 from scitaste_hf.scoring.scheme1 import scheme1_batch
-from scitaste_hf.scoring.wape import wape_batch, wape_scores
+from scitaste_hf.scoring.wape import check_defined, wape_batch, wape_scores
 
 N_RESAMPLES = 1000
+#: The most resamples :func:`bootstrap` accepts: far beyond what a stable 95% interval needs (a few thousand),
+#: and still minutes, not hours, on the 5,700 papers of the full benchmark.
+MAX_RESAMPLES = 100_000
 CONFIDENCE = 0.95
 SEED = 0
+#: An interval needs at least this share of resamples on which its statistic is defined (WAPE is not on a
+#: resample that drew only papers with a gold score of 0); below it the interval is None.
+MIN_DEFINED = 0.5
+# Resample counts are evaluated this many cells (resamples x papers) at a time, so that memory stays bounded
+# for any allowed n_resamples; 1,000 resamples of 5,700 papers still fit in one block.
+_BLOCK_CELLS = 1 << 23
+
+
+def _check_resampling(n_resamples: int, seed: int) -> None:
+    """Refuse what numpy would reject with a traceback (a negative seed) or what would run for hours."""
+    for name, value, low, high in (("n_resamples", n_resamples, 1, MAX_RESAMPLES), ("seed", seed, 0, None)):
+        if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < low or (
+                high is not None and value > high):
+            bounds = f"between {low} and {high:,}" if high is not None else f">= {low}"
+            raise ScitasteError(f"{name} must be a whole number {bounds}, got {value!r}")
+
+
+def _count_blocks(n: int, n_resamples: int, seed: int) -> Iterator[np.ndarray]:
+    """:func:`resample_counts` in blocks of rows; the blocks stacked are exactly ``resample_counts``."""
+    _check_resampling(n_resamples, seed)
+    rng = np.random.default_rng(seed)
+    rows = max(1, _BLOCK_CELLS // n)
+    for start in range(0, n_resamples, rows):
+        b = min(rows, n_resamples - start)
+        picks = rng.integers(0, n, size=(b, n))
+        picks += np.arange(b)[:, None] * n
+        yield np.bincount(picks.ravel(), minlength=b * n).reshape(b, n)
 
 
 def resample_counts(n: int, n_resamples: int = N_RESAMPLES, seed: int = SEED) -> np.ndarray:
     """How often each of ``n`` papers appears in each of ``n_resamples`` resamples, shape (B, n).
 
     Deterministic for a given ``seed``: the same input always gets the same interval.
+
+    Raises
+    ------
+    ScitasteError
+        When ``n_resamples`` is not within 1-:data:`MAX_RESAMPLES` or ``seed`` is negative.
     """
-    if n_resamples < 1:
-        raise ScitasteError(f"n_resamples must be >= 1, got {n_resamples}")
-    rng = np.random.default_rng(seed)
-    picks = rng.integers(0, n, size=(n_resamples, n))
-    picks += np.arange(n_resamples)[:, None] * n
-    return np.bincount(picks.ravel(), minlength=n_resamples * n).reshape(n_resamples, n)
+    return np.vstack(list(_count_blocks(n, n_resamples, seed)))
 
 
 def _statistics(P: np.ndarray, G: np.ndarray, counts: Counts,
@@ -46,9 +76,25 @@ def _statistics(P: np.ndarray, G: np.ndarray, counts: Counts,
     return out
 
 
-def _interval(values: np.ndarray, confidence: float) -> list[float]:
+def _resampled(runs: list[np.ndarray], G: np.ndarray, weights: Mapping[str, float], n_resamples: int,
+               seed: int) -> list[dict[str, np.ndarray]]:
+    """:func:`_statistics` of each run in ``runs`` on the same resamples, one block of counts at a time."""
+    blocks: list[list[dict[str, np.ndarray]]] = [[] for _ in runs]
+    for block in _count_blocks(G.shape[0], n_resamples, seed):
+        counts = Counts(block)
+        for out, P in zip(blocks, runs):
+            out.append(_statistics(P, G, counts, weights))
+    return [{k: np.concatenate([b[k] for b in out]) for k in out[0]} for out in blocks]
+
+
+def _interval(values: np.ndarray, confidence: float) -> list[float] | None:
+    """The percentile interval of the resamples on which the statistic is defined (finite); None when fewer
+    than :data:`MIN_DEFINED` of them are, so that no NaN ever reaches a result."""
+    defined = values[np.isfinite(values)]
+    if defined.size == 0 or defined.size < MIN_DEFINED * values.size:
+        return None
     alpha = (1.0 - confidence) / 2.0
-    lo, hi = np.nanpercentile(values, [100 * alpha, 100 * (1 - alpha)])
+    lo, hi = np.percentile(defined, [100 * alpha, 100 * (1 - alpha)])
     return [float(lo), float(hi)]
 
 
@@ -88,12 +134,21 @@ def bootstrap(predictions: Any, references: Any, *, weights: Mapping[str, float]
     -------
     dict
         ``{"wape": [lo, hi], "scheme2": [lo, hi], "scheme1": [lo, hi]}`` (``scheme1`` only for answers).
+        Resamples on which a statistic is undefined (WAPE of a resample that drew only gold scores of 0)
+        are left out of its interval; with fewer than :data:`MIN_DEFINED` of them defined, it is None.
+
+    Raises
+    ------
+    ScitasteError
+        On invalid scores, ``n_resamples`` outside 1-:data:`MAX_RESAMPLES`, a negative ``seed``, or
+        reference scores that are all 0 (WAPE is undefined, as in :func:`~scitaste_hf.scoring.wape`).
     """
     if not 0 < confidence < 1:
         raise ScitasteError(f"confidence must be between 0 and 1, got {confidence}")
     P, G = _matrices(predictions, references)
     w = DEFAULT_WEIGHTS if weights is None else validate_weights(weights)
-    stats = _statistics(P, G, Counts(resample_counts(P.shape[0], n_resamples, seed)), w)
+    check_defined(G[:, 0])  # no resample could have a WAPE: an error, as for the point estimate
+    [stats] = _resampled([P], G, w, n_resamples, seed)
     return {name: _interval(values, confidence) for name, values in stats.items()}
 
 
@@ -111,24 +166,27 @@ def paired_bootstrap(predictions_a: Any, predictions_b: Any, references: Any, *,
         Per statistic (``wape``, ``scheme2`` and, for answers, ``scheme1``): ``difference`` (A - B on all
         papers), ``interval`` of the difference, and ``p_value``, the two-sided bootstrap p-value of no
         difference (twice the smaller tail share of resampled differences on either side of 0, at most 1).
+        Both come from the resamples on which the statistic is defined; as in :func:`bootstrap`, they are
+        None when fewer than :data:`MIN_DEFINED` of the resamples are.
     """
     if not 0 < confidence < 1:
         raise ScitasteError(f"confidence must be between 0 and 1, got {confidence}")
     PA, G = _matrices(predictions_a, references)
     PB, _ = _matrices(predictions_b, references)
     w = DEFAULT_WEIGHTS if weights is None else validate_weights(weights)
+    check_defined(G[:, 0])
     ones = Counts(np.ones((1, G.shape[0])))
-    counts = Counts(resample_counts(G.shape[0], n_resamples, seed))
     point_a, point_b = _statistics(PA, G, ones, w), _statistics(PB, G, ones, w)
-    boot_a, boot_b = _statistics(PA, G, counts, w), _statistics(PB, G, counts, w)
+    boot_a, boot_b = _resampled([PA, PB], G, w, n_resamples, seed)
     out = {}
     for name in point_a:
         diff = boot_a[name] - boot_b[name]
-        diff = diff[~np.isnan(diff)]
-        tail = min(np.mean(diff <= 0), np.mean(diff >= 0))
+        interval = _interval(diff, confidence)
+        diff = diff[np.isfinite(diff)]
+        tail = None if interval is None else min(np.mean(diff <= 0), np.mean(diff >= 0))
         out[name] = {
             "difference": float(point_a[name][0] - point_b[name][0]),
-            "interval": _interval(diff, confidence),
-            "p_value": float(min(1.0, 2.0 * tail)),
+            "interval": interval,
+            "p_value": None if tail is None else float(min(1.0, 2.0 * tail)),
         }
     return out

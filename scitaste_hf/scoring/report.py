@@ -72,7 +72,7 @@ def summarize(P: np.ndarray, G: np.ndarray, *, n_total: int, failures: Mapping[s
 
 def score_run(gold: Sequence[Mapping[str, Any]], predictions: Mapping[str, Answer | Failure], *,
               weights: Mapping[str, float] | None = None, n_resamples: int = N_RESAMPLES, seed: int = SEED,
-              confidence: float = CONFIDENCE) -> dict[str, Any]:
+              confidence: float = CONFIDENCE, gold_name: str = "gold") -> dict[str, Any]:
     """Score a run against gold records: overall and per discipline.
 
     Parameters
@@ -85,6 +85,8 @@ def score_run(gold: Sequence[Mapping[str, Any]], predictions: Mapping[str, Answe
         is an error.
     weights, n_resamples, seed, confidence
         As in :func:`summarize`.
+    gold_name : str
+        What error messages call the gold set (the CLI passes its file), with the item's position in it.
 
     Returns
     -------
@@ -95,6 +97,11 @@ def score_run(gold: Sequence[Mapping[str, Any]], predictions: Mapping[str, Answe
     w = DEFAULT_WEIGHTS if weights is None else validate_weights(weights)
     if not gold:
         raise ScitasteError("the gold set is empty")
+    for i, record in enumerate(gold):
+        if not isinstance(record, Mapping):
+            raise ScitasteError(f"{gold_name} item {i}: expected a record object, got {type(record).__name__}")
+        if not isinstance(record.get("bibcode"), str) or not record["bibcode"]:
+            raise ScitasteError(f"{gold_name} item {i}: missing 'bibcode'")
     seen = Counter(str(r.get("bibcode")) for r in gold)
     duplicated = [b for b, k in seen.items() if k > 1]
     if duplicated:
@@ -102,7 +109,7 @@ def score_run(gold: Sequence[Mapping[str, Any]], predictions: Mapping[str, Answe
     unknown = [b for b in predictions if b not in seen]
     if unknown:
         raise ScitasteError(f"{len(unknown)} prediction(s) for bibcodes not in the gold set, e.g. {unknown[0]}")
-    G = as_answer_matrix(list(gold), "gold")
+    G = as_answer_matrix(list(gold), gold_name)
     P = np.full_like(G, np.nan)
     reasons: list[str | None] = []
     for i, record in enumerate(gold):
@@ -140,8 +147,11 @@ def _prediction_row(pred: Any, with_dimensions: bool) -> tuple[float, ...] | Fai
         return answer if isinstance(answer, Failure) else answer.vector()
     if isinstance(pred, bool) or not isinstance(pred, int | float):
         return Failure("schema", f"not a number: {pred!r}")
-    if not (math.isfinite(pred) and SCORE_MIN <= pred <= SCORE_MAX):
-        return Failure("out_of_range", f"{pred!r} is not a finite score in 0-100")
+    # Compared before math.isfinite, which raises on an int too large for a float (and repr on one of
+    # over 4,300 digits): such an int is just out of range.
+    if not (SCORE_MIN <= pred <= SCORE_MAX and math.isfinite(pred)):
+        shown = repr(pred) if isinstance(pred, float) else "an integer"
+        return Failure("out_of_range", f"{shown} is not a finite score in 0-100")
     return (float(pred),)
 
 

@@ -32,16 +32,28 @@ def wape(predictions: Sequence[float], references: Sequence[float]) -> float:
     p = as_scores(predictions, "predictions")
     g = as_scores(references, "references")
     check_same_length(p, g)
+    check_defined(g)
     return float(wape_batch(p, g, np.ones((1, p.shape[0])))[0])
 
 
-def wape_batch(p: np.ndarray, g: np.ndarray, counts: np.ndarray) -> np.ndarray:
-    """WAPE for each row of resample ``counts`` (B, n); the point estimate is one row of ones."""
-    denominator = counts @ np.abs(g)
-    if denominator.shape[0] == 1 and denominator[0] == 0:
+def check_defined(g: np.ndarray) -> None:
+    """Raise when WAPE is undefined on the whole set: the reference scores (all >= 0) sum to 0."""
+    if not np.any(g):
         raise ScitasteError("WAPE is undefined: the reference scores sum to 0")
+
+
+def wape_batch(p: np.ndarray, g: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """WAPE for each row of resample ``counts`` (B, n); the point estimate is one row of ones.
+
+    A row whose reference scores sum to 0 has no WAPE: NaN, not the infinity of x / 0, which would score
+    as a silent 0 and break a percentile. Callers refuse a set on which it is undefined
+    (:func:`check_defined`); a resample of a valid set may still draw only zeros.
+    """
+    denominator = counts @ np.abs(g)
     with np.errstate(invalid="ignore", divide="ignore"):
-        return counts @ np.abs(p - g) / denominator
+        w = counts @ np.abs(p - g) / denominator
+    w[denominator == 0] = np.nan
+    return w
 
 
 def _check_wape(w: float) -> float:

@@ -66,3 +66,20 @@ def test_failures_carry_reasons(reply, reason):
 def test_failure_reason_is_checked():
     with pytest.raises(ValueError, match="unknown failure reason"):
         Failure("oops")
+
+
+@pytest.mark.parametrize("reply", [
+    '{"a": ' * 1500,
+    '{"a": ' * 1500 + "1" + "}" * 1500,
+    "```json\n" + "[" * 5000 + "\n```",
+    "Deep: " + '{"a": ' * 100_000 + "1" + "}" * 100_000,
+])
+def test_deeply_nested_reply_is_a_counted_failure(reply):
+    # Beyond the decoder's recursion limit json raises RecursionError, not JSONDecodeError.
+    result = parse_answer(reply)
+    assert isinstance(result, Failure) and result.reason == "no_json"
+
+
+def test_answer_before_deeply_nested_junk_still_counts():
+    reply = json.dumps(WORKED) + " and then " + '{"a": ' * 2000
+    assert parse_answer(reply).innovation_score == 46.36

@@ -1,5 +1,7 @@
 """Bootstrap intervals: the count-based resampling must equal scoring each resample explicitly."""
 
+import importlib
+
 import numpy as np
 import pytest
 
@@ -7,8 +9,11 @@ from scitaste_hf.errors import ScitasteError
 from scitaste_hf.schema import DEFAULT_WEIGHTS
 from scitaste_hf.scoring import bootstrap, paired_bootstrap, scheme1, wape, wape_score
 from scitaste_hf.scoring._arrays import Counts
-from scitaste_hf.scoring.bootstrap import resample_counts
+from scitaste_hf.scoring.bootstrap import MAX_RESAMPLES, resample_counts
 from scitaste_hf.scoring.scheme1 import scheme1_batch
+
+# The module, not the function of the same name that scitaste_hf.scoring exports.
+bootstrap_module = importlib.import_module("scitaste_hf.scoring.bootstrap")
 
 
 @pytest.fixture(scope="module")
@@ -81,3 +86,53 @@ def test_bad_arguments(run):
         paired_bootstrap(P, P[:, :1], G)
     with pytest.raises(ScitasteError, match="differ in length"):
         paired_bootstrap(P, P[:30], G)
+
+
+def test_resamples_without_nonzero_gold_are_left_out():
+    # Resamples that draw only the two zero-gold papers have no WAPE; they used to give [0.9, nan].
+    ci = bootstrap([1.0, 2.0, 3.0], [0.0, 0.0, 30.0])
+    assert np.isfinite(ci["wape"]).all() and np.isfinite(ci["scheme2"]).all()
+    assert ci["wape"][0] == pytest.approx(0.9) and ci["wape"][1] < 1.1
+    result = paired_bootstrap([1.0, 2.0, 3.0], [2.0, 2.0, 2.0], [0.0, 0.0, 30.0])
+    assert all(np.isfinite(r["interval"]).all() and 0 <= r["p_value"] <= 1 for r in result.values())
+
+
+def test_interval_is_none_when_mostly_undefined():
+    seed = next(s for s in range(1000) if resample_counts(3, 1, s)[0, 2] == 0)
+    assert bootstrap([1.0, 2.0, 3.0], [0.0, 0.0, 30.0], n_resamples=1, seed=seed) == {"wape": None, "scheme2": None}
+    result = paired_bootstrap([1.0, 2.0, 3.0], [2.0, 2.0, 2.0], [0.0, 0.0, 30.0], n_resamples=1, seed=seed)
+    assert result["wape"]["interval"] is None and result["wape"]["p_value"] is None
+
+
+def test_all_zero_gold_is_an_error_as_for_wape():
+    for call in (lambda: wape([1.0, 2.0], [0.0, 0.0]), lambda: bootstrap([1.0, 2.0], [0.0, 0.0]),
+                 lambda: paired_bootstrap([1.0, 2.0], [2.0, 1.0], [0.0, 0.0])):
+        with pytest.raises(ScitasteError, match="WAPE is undefined"):
+            call()
+
+
+@pytest.mark.parametrize(("kwargs", "message"), [
+    ({"seed": -1}, "seed must be a whole number >= 0, got -1"),
+    ({"seed": 0.5}, "seed must be a whole number >= 0, got 0.5"),
+    ({"n_resamples": MAX_RESAMPLES + 1}, "n_resamples must be a whole number between 1 and 100,000"),
+])
+def test_resampling_arguments_are_checked(run, kwargs, message):
+    P, G = run
+    with pytest.raises(ScitasteError, match=message):
+        bootstrap(P, G, **kwargs)
+    with pytest.raises(ScitasteError, match=message):
+        paired_bootstrap(P, P, G, **kwargs)
+
+
+def test_blocks_of_resamples_give_the_same_intervals(run, monkeypatch):
+    # Memory is bounded by evaluating the resamples in blocks; the blocks draw the same random stream.
+    P, G = run
+    whole = bootstrap(P, G, n_resamples=50, seed=2)
+    counts = resample_counts(len(G), 50, seed=2)
+    zeros = bootstrap([1.0, 2.0, 3.0], [0.0, 0.0, 30.0], n_resamples=40)
+    monkeypatch.setattr(bootstrap_module, "_BLOCK_CELLS", 7 * len(G))  # blocks of 7 resamples
+    assert np.array_equal(resample_counts(len(G), 50, seed=2), counts)
+    assert bootstrap(P, G, n_resamples=50, seed=2) == whole
+    # A block of one resample is a resample, not a point estimate: an all-zero draw is NaN, not an error.
+    monkeypatch.setattr(bootstrap_module, "_BLOCK_CELLS", 1)
+    assert bootstrap([1.0, 2.0, 3.0], [0.0, 0.0, 30.0], n_resamples=40) == zeros

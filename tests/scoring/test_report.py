@@ -82,3 +82,20 @@ def test_score_pairs_counts_bad_predictions():
         score_pairs([1.0], [1.0, 2.0], with_dimensions=False)
     with pytest.raises(ScitasteError, match="NaN"):
         score_pairs([1.0], [float("nan")], with_dimensions=False)
+
+
+def test_malformed_gold_records_are_named(gold_and_predictions):
+    gold, predictions, _, _ = gold_and_predictions
+    with pytest.raises(ScitasteError, match=r"^gold item 2: expected a record object, got int$"):
+        score_run([*gold[:2], 42], predictions)
+    with pytest.raises(ScitasteError, match=r"^my.parquet item 1: missing 'bibcode'$"):
+        score_run([gold[0], {k: v for k, v in gold[1].items() if k != "bibcode"}], {}, gold_name="my.parquet")
+    with pytest.raises(ScitasteError, match=r"^gold has a score outside 0-100 at item 1: an integer too large"):
+        score_run([gold[0], {**gold[1], "innovation_score": 10**400}], {})
+
+
+def test_huge_integers_are_out_of_range_not_a_crash():
+    result = score_pairs([10**400, 30.0], [50.0, 40.0], with_dimensions=False, n_resamples=0)
+    assert result["failures"] == {"out_of_range": 1} and result["n_scored"] == 1
+    with pytest.raises(ScitasteError, match="references has a score outside 0-100 at item 1: an integer too large"):
+        score_pairs([1.0, 2.0], [50, 10**400], with_dimensions=False)
