@@ -102,6 +102,14 @@ def score_run(gold: Sequence[Mapping[str, Any]], predictions: Mapping[str, Answe
             raise ScitasteError(f"{gold_name} item {i}: expected a record object, got {type(record).__name__}")
         if not isinstance(record.get("bibcode"), str) or not record["bibcode"]:
             raise ScitasteError(f"{gold_name} item {i}: missing 'bibcode'")
+        # A discipline outside the benchmark's six gets a row of its own; a missing one or a mis-cased known one
+        # would silently split a discipline's papers, so those stop here.
+        discipline = record.get("discipline")
+        if not isinstance(discipline, str) or not discipline.strip():
+            raise ScitasteError(f"{gold_name} item {i} ({record['bibcode']}): missing 'discipline'")
+        if discipline not in DISCIPLINES and discipline.strip().lower() in DISCIPLINES:
+            raise ScitasteError(f"{gold_name} item {i} ({record['bibcode']}): discipline {discipline!r}; the "
+                                f"benchmark's is {discipline.strip().lower()!r}")
     seen = Counter(str(r.get("bibcode")) for r in gold)
     duplicated = [b for b, k in seen.items() if k > 1]
     if duplicated:
@@ -120,7 +128,7 @@ def score_run(gold: Sequence[Mapping[str, Any]], predictions: Mapping[str, Answe
             P[i] = pred.vector()
             reasons.append(None)
     scored = np.array([r is None for r in reasons])
-    disciplines = np.array([str(r.get("discipline", "")) for r in gold])
+    disciplines = np.array([r["discipline"] for r in gold])
 
     def block(mask: np.ndarray) -> dict[str, Any]:
         failures = Counter(r for r, m in zip(reasons, mask) if m and r is not None)

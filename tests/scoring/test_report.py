@@ -92,6 +92,14 @@ def test_malformed_gold_records_are_named(gold_and_predictions):
         score_run([gold[0], {k: v for k, v in gold[1].items() if k != "bibcode"}], {}, gold_name="my.parquet")
     with pytest.raises(ScitasteError, match=r"^gold has a score outside 0-100 at item 1: an integer too large"):
         score_run([gold[0], {**gold[1], "innovation_score": 10**400}], {})
+    bib = gold[1]["bibcode"]
+    with pytest.raises(ScitasteError, match=rf"^gold item 1 \({bib}\): missing 'discipline'$"):
+        score_run([gold[0], {k: v for k, v in gold[1].items() if k != "discipline"}], {})
+    with pytest.raises(ScitasteError, match=r"discipline 'Physics'; the benchmark's is 'physics'$"):
+        score_run([gold[0], {**gold[1], "discipline": "Physics"}], {})
+    # A discipline of one's own (a custom gold set) is scored in a row of its own.
+    custom = score_run([gold[0], {**gold[1], "discipline": "astronomy"}], {}, n_resamples=0)
+    assert "astronomy" in custom["by_discipline"]
 
 
 def test_huge_integers_are_out_of_range_not_a_crash():
