@@ -45,7 +45,15 @@ def _group(records: tuple[MVERecord, ...] | list[MVERecord]) -> dict[str, list[M
 
 
 def _first_line(exc: BaseException) -> str:
-    return (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+    # datasets wraps the parser's error ("... in row 3") in a generic one ("An error occurred while generating
+    # the dataset"): the first cause that says more is what the user needs.
+    def line(e: BaseException) -> str:
+        return (str(e).strip().splitlines() or [type(e).__name__])[0]
+
+    text, cause = line(exc), exc.__cause__ or exc.__context__
+    if cause is not None and "An error occurred while generating" in text:
+        return f"{text}: {line(cause)}"
+    return text
 
 
 def _read_rows(source: Path, split: str) -> list[dict[str, Any]]:

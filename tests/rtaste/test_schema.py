@@ -123,6 +123,11 @@ def test_release_file_and_missing_paths(tmp_path, condition_rows):
     broken.write_text('{"mve_id": "x", "probability": "high"}\n')
     with pytest.raises(ScitasteError, match="cannot read the rTaste release"):
         load_release(broken)
+    # A line cut short: the message says what the parser found, not only that generating the dataset failed.
+    cut = tmp_path / "cut.jsonl"
+    cut.write_text('{"mve_id": "x", "hypothesis": "unfinished\n')
+    with pytest.raises(ScitasteError, match=r"cannot read the rTaste release .*: JSON parse error"):
+        load_release(cut)
 
 
 def test_wheel_carries_the_release_metrics_and_judge_task(tmp_path):
