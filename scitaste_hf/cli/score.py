@@ -11,10 +11,6 @@ import argparse
 from importlib import resources
 from pathlib import Path
 
-#: The most --n-resamples accepted: :data:`scitaste_hf.scoring.bootstrap.MAX_RESAMPLES`, repeated here rather
-#: than imported so that ``scitaste --help`` does not load numpy and pydantic.
-MAX_RESAMPLES = 100_000
-
 
 def _whole_number(low: int, high: int | None = None):
     """An argparse type: an int within ``low``-``high``, refused while parsing, before any work."""
@@ -42,8 +38,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", metavar="OUT", dest="json_out",
                         help="also write the full result as JSON (only when the whole computation succeeded)")
     parser.add_argument("--weights", metavar="FILE", help="dimension weights JSON for Part B (default: DESIGN s.4)")
-    parser.add_argument("--n-resamples", type=_whole_number(0, MAX_RESAMPLES), default=1000,
-                        help=f"bootstrap resamples (default 1000; 0: none; at most {MAX_RESAMPLES:,})")
+    # The upper bound is the bootstrap's own (MAX_RESAMPLES), checked before any resampling.
+    parser.add_argument("--n-resamples", type=_whole_number(0), default=1000,
+                        help="bootstrap resamples (default 1000; 0: none)")
     parser.add_argument("--seed", type=_whole_number(0), default=0, help="bootstrap seed, >= 0 (default 0)")
 
 
