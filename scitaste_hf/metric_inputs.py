@@ -2,7 +2,7 @@
 
 ``evaluate`` casts a module's inputs to its ``datasets`` features before ``_compute`` sees them: a float feature
 turns ``True`` into 1.0 and ``"50"`` into 50.0, and a struct feature raises on an extra key such as the reply's
-``reasoning``. The modules therefore declare every input as JSON text (:data:`JSON_TEXT`), store each item with
+``reasoning``. The modules therefore declare every input as JSON text (:data:`FEATURES`), store each item with
 :func:`encode` (through :class:`KeepInputs`) and read it back with :func:`decode`, so that the validation of
 :mod:`scitaste_hf.scoring` and :mod:`scitaste_hf.rtaste` sees what was passed, ``NaN`` and ``None`` included.
 """
@@ -17,8 +17,8 @@ import datasets
 
 from scitaste_hf.errors import ScitasteError
 
-#: The feature of every input column: one JSON text per item.
-JSON_TEXT = datasets.Value("string")
+#: The features of every metric module: one JSON text per prediction and per reference.
+FEATURES = datasets.Features({"predictions": datasets.Value("string"), "references": datasets.Value("string")})
 
 
 def _plain(obj: Any) -> Any:
@@ -59,7 +59,7 @@ def decode(column: Iterable[str]) -> list[Any]:
 
 
 class KeepInputs:
-    """Mixin for an ``evaluate.Metric`` (listed before it) whose features are :data:`JSON_TEXT`: ``add`` and
+    """Mixin for an ``evaluate.Metric`` (listed before it) whose features are :data:`FEATURES`: ``add`` and
     ``add_batch`` (which ``compute`` goes through) store every item as JSON text."""
 
     def add_batch(self, *, predictions=None, references=None, **kwargs) -> None:

@@ -53,11 +53,33 @@ def write_bytes_atomic(path: str | Path, data: bytes, *, fsync: bool = False) ->
     return path
 
 
-def write_json_atomic(path: str | Path, data: Any) -> None:
-    """Write ``data`` as JSON to a user-given ``path`` atomically (see :func:`write_bytes_atomic`)."""
-    path = Path(path)
+def _check_destination(path: Path) -> None:
     if path.is_dir():
         raise ScitasteError(f"{path} is a folder; give a file name for the JSON output")
     if not path.parent.is_dir():
         raise ScitasteError(f"folder {path.parent} does not exist")
+
+
+def check_writable(path: str | Path) -> None:
+    """Refuse a user-given output file that cannot be written, before the work that produces it, so that no work
+    is lost: a folder, a missing folder, or a folder where no file can be created.
+
+    :param path: the output file.
+    :raises ScitasteError: naming what is wrong.
+    """
+    path = Path(path)
+    _check_destination(path)
+    try:
+        # Creating a file is the only sure test: os.access says yes to root on any folder, even a read-only
+        # mount or an immutable one. An unnamed temporary file leaves nothing behind.
+        with tempfile.TemporaryFile(dir=path.parent, prefix=f".{path.name}."):
+            pass
+    except OSError as exc:
+        raise ScitasteError(f"cannot write to folder {path.parent}: {exc.strerror or exc}") from None
+
+
+def write_json_atomic(path: str | Path, data: Any) -> None:
+    """Write ``data`` as JSON to a user-given ``path`` atomically (see :func:`write_bytes_atomic`)."""
+    path = Path(path)
+    _check_destination(path)
     write_bytes_atomic(path, (json.dumps(data, indent=2, allow_nan=False) + "\n").encode("utf-8"))

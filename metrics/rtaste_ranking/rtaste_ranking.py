@@ -4,11 +4,10 @@ the first-written MVE, with intervals across seed papers.
 A thin ``evaluate`` wrapper over :func:`scitaste_hf.rtaste.summaries.ranking_summary`; the formulas live there.
 """
 
-import datasets
 import evaluate
 
 from scitaste_hf.errors import ScitasteError
-from scitaste_hf.metric_inputs import JSON_TEXT, KeepInputs, decode
+from scitaste_hf.metric_inputs import FEATURES, KeepInputs, decode
 from scitaste_hf.rtaste.schema import CITATION, N_MVES
 from scitaste_hf.rtaste.summaries import ranking_summary
 
@@ -63,7 +62,7 @@ class RtasteRanking(KeepInputs, evaluate.Metric):
             description=_DESCRIPTION,
             citation=CITATION,
             inputs_description=_KWARGS_DESCRIPTION,
-            features=datasets.Features({"predictions": JSON_TEXT, "references": JSON_TEXT}),
+            features=FEATURES,
         )
 
     def _compute(self, predictions, references, groups=None, n_resamples=1000, seed=0):

@@ -3,10 +3,9 @@
 A thin ``evaluate`` wrapper over :mod:`scitaste_hf.scoring`; the formula lives there, once.
 """
 
-import datasets
 import evaluate
 
-from scitaste_hf.metric_inputs import JSON_TEXT, KeepInputs, decode
+from scitaste_hf.metric_inputs import FEATURES, KeepInputs, decode
 from scitaste_hf.schema import CITATION, HUB_DATASET
 from scitaste_hf.scoring import parse_answer, score_pairs
 
@@ -55,7 +54,7 @@ class ScitasteScheme1(KeepInputs, evaluate.Metric):
             description=_DESCRIPTION,
             citation=CITATION,
             inputs_description=_KWARGS_DESCRIPTION,
-            features=datasets.Features({"predictions": JSON_TEXT, "references": JSON_TEXT}),
+            features=FEATURES,
             homepage=f"https://huggingface.co/datasets/{HUB_DATASET}",
         )
 

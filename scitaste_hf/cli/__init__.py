@@ -43,6 +43,23 @@ def _commands() -> list[tuple[str, str, str]]:
     return commands
 
 
+def whole_number(low: int):
+    """An argparse ``type``: an int of at least ``low``, refused while parsing, before any work.
+
+    :param low: smallest value accepted.
+    """
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+        if value < low:
+            raise argparse.ArgumentTypeError(f"must be >= {low}, got {value}")
+        return value
+
+    return parse
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of ``scitaste`` with every registered subcommand."""
     from scitaste_hf import __version__

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import argparse
 
+from scitaste_hf.cli import whole_number
+
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Arguments of ``scitaste evidence``."""
@@ -17,14 +19,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     freeze.add_argument("--split", default="selected", help="split to freeze (default selected)")
     freeze.add_argument("--source", choices=("mirror", "live"), default="mirror", help="where the tools fetch from")
     freeze.add_argument("--mirror-url", default="http://127.0.0.1:8765", help="URL printed by `scitaste mirror serve`")
-    freeze.add_argument("--workers", type=_positive, default=8, help="papers fetched concurrently")
-
-
-def _positive(text: str) -> int:
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
-    return value
+    freeze.add_argument("--workers", type=whole_number(1), default=8, help="papers fetched concurrently")
 
 
 def run(args: argparse.Namespace) -> int:

@@ -37,7 +37,10 @@ def run(args: argparse.Namespace) -> int:
 
     from rich.console import Console
 
-    from scitaste_hf.output import write_json_atomic
+    from scitaste_hf.output import check_writable, write_json_atomic
+
+    if args.json_out:
+        check_writable(args.json_out)
     from scitaste_hf.rtaste.release import example_release_dir, load_release
     from scitaste_hf.rtaste.report import report
 

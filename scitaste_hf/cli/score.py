@@ -11,20 +11,7 @@ import argparse
 from importlib import resources
 from pathlib import Path
 
-
-def _whole_number(low: int, high: int | None = None):
-    """An argparse type: an int within ``low``-``high``, refused while parsing, before any work."""
-    def parse(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-        if value < low or (high is not None and value > high):
-            bounds = f">= {low}" if high is None else f"between {low} and {high:,}"
-            raise argparse.ArgumentTypeError(f"must be {bounds}, got {value}")
-        return value
-
-    return parse
+from scitaste_hf.cli import whole_number
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -39,9 +26,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="also write the full result as JSON (only when the whole computation succeeded)")
     parser.add_argument("--weights", metavar="FILE", help="dimension weights JSON for Part B (default: DESIGN s.4)")
     # The upper bound is the bootstrap's own (MAX_RESAMPLES), checked before any resampling.
-    parser.add_argument("--n-resamples", type=_whole_number(0), default=1000,
+    parser.add_argument("--n-resamples", type=whole_number(0), default=1000,
                         help="bootstrap resamples (default 1000; 0: none)")
-    parser.add_argument("--seed", type=_whole_number(0), default=0, help="bootstrap seed, >= 0 (default 0)")
+    parser.add_argument("--seed", type=whole_number(0), default=0, help="bootstrap seed, >= 0 (default 0)")
 
 
 def _example(name: str) -> Path:
@@ -51,16 +38,16 @@ def _example(name: str) -> Path:
 def run(args: argparse.Namespace) -> int:
     """Score, print the table, and write ``--json`` atomically."""
     from scitaste_hf.errors import ScitasteError
+    from scitaste_hf.output import check_writable, write_json_atomic
 
     if (args.predictions is None) != (args.gold is None):
         raise ScitasteError("give both --predictions and --gold, or neither to score the bundled example")
     if args.json_out:
-        _check_writable(Path(args.json_out))
+        check_writable(args.json_out)
     import sys
 
     from rich.console import Console
 
-    from scitaste_hf.output import write_json_atomic
     from scitaste_hf.predictions import read_predictions
     from scitaste_hf.records import load_records
     from scitaste_hf.schema import load_weights
@@ -91,25 +78,6 @@ def run(args: argparse.Namespace) -> int:
             raise ScitasteError(f"cannot write {args.json_out}: {exc.strerror or exc}") from None
         console.print(f"wrote {args.json_out}")
     return 0
-
-
-def _check_writable(path: Path) -> None:
-    """Refuse a ``--json`` destination that cannot be written before scoring, so that no work is lost."""
-    import tempfile
-
-    from scitaste_hf.errors import ScitasteError
-
-    if path.is_dir():
-        raise ScitasteError(f"{path} is a folder; give a file name for the JSON output")
-    if not path.parent.is_dir():
-        raise ScitasteError(f"folder {path.parent} does not exist")
-    try:
-        # Creating a file is the only sure test: os.access says yes to root on any folder, even a read-only
-        # mount or an immutable one. An unnamed temporary file leaves nothing behind.
-        with tempfile.TemporaryFile(dir=path.parent, prefix=f".{path.name}."):
-            pass
-    except OSError as exc:
-        raise ScitasteError(f"cannot write to folder {path.parent}: {exc.strerror or exc}") from None
 
 
 def _interval(ci: list[float] | None, resampled: bool, scale: float = 1.0, digits: int = 1) -> str:

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import argparse
 import math
-from pathlib import Path
 
-from scitaste_hf.output import write_json_atomic
+from scitaste_hf.output import check_writable, write_json_atomic
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -56,11 +55,10 @@ def run(args: argparse.Namespace) -> int:
     int
         0 on success; errors are raised as :class:`~scitaste_hf.errors.ScitasteError`.
     """
-    from scitaste_hf.errors import ScitasteError
     from scitaste_hf.index.weights import derive_weights, fit_weights, load_records
 
-    if args.json and not Path(args.json).resolve().parent.is_dir():
-        raise ScitasteError(f"cannot write {args.json}: its folder does not exist")
+    if args.json:
+        check_writable(args.json)
     if args.weights_command == "derive":
         dims, _ = load_records(args.records, need_score=False)
         result = derive_weights(dims, args.method)

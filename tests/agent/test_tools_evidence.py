@@ -135,7 +135,7 @@ def test_freeze_refuses_evidence_that_is_mostly_errors(mirror, papers, tmp_path)
 
 
 @pytest.mark.parametrize("extra, message", [
-    (["--workers", "0"], "must be at least 1"),
+    (["--workers", "0"], "argument --workers: must be >= 1, got 0"),
     (["--dataset-is-predictions"], "has no bibcode or discipline"),
 ])
 def test_freeze_arguments_are_checked_before_any_request(tmp_path, capsys, extra, message):

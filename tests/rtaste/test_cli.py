@@ -80,3 +80,16 @@ def test_through_the_scitaste_entry_point(tmp_path, capsys, monkeypatch):
     capsys.readouterr()
     assert scitaste_hf.cli.main(["rtaste", "report", "--data", str(tmp_path / "missing")]) == 2
     assert capsys.readouterr().err.strip() == f"scitaste: error: rTaste release not found: {tmp_path / 'missing'}"
+
+
+def test_an_unwritable_json_output_is_refused_before_the_report(tmp_path, monkeypatch):
+    import scitaste_hf.rtaste.release as release
+
+    def never(*args, **kwargs):
+        raise AssertionError("the release was read before the output was checked")
+
+    monkeypatch.setattr(release, "load_release", never)
+    with pytest.raises(ScitasteError, match=r"^folder .*/missing does not exist$"):
+        _run(["report", "--json", str(tmp_path / "missing" / "r.json")])
+    with pytest.raises(ScitasteError, match="is a folder; give a file name"):
+        _run(["report", "--json", str(tmp_path)])
