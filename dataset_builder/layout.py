@@ -7,6 +7,7 @@ by bibcode: the same records give byte-identical files.
 
 from __future__ import annotations
 
+import glob
 import os
 import shutil
 from collections.abc import Mapping, Sequence
@@ -139,6 +140,24 @@ def check_out(out: Path, overwrite: bool) -> None:
                             "only a dataset that scitaste build wrote, so nothing was deleted")
 
 
+def _partial_prefix(out: Path) -> str:
+    return f".{out.name}.partial-"
+
+
+def stale_partials(out: Path) -> list[Path]:
+    """The unfinished dataset folders that :func:`write_dataset` left beside ``out`` when its process was killed
+    (``.OUT.partial-XXXXXXXX``, the name :func:`tempfile.mkdtemp` completes): folders only, never a link.
+
+    Parameters
+    ----------
+    out : Path
+        The dataset folder.
+    """
+    # mkdtemp completes the prefix with 8 characters: the pattern matches its names and nothing looser.
+    found = out.parent.glob(glob.escape(_partial_prefix(out)) + "?" * 8) if out.parent.is_dir() else []
+    return sorted(p for p in found if p.is_dir() and not p.is_symlink())
+
+
 def write_dataset(out_dir: str | Path, splits: Mapping[str, Sequence[Mapping[str, Any]]],
                   weights: Mapping[str, float], *, synthetic: bool, summary: str = "",
                   overwrite: bool = False, extra_files: Mapping[str, str] | None = None) -> Path:
@@ -168,14 +187,18 @@ def write_dataset(out_dir: str | Path, splits: Mapping[str, Sequence[Mapping[str
     check_out(out, overwrite)
     features = record_features()
     schema = features.arrow_schema
-    tmp = temporary_dir(out.parent, f".{out.name}.")
+    tmp = temporary_dir(out.parent, _partial_prefix(out))
     try:
         (tmp / "data").mkdir()
         sizes = {}
         for split in SPLITS:
             rows = sorted(splits.get(split, ()), key=lambda r: r["bibcode"])
             table = pa.Table.from_pylist([{k: r.get(k) for k in features} for r in rows], schema=schema)
-            pq.write_table(table, tmp / "data" / f"{split}-00000-of-00001.parquet")
+            # Written under another name and renamed once whole, so that a write cut short by a kill never leaves
+            # a file that looks like a split.
+            part = tmp / "data" / f"{split}-00000-of-00001.parquet.part"
+            pq.write_table(table, part)
+            part.rename(part.with_suffix(""))
             sizes[split] = table.nbytes
         counts = {s: len(splits.get(s, ())) for s in SPLITS}
         (tmp / "README.md").write_text(card(counts, weights, synthetic=synthetic, summary=summary,

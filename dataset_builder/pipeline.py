@@ -8,6 +8,8 @@ Everything a build makes lives in its work directory (``<out>.work`` unless told
 - ``stages/<stage>-<fingerprint>.json``: each finished stage's result. With ``resume`` a stage whose checkpoint
   exists is not redone. The fingerprint covers the settings the stage depends on (and the previous stage's), so a
   changed seed redoes the sampling but not the collection.
+- ``.lock``: held while a build runs (:mod:`dataset_builder.workdir`); a build starts by removing what a killed
+  one left half-written.
 
 A service that fails mid-build stops it with a one-line message; the next run (``--resume``) continues from the
 last finished stage and from the cache, without refetching.
@@ -27,14 +29,19 @@ from typing import Any, Protocol
 from dataset_builder import collect as col
 from dataset_builder.layout import check_out, write_dataset
 from dataset_builder.sample import PER_DISCIPLINE, SELECTED_PER_DISCIPLINE, quotas
+from dataset_builder.workdir import check_folders, claimed, remove_stale
 from scitaste_hf.errors import ScitasteError
 from scitaste_hf.output import write_bytes_atomic
 from scitaste_hf.schema import BIBCODE_MAP_FILE, DISCIPLINES
+from scitaste_hf.sources.errors import BudgetExhausted
 from scitaste_hf.taxonomy import Taxonomy, load_taxonomy
 
 log = logging.getLogger("dataset_builder")
 
 STAGES = ("collect", "snowball", "label", "index", "sample", "publish")
+#: Version of what the checkpoints hold: a work directory written before a change to it has its stages
+#: recomputed (from the cache) rather than read without what the change added.
+CHECKPOINT_VERSION = 2
 
 
 class Reporter(Protocol):
@@ -118,6 +125,7 @@ class BuildResult:
     short_cells: list[list[Any]]
     short_disciplines: list[list[Any]]
     provenance: dict[str, dict[str, int]]
+    short_listings: int = 0
     stages_resumed: list[str] = field(default_factory=list)
     requests: int = 0
 
@@ -141,12 +149,14 @@ class Clients:
         self.config = config
         self._made: dict[str, Any] = {}
 
-    def urls(self) -> dict[str, str | None]:
-        """Base URL per service (None: the client's default, the real service)."""
+    def settings(self) -> dict[str, dict[str, Any]]:
+        """The keyword arguments of each service's client beyond the cache: none for the real services (their
+        defaults), :func:`~scitaste_hf.sources.endpoints.mirror_clients` for the mirror."""
         if self.config.source == "live":
-            return {"ads": None, "openalex": None, "arxiv": None}
-        base = (self.config.mirror_url or "").rstrip("/")
-        return {"ads": f"{base}/ads/v1", "openalex": f"{base}/openalex", "arxiv": f"{base}/arxiv/api"}
+            return {"ads": {}, "openalex": {}, "arxiv": {}}
+        from scitaste_hf.sources.endpoints import mirror_clients
+
+        return mirror_clients(self.config.mirror_url or "")
 
     def get(self, name: str) -> Any:
         """The client of one service: ``ads``, ``openalex`` or ``arxiv``."""
@@ -154,25 +164,20 @@ class Clients:
             return self._made[name]
         from scitaste_hf.sources import ADSClient, ArxivClient, OpenAlexClient
 
-        url = self.urls()[name]
-        common = {"cache_dir": str(self.config.work / "cache"), "max_retries": self.config.max_retries}
-        if url:
-            common["base_url"] = url
-        mirror = self.config.source == "mirror"
-        # The mirror is local: no politeness limits; it needs no ADS token either.
-        if name == "ads":
-            client = ADSClient(token="mirror" if mirror else None, **({"rate_limit": None} if mirror else {}),
-                               **common)
-        elif name == "openalex":
-            client = OpenAlexClient(**({"rate_limit": None} if mirror else {}), **common)
-        else:
-            client = ArxivClient(**({"min_interval": 0} if mirror else {}), **common)
+        cls = {"ads": ADSClient, "openalex": OpenAlexClient, "arxiv": ArxivClient}[name]
+        client = cls(cache_dir=str(self.config.work / "cache"), max_retries=self.config.max_retries,
+                     **self.settings()[name])
         self._made[name] = client
         return client
 
     def requests(self) -> int:
         """Requests sent so far (cache hits not counted)."""
         return sum(c.stats.sent for c in self._made.values())
+
+    def short_listings(self) -> int:
+        """Listings so far that ended with fewer records than the service announced (answers from the cache
+        included)."""
+        return sum(c.stats.short_listings for c in self._made.values())
 
     def close(self) -> None:
         """Close every client made."""
@@ -233,8 +238,9 @@ class Build:
         try:
             result = compute()
         except ScitasteError as exc:
+            when = "once the budget resets" if isinstance(exc, BudgetExhausted) else "to continue"
             raise ScitasteError(f"{exc} -- stage {name} stopped; what was fetched is cached in {self.config.work}: "
-                                "run the same command with --resume to continue") from None
+                                f"run the same command with --resume {when}") from None
         _write_json(path, result)
         self.reporter.finish(name, "done")
         # What the next stages see is the checkpoint as read back (key order included), so that a resumed
@@ -243,6 +249,7 @@ class Build:
 
     def _collect(self) -> dict[str, Any]:
         cfg = self.config
+        short_before = self.clients.short_listings()
         physics = self.taxonomy.of("physics")
         others = [d for d in DISCIPLINES if d != "physics"]
         n_cells = len(self.taxonomy.cells) - len(physics)
@@ -255,7 +262,8 @@ class Build:
         by_doi = col.openalex_by_doi(self.clients.get("openalex"), (r.get("doi") for r in ads_records), tick=tick)
         arxiv = col.arxiv_entries(self.clients.get("arxiv"), (r["arxiv_id"] for r in ads_records if r["arxiv_id"]),
                                   tick=tick)
-        return {"physics": ads_records, "cells": cells, "by_doi": by_doi, "arxiv": arxiv}
+        return {"physics": ads_records, "cells": cells, "by_doi": by_doi, "arxiv": arxiv,
+                "short_listings": self.clients.short_listings() - short_before}
 
     @staticmethod
     def _focal(collected: Mapping[str, Any]) -> list[dict[str, Any]]:
@@ -266,6 +274,7 @@ class Build:
         return list(seen.values())
 
     def _snowball(self, collected: Mapping[str, Any]) -> dict[str, Any]:
+        short_before = self.clients.short_listings()
         focal = self._focal(collected)
         source_ids = {w["source_id"] for w in focal if w.get("source_id")}
         plan = col.snowball_plan(focal)
@@ -273,7 +282,7 @@ class Build:
         openalex = self.clients.get("openalex")
         around = col.snowball(openalex, focal, plan, tick=self.reporter.advance)
         sources = col.journal_sources(openalex, source_ids, tick=self.reporter.advance)
-        return {"works": around, "sources": sources}
+        return {"works": around, "sources": sources, "short_listings": self.clients.short_listings() - short_before}
 
     def _label(self, collected: Mapping[str, Any]) -> dict[str, Any]:
         from dataset_builder.classify import label
@@ -341,16 +350,24 @@ class Build:
         Raises
         ------
         ScitasteError
-            When ``out`` exists without ``overwrite``, on bad settings, or when a service fails (the message
-            says how to resume).
+            When ``out`` exists without ``overwrite``, when ``out``'s folder or the work directory cannot be
+            written, when another build holds the work directory, or when a service fails (the message says how
+            to resume).
         """
+        cfg = self.config
+        check_out(Path(cfg.out), cfg.overwrite)
+        check_folders(Path(cfg.out), cfg.work)
+        with claimed(cfg.work):
+            remove_stale(Path(cfg.out), cfg.work)
+            return self._run_stages()
+
+    def _run_stages(self) -> BuildResult:
         from dataset_builder.summary import card_summary
 
         cfg = self.config
-        check_out(Path(cfg.out), cfg.overwrite)
-        cfg.work.mkdir(parents=True, exist_ok=True)
         try:
-            k_collect = _fingerprint(cfg.source, self.clients.urls(), cfg.per_discipline, cfg.years,
+            urls = {name: settings.get("base_url") for name, settings in self.clients.settings().items()}
+            k_collect = _fingerprint(CHECKPOINT_VERSION, cfg.source, urls, cfg.per_discipline, cfg.years,
                                      repr(self.taxonomy.cells))
             collected = self._stage("collect", k_collect, self._collect)
             around = self._stage("snowball", k_collect, lambda: self._snowball(collected))
@@ -362,7 +379,9 @@ class Build:
                                                             "backup": sampled["backup"]},
                                  failures=labelled["failures"], short_cells=sampled["short_cells"],
                                  short_disciplines=sampled["short_disciplines"],
-                                 provenance=labelled["provenance"], stages_resumed=self.resumed)
+                                 provenance=labelled["provenance"],
+                                 short_listings=collected["short_listings"] + around["short_listings"],
+                                 stages_resumed=self.resumed)
             self._publish(sampled, card_summary(result, self.taxonomy))
             result.requests = self.clients.requests()
             return result

@@ -1,6 +1,7 @@
 """What a build produced, as tables: counts per discipline, sub-discipline, journal tier and decade, score
-quantiles, failures by reason, and where each fused field came from. The same tables feed the command's final
-summary and the dataset card (which gets no timings, so that equal builds give equal cards).
+quantiles, failures by reason, where each fused field came from, and the listings that ended short of the count
+their service announced. The same tables feed the command's final summary and the dataset card (which gets no
+timings, so that equal builds give equal cards).
 """
 
 from __future__ import annotations
@@ -57,6 +58,9 @@ def tables(result: Any, taxonomy: Taxonomy) -> dict[str, Table]:
                     [tuple(x) for x in [*result.short_cells, *result.short_disciplines]])
     out["field sources"] = (("field", "sources"), [(k, ", ".join(f"{s} {n}" for s, n in sorted(v.items())))
                                                    for k, v in sorted(result.provenance.items())])
+    # Always shown, 0 included: a count of records a service announced but never delivered is what tells a
+    # complete build from one whose citation lists (and so its CD index) are cut short.
+    out["listings"] = (("", "count"), [("ended short of the count the service announced", result.short_listings)])
     return out
 
 

@@ -26,13 +26,14 @@ class PriorBaseline:
     @classmethod
     def fit(cls, records: Iterable[Mapping[str, Any]]) -> PriorBaseline:
         """Learn the priors from records (the ``backup`` split)."""
-        rows: dict[str, list[list[float]]] = {}
-        for r in records:
-            rows.setdefault(r["discipline"], []).append(
-                [r["innovation_score"], *(r["dimension_scores"][k] for k in DIMENSIONS)])
-        if not rows:
+        from scitaste_hf.scoring.floors import discipline_medians
+
+        records = list(records)
+        if not records:
             raise ScitasteError("the baseline needs records to learn its priors from (the backup split is empty)")
-        return cls({d: tuple(round(float(v), 2) for v in np.median(np.array(v), axis=0)) for d, v in rows.items()})
+        M = np.array([[r["innovation_score"], *(r["dimension_scores"][k] for k in DIMENSIONS)] for r in records])
+        medians = discipline_medians(M, [r["discipline"] for r in records])
+        return cls({d: tuple(round(float(v), 2) for v in row) for d, row in medians.items()})
 
     def answer(self, record: Mapping[str, Any]) -> dict[str, Any]:
         """The answer for one paper: its discipline's priors."""
@@ -110,7 +111,7 @@ class BaselineChat:
         raise ScitasteError(f"the prompt has no {name} line")
 
     def __call__(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None,
-                 search: bool = False):
+                 search: bool = False, deadline: float | None = None):
         from scitaste_hf.agent.chat import Reply
         from scitaste_hf.agent.tools import TOOL_NAMES
 

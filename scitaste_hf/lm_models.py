@@ -6,6 +6,10 @@
 The mode comes from the task's ``generation_kwargs`` (``scitaste_mode``; tool-free when absent) and the paper
 from the request's document. A failed item never stops a run: it becomes a counted failure with its reason.
 Each item appends a trace line (messages, tool calls, latency, token usage) to a JSONL file.
+
+Under ``--use_cache`` each paper is stored in lm-eval's cache as soon as it is done, so a run that was killed
+resumes with the papers it had not finished. A failure of the endpoint (``api_error``, ``timeout``) is never
+replayed from the cache: it is a fact about the service at the time, not the model's answer.
 """
 
 from __future__ import annotations
@@ -22,7 +26,7 @@ from typing import Any
 from lm_eval.api.model import LM
 from lm_eval.api.registry import register_model
 
-from scitaste_hf.agent.loop import failure_text, run_item
+from scitaste_hf.agent.loop import TOOL_MODES, TRANSIENT_FAILURES, failure_of, failure_text, run_item
 from scitaste_hf.errors import ScitasteError
 from scitaste_hf.schema import HUB_DATASET
 
@@ -47,10 +51,12 @@ class _LoopLM(LM):
     #: The name the model is registered under (``--model``).
     name = ""
 
-    def __init__(self, chat, tools, *, num_concurrent: int = 1, trace_path: str | None = None) -> None:
+    def __init__(self, chat, tools, *, num_concurrent: int = 1, trace_path: str | None = None,
+                 item_timeout: float | None = None) -> None:
         super().__init__()
         self.chat, self.tools = chat, tools
         self.num_concurrent = max(1, int(num_concurrent))
+        self.item_timeout = item_timeout
         self.trace_path = Path(trace_path or os.environ.get("SCITASTE_TRACE", "scitaste-traces.jsonl"))
         self._lock = threading.Lock()
 
@@ -70,26 +76,42 @@ class _LoopLM(LM):
             raise ScitasteError(f"{cls.name} does not take {', '.join(unknown)} in --model_args; it takes "
                                 f"{', '.join(taken)}")
 
-    def _one(self, request) -> str:
-        doc = request.doc
-        gen_kwargs = request.args[1] if len(request.args) > 1 and isinstance(request.args[1], dict) else {}
-        mode = gen_kwargs.get("scitaste_mode", "pure_qa")
-        if mode not in ("pure_qa", "native_search") and self.tools is None:
-            text = failure_text("other", "no frozen evidence: run `scitaste evidence freeze` or set evidence_dir")
-            self._trace({"bibcode": doc.get("bibcode"), "mode": mode, "error": text})
-            return text
-        outcome = run_item(self.chat, self.tools, doc, mode)
-        self._trace(outcome.trace)
-        return failure_text(outcome.failure, outcome.trace.get("error", "")) if outcome.failure else outcome.text
+    def set_cache_hook(self, cache_hook) -> None:
+        """lm-eval's ``--use_cache`` hook; endpoint failures stored by an earlier run are dropped from the cache
+        here, before lm-eval looks anything up in it, so that those papers are asked again."""
+        super().set_cache_hook(cache_hook)
+        cache = getattr(cache_hook, "dbdict", None)
+        if cache is not None:
+            for key in [k for k, v in cache.items() if not isinstance(v, str) or failure_of(v) in TRANSIENT_FAILURES]:
+                del cache[key]
 
-    def _trace(self, line: dict[str, Any]) -> None:
+    @staticmethod
+    def _mode(request) -> str:
+        gen_kwargs = request.args[1] if len(request.args) > 1 and isinstance(request.args[1], dict) else {}
+        return gen_kwargs.get("scitaste_mode", "pure_qa")
+
+    def _one(self, request) -> str:
+        outcome = run_item(self.chat, self.tools, request.doc, self._mode(request), time_budget=self.item_timeout)
+        text = failure_text(outcome.failure, outcome.trace.get("error", "")) if outcome.failure else outcome.text
         with self._lock:
+            if outcome.failure not in TRANSIENT_FAILURES:  # stored as soon as it is done: a killed run resumes
+                self.cache_hook.add_partial("generate_until", request.args, text)
             self.trace_path.parent.mkdir(parents=True, exist_ok=True)
             with open(self.trace_path, "a", encoding="utf-8") as fh:
-                fh.write(json.dumps(line, default=str) + "\n")
+                fh.write(json.dumps(outcome.trace, default=str) + "\n")
+        return text
 
     def generate_until(self, requests, disable_tqdm: bool = False) -> list[str]:
-        """One reply per request, in order."""
+        """One reply per request, in order.
+
+        Raises
+        ------
+        ScitasteError
+            When a tool mode is asked for and there is no frozen evidence (before any request is sent).
+        """
+        if self.tools is None and any(self._mode(r) in TOOL_MODES for r in requests):
+            raise ScitasteError("the tool modes need frozen evidence: run `scitaste evidence freeze` (or "
+                                "`scitaste build`) and pass evidence_dir=... or data_dir=... in --model_args")
         with ThreadPoolExecutor(max_workers=self.num_concurrent) as pool:
             return list(pool.map(self._one, requests))
 
@@ -120,8 +142,10 @@ class AgentLM(_LoopLM):
         ``--output_path``, else ``scitaste-traces.jsonl``).
     max_gen_toks : int
         Token budget of a reply; default the profile's.
-    timeout, max_retries : float, int
-        Per request. The API key comes from ``$OPENAI_API_KEY``.
+    timeout, max_retries, max_retry_after : float, int, float
+        Per request (:class:`~scitaste_hf.agent.chat.ChatClient`). The API key comes from ``$OPENAI_API_KEY``.
+    item_timeout : float
+        Seconds one paper may take in all (both rounds, every retry); then it is a ``timeout`` failure.
     """
 
     name = "scitaste-agent"
@@ -129,14 +153,14 @@ class AgentLM(_LoopLM):
     def __init__(self, base_url: str, model: str, num_concurrent: int = 1, profile: str = "default",
                  max_gen_toks: int | None = None, evidence_dir: str | None = None, data_dir: str | None = None,
                  trace_path: str | None = None, timeout: float = 120.0, max_retries: int = 4,
-                 **lm_eval_options: Any) -> None:
+                 max_retry_after: float = 30.0, item_timeout: float = 300.0, **lm_eval_options: Any) -> None:
         from scitaste_hf.agent.chat import make_client
 
         self.check_model_args(lm_eval_options)
         client = make_client(base_url, model, profile=profile, max_gen_toks=max_gen_toks, timeout=timeout,
-                             max_retries=max_retries)
+                             max_retries=max_retries, max_retry_after=max_retry_after)
         super().__init__(client.chat, _tools(evidence_dir, data_dir), num_concurrent=int(num_concurrent),
-                         trace_path=trace_path)
+                         trace_path=trace_path, item_timeout=float(item_timeout))
 
 
 @register_model("scitaste-baseline")
@@ -150,12 +174,15 @@ class BaselineLM(_LoopLM):
         The dataset whose ``backup`` split the priors come from; default ``$SCITASTE_DATA_DIR``, else the Hub.
     evidence_dir, trace_path, num_concurrent
         As for ``scitaste-agent``.
+    model : str
+        Only a name: lm-eval takes the ``model_name`` of its results from ``model=`` in ``--model_args`` (else it
+        draws a random one), and ``scitaste eval`` passes this default.
     """
 
     name = "scitaste-baseline"
 
     def __init__(self, data_dir: str | None = None, evidence_dir: str | None = None, trace_path: str | None = None,
-                 num_concurrent: int = 4, **lm_eval_options: Any) -> None:
+                 num_concurrent: int = 4, model: str = "scitaste-baseline", **lm_eval_options: Any) -> None:
         from scitaste_hf.baseline import BaselineChat, PriorBaseline
         from scitaste_hf.records import load_records
 

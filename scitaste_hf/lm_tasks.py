@@ -1,15 +1,20 @@
 """What the lm-eval task family ``lm_eval_tasks/scitaste`` calls: documents, prompts, per-item results and the
-aggregations (Scheme 1, Scheme 2, WAPE, coverage, per-discipline Scheme 2). The task folder's ``utils.py``
-only re-exports these, so the formulas stay in :mod:`scitaste_hf.scoring`.
+aggregations (Scheme 1, Scheme 2, WAPE, coverage, per-discipline Scheme 2, and the bounds of the 95% bootstrap
+intervals of Scheme 1 and Scheme 2, which lm-eval cannot compute itself for these aggregations: it prints
+``stderr: N/A`` for them). The task folder's ``utils.py`` only re-exports these, so the formulas stay in
+:mod:`scitaste_hf.scoring`.
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import os
 from collections.abc import Mapping, Sequence
 from typing import Any
+
+import numpy as np
 
 from scitaste_hf.agent.loop import failure_of
 from scitaste_hf.prompts import paper_prompt
@@ -20,21 +25,43 @@ from scitaste_hf.scoring import parse_answer, score_run
 TASKS = {"pure_qa": "scitaste_pure_qa", "native_search": "scitaste_native_search",
          "dimagent_v3": "scitaste_dimagent", "dimagent_v3_native": "scitaste_dimagent_native"}
 
-#: Metric names of every task: the overall figures and Scheme 2 per discipline.
-METRICS = ("scheme1", "scheme2", "wape", "coverage", *(f"scheme2_{d}" for d in DISCIPLINES))
+#: The interval bounds reported as metrics of their own: (metric, scheme, figure, bound index).
+INTERVALS = {"scheme1_ci_low": ("scheme1", "scheme1", 0), "scheme1_ci_high": ("scheme1", "scheme1", 1),
+             "scheme2_ci_low": ("scheme2", "score", 0), "scheme2_ci_high": ("scheme2", "score", 1)}
+#: Skill over the constant no-information floor and its interval bounds: (metric, scheme, bound index or None).
+SKILLS = {f"{scheme}_skill{suffix}": (scheme, end) for scheme in ("scheme1", "scheme2")
+          for suffix, end in (("", None), ("_ci_low", 0), ("_ci_high", 1))}
+#: Metric names of every task: the overall figures, their interval bounds, skill over the floor with its bounds,
+#: and Scheme 2 per discipline.
+METRICS = ("scheme1", "scheme2", "wape", "coverage", *INTERVALS, *SKILLS, *(f"scheme2_{d}" for d in DISCIPLINES))
 
 
 def load_docs(data_dir: str | None = None, split: str = "selected", **_metadata: Any):
     """The task's documents: the ``split`` of the dataset at ``data_dir`` (lm-eval's ``--metadata``), else of
-    ``$SCITASTE_DATA_DIR``, else of the Hub dataset. Returns ``{"test": datasets.Dataset}``."""
+    ``$SCITASTE_DATA_DIR``, else of the Hub dataset. Returns ``{"test": datasets.Dataset}``.
+
+    Each document also carries ``floor``, the constant no-information floor's answer
+    (:mod:`scitaste_hf.scoring.floors`: the mean of the ``backup`` split, or of the documents' own labels when
+    the dataset has no backup split), so that the aggregations can report skill over it.
+    """
     import datasets
 
+    from scitaste_hf.errors import ScitasteError
     from scitaste_hf.records import load_records
     from scitaste_hf.schema import record_features
+    from scitaste_hf.scoring._arrays import as_answer_matrix
+    from scitaste_hf.scoring.floors import floor_matrices
 
     source = data_dir or os.environ.get("SCITASTE_DATA_DIR") or HUB_DATASET
+    records = load_records(source, split)
+    try:
+        backup = load_records(source, "backup") if split != "backup" else None
+    except ScitasteError:  # a file or a dataset without a backup split: the floor comes from the documents
+        backup = None
+    floor = floor_matrices(as_answer_matrix(records, str(source)), None, backup)["constant"]
     features = record_features()
-    rows = [{k: r.get(k) for k in features} for r in load_records(source, split)]
+    rows = [{**{k: r.get(k) for k in features}, "floor": list(f)} for r, f in zip(records, floor)]
+    features["floor"] = datasets.Sequence(datasets.Value("float64"))
     return {"test": datasets.Dataset.from_list(rows, features=features)}
 
 
@@ -56,15 +83,30 @@ def process_results(doc: Mapping[str, Any], results: Sequence[str]) -> dict[str,
     """One item per metric: the parsed answer (or its failure reason) beside the gold scores, JSON-safe so that
     lm-eval can log it with the sample."""
     text = results[0] if results else ""
-    reason = failure_of(text)
-    answer = Failure(reason if reason in FAILURE_REASONS else "other", text) if reason else parse_answer(text)
+    if not isinstance(text, str):  # what a model or an old cache hands back is not ours to trust
+        answer: Answer | Failure = Failure("other", f"the model returned {type(text).__name__}, not text")
+    elif reason := failure_of(text):
+        answer = Failure(reason if reason in FAILURE_REASONS else "other", text)
+    else:
+        answer = parse_answer(text)
     item = {"bibcode": doc["bibcode"], "discipline": doc["discipline"], "gold": _gold(doc),
+            "floor": [float(v) for v in doc["floor"]] if doc.get("floor") else None,
             "pred": list(answer.vector()) if isinstance(answer, Answer) else None,
             "reason": answer.reason if isinstance(answer, Failure) else None}
     return dict.fromkeys(METRICS, item)
 
 
-def _run(items: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+def _run(items: Sequence[Mapping[str, Any]], *, intervals: bool = False) -> dict[str, Any]:
+    """The scored run; with ``intervals`` the bootstrap too, computed once for the four bounds that ask."""
+    return _scored(json.dumps(list(items), sort_keys=True), intervals)
+
+
+@functools.lru_cache(maxsize=4)
+def _scored(items_json: str, intervals: bool) -> dict[str, Any]:
+    from scitaste_hf.scoring.bootstrap import N_RESAMPLES
+
+    items = json.loads(items_json)
+
     def record(item: Mapping[str, Any]) -> dict[str, Any]:
         return {"bibcode": item["bibcode"], "discipline": item["discipline"], "innovation_score": item["gold"][0],
                 "dimension_scores": dict(zip(DIMENSIONS, item["gold"][1:]))}
@@ -75,7 +117,7 @@ def _run(items: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
             predictions[item["bibcode"]] = Failure(item["reason"] or "other")
         else:
             predictions[item["bibcode"]] = Answer.model_validate(record({**item, "gold": item["pred"]}))
-    return score_run([record(i) for i in items], predictions, n_resamples=0)
+    return score_run([record(i) for i in items], predictions, n_resamples=N_RESAMPLES if intervals else 0)
 
 
 def _value(block: Mapping[str, Any] | None, scheme: str, key: str) -> float:
@@ -102,6 +144,51 @@ def wape(items: Sequence[Mapping[str, Any]]) -> float:
 def coverage(items: Sequence[Mapping[str, Any]]) -> float:
     """Share of the items whose answer could be scored."""
     return float(_run(items)["overall"]["coverage"])
+
+
+def _bound_of(metric: str):
+    scheme, figure, end = INTERVALS[metric]
+
+    def aggregate(items: Sequence[Mapping[str, Any]]) -> float:
+        interval = ((_run(items, intervals=True)["overall"].get(scheme) or {}).get("ci") or {}).get(figure)
+        return math.nan if interval is None or interval[end] is None else float(interval[end])
+
+    aggregate.__name__ = metric
+    aggregate.__doc__ = f"The {'lower' if end == 0 else 'upper'} bound of the 95% bootstrap interval of {scheme}."
+    return aggregate
+
+
+#: ``scheme1_ci_low`` ... ``scheme2_ci_high``: the interval bounds as aggregations.
+BOUNDS = {metric: _bound_of(metric) for metric in INTERVALS}
+
+
+@functools.lru_cache(maxsize=4)
+def _skill(items_json: str) -> dict[str, dict[str, Any]] | None:
+    from scitaste_hf.scoring.bootstrap import skill
+
+    scored = [i for i in json.loads(items_json) if i["pred"] is not None]
+    if not scored or any(i.get("floor") is None for i in scored):
+        return None
+    return skill(*(np.array([i[key] for i in scored]) for key in ("pred", "floor", "gold")))
+
+
+def _skill_of(metric: str):
+    scheme, end = SKILLS[metric]
+
+    def aggregate(items: Sequence[Mapping[str, Any]]) -> float:
+        result = (_skill(json.dumps(list(items), sort_keys=True)) or {}).get(scheme) or {}
+        value = result.get("skill") if end is None else (result.get("interval") or [None, None])[end]
+        return math.nan if value is None else float(value)
+
+    aggregate.__name__ = metric
+    aggregate.__doc__ = (f"Skill of {scheme} over the constant no-information floor"
+                         + ("" if end is None else f": the {'lower' if end == 0 else 'upper'} bound of its 95% "
+                                                   "paired-bootstrap interval") + ".")
+    return aggregate
+
+
+#: ``scheme1_skill`` ... ``scheme2_skill_ci_high``: skill over the floor and its interval bounds.
+SKILL_METRICS = {metric: _skill_of(metric) for metric in SKILLS}
 
 
 def _scheme2_of(discipline: str):

@@ -33,12 +33,22 @@ def temporary_dir(parent: str | Path, prefix: str) -> Path:
     return tmp
 
 
+#: The suffix of :func:`write_bytes_atomic`'s temporary files (``.NAME.RANDOM.tmp`` beside ``NAME``).
+_TEMPORARY = ".tmp"
+
+
+def leftover_temporaries(folder: str | Path, names: str = "*") -> list[Path]:
+    """The temporary files that :func:`write_bytes_atomic` left in ``folder`` for files matching the glob
+    ``names`` when its process was killed before the rename (plain files only, never links)."""
+    return sorted(p for p in Path(folder).glob(f".{names}.*{_TEMPORARY}") if p.is_file() and not p.is_symlink())
+
+
 def write_bytes_atomic(path: str | Path, data: bytes, *, fsync: bool = False) -> Path:
     """Write ``data`` to ``path`` through a temporary file in the same folder and an atomic rename, so that a
     reader sees the old file or the whole new one, never a part; ``fsync`` also forces it to disk first. The file
     gets the permissions a plain ``open`` would give it (the umask's), not the temporary file's private 0600."""
     path = Path(path)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=_TEMPORARY, dir=path.parent)
     try:
         os.fchmod(fd, 0o666 & ~_umask())
         with os.fdopen(fd, "wb") as fh:

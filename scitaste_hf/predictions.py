@@ -68,6 +68,8 @@ def parse_predictions(lines: Iterable[str], source: str, *, strict_fields: bool 
             raise ScitasteError(f"{source}:{number}: not a JSON line ({exc.msg})") from None
         except RecursionError:
             raise ScitasteError(f"{source}:{number}: not a JSON line (nested too deeply)") from None
+        except ValueError:  # Python's int-string conversion limit: json refuses an integer of over 4300 digits
+            raise ScitasteError(f"{source}:{number}: not a JSON line (a number has too many digits)") from None
         if not isinstance(obj, dict):
             raise ScitasteError(f"{source}:{number}: expected a JSON object, got {type(obj).__name__}")
         bibcode = obj.get("bibcode")

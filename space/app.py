@@ -9,6 +9,7 @@ plain text.
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 import gradio as gr
@@ -16,7 +17,10 @@ import pandas as pd
 
 from scitaste_hf.errors import ScitasteError
 from scitaste_hf.leaderboard import Leaderboard
+from scitaste_hf.leaderboard.integrity import COPY_SHARE, COPY_TOLERANCE, RANKED_SHARE, RANKED_TOLERANCE
+from scitaste_hf.leaderboard.service import MAX_BYTES, MAX_EVIDENCE_BYTES
 from scitaste_hf.leaderboard.setup import open_leaderboard, reported_results
+from scitaste_hf.leaderboard.store import EVIDENCE_CONSISTENT, SELF_REPORTED
 from scitaste_hf.schema import (
     CITATION,
     DEFAULT_WEIGHTS,
@@ -34,10 +38,24 @@ COLUMNS = ["run", "model", "mode", "Scheme-1", "S1 grade", "S1 95% CI", "Scheme-
 WIDTHS = ["60px", "220px", "170px", "100px", "95px", "125px", "100px", "95px", "125px", "95px", "105px", "95px",
           "80px", "80px", "100px", "125px", "90px", "110px", "140px", "200px"]
 COMPARE_COLUMNS = ["scope", "papers", "metric", "A - B", "95% CI", "p"]
+#: Gradio's own cap on an uploaded file: above the leaderboard's limits, so that a file over those gets the
+#: leaderboard's one-line reason, while a far larger one is refused before it is written.
+MAX_UPLOAD_BYTES = 2 * MAX_EVIDENCE_BYTES
+#: Submissions processed at once, so that one large upload does not hold up everyone else's.
+SUBMIT_CONCURRENCY = 4
 
 
 def _num(x, digits=1):
-    return "" if x is None else round(float(x), digits)
+    # None stays None: an undefined statistic (Spearman of a constant predictor) is a blank cell, not a string that
+    # the table's number formats would choke on.
+    return None if x is None else round(float(x), digits)
+
+
+def _run_id(value, label: str) -> int:
+    """A run number picked or typed in a dropdown; anything else is a one-sentence error."""
+    if not re.fullmatch(r"[0-9]{1,18}", str(value).strip()):
+        raise gr.Error(f"{label} must be a run number from the list")
+    return int(str(value))
 
 
 def _ci(ci, scale=1.0):
@@ -82,7 +100,7 @@ def compare_table(board: Leaderboard, run_a, run_b):
     if run_a is None or run_b is None:
         raise gr.Error("choose two runs")
     try:
-        result = board.compare(int(run_a), int(run_b))
+        result = board.compare(_run_id(run_a, "run A"), _run_id(run_b, "run B"))
     except ScitasteError as exc:
         raise gr.Error(str(exc)) from None
     rows = []
@@ -130,9 +148,13 @@ def heatmap(board: Leaderboard, mode):
 
 
 def scatter(board: Leaderboard, run_id):
+    """Predicted against gold innovation score of one run (empty before a run is chosen)."""
     if run_id is None:
         return pd.DataFrame(columns=["gold", "predicted", "discipline"])
-    return pd.DataFrame(board.scatter(int(run_id)))
+    try:
+        return pd.DataFrame(board.scatter(_run_id(run_id, "the run")))
+    except ScitasteError as exc:
+        raise gr.Error(str(exc)) from None
 
 
 def about() -> str:
@@ -166,9 +188,24 @@ gold SD 10) + 0.5 Part B (weighted dimension Spearman 30, weighted dimension acc
 {bands}
 
 Every score has a 95% percentile-bootstrap interval (1,000 resamples of the papers). Answers that cannot be
-scored are failures, excluded and shown as coverage, never zeros. Runs whose attached lm-eval samples log or
-agent trace reproduces every answer are *reproducible*; others are *self-reported*; runs that match the public
-gold labels almost exactly are *flagged* and not ranked.
+scored are failures, excluded and shown as coverage, never zeros.
+
+## What a run's status does and does not prove
+
+The gold labels are public, so a score alone proves nothing. Each run gets one status:
+
+- **flagged** (never ranked; shown only with "show flagged runs"): the answers are closer to the public gold
+  labels than any honest judge gets, even after undoing a shift, a scale or rounding and setting aside papers
+  replaced by other values: for instance {COPY_SHARE:.0%} of the papers with all eight numbers within
+  {COPY_TOLERANCE:g} points of the labels, or {RANKED_SHARE:.0%} with the innovation score within
+  {RANKED_TOLERANCE:g} point. It shows that the answers derive from the labels, not who copied them.
+- **{EVIDENCE_CONSISTENT}**: the attached lm-eval samples log or agent trace records exactly the submitted answer
+  for every paper. It shows that the log and the answers agree. It does not show that a model produced them: a
+  samples log is a text file that anyone can write to match any answers.
+- **{SELF_REPORTED}**: no log, or a log that disagrees with the answers. The scores rest on the submitter's word.
+
+Neither *{EVIDENCE_CONSISTENT}* nor *{SELF_REPORTED}* certifies a model; only running it again could. A copy of the
+labels with noise the size of a strong model's errors is not flagged.
 
 ## Weights
 
@@ -225,7 +262,7 @@ def build_app(board: Leaderboard, synthetic: bool = False) -> gr.Blocks:
                     mode = gr.Dropdown([ALL, *MODES], value=ALL, label="mode")
                     discipline = gr.Dropdown(["overall", *DISCIPLINES], value="overall", label="discipline")
                     grade = gr.Dropdown([ALL, *(b.grade for b in WAPE_BANDS)], value=ALL, label="Scheme-2 grade")
-                    status = gr.Dropdown([ALL, "reproducible", "self-reported"], value=ALL, label="status")
+                    status = gr.Dropdown([ALL, EVIDENCE_CONSISTENT, SELF_REPORTED], value=ALL, label="status")
                     flagged = gr.Checkbox(False, label="show flagged runs")
                 board_table = gr.Dataframe(value=table(board), interactive=False, show_search="search",
                                            pinned_columns=2, column_widths=WIDTHS,
@@ -271,7 +308,10 @@ def build_app(board: Leaderboard, synthetic: bool = False) -> gr.Blocks:
             with gr.Tab("Submit"):
                 gr.Markdown("Upload one JSONL line per paper of the `selected` split: `bibcode` plus the answer "
                             "fields, or the model's raw `response`. The server parses and scores it itself; attach "
-                            "lm-eval's samples log or the agent trace to have the run marked *reproducible*.")
+                            "lm-eval's samples log or the agent trace (`scitaste-traces.jsonl`) to have the run marked "
+                            f"*{EVIDENCE_CONSISTENT}* (the log agrees with every answer; see About). Up to "
+                            f"{MAX_BYTES // 2**20} MiB for the predictions and {MAX_EVIDENCE_BYTES // 2**20} MiB for "
+                            "each evidence file.")
                 with gr.Row():
                     file = gr.File(label="predictions (.jsonl)", file_types=[".jsonl"], type="filepath")
                     samples = gr.File(label="lm-eval samples log (optional)", file_types=[".jsonl"], type="filepath")
@@ -289,7 +329,8 @@ def build_app(board: Leaderboard, synthetic: bool = False) -> gr.Blocks:
                     return submit(board, file, model, mode, organisation, link, samples, trace, request)
 
                 submitted = submit_button.click(do_submit, [file, model, submit_mode, organisation, link, samples,
-                                                            trace], outcome, api_name="submit")
+                                                            trace], outcome, api_name="submit",
+                                                concurrency_limit=SUBMIT_CONCURRENCY)
             with gr.Tab("About"):
                 gr.Markdown(about())
 
@@ -312,7 +353,11 @@ def main_app() -> gr.Blocks:
     return build_app(board, synthetic)
 
 
-demo = main_app()
+def serve(**launch_options) -> None:
+    """Open the leaderboard and serve the app: the Space's entry point (``python app.py``) and ``scitaste
+    space``'s. Nothing is opened on import, so importing this file writes no store anywhere."""
+    main_app().launch(max_file_size=MAX_UPLOAD_BYTES, **launch_options)
+
 
 if __name__ == "__main__":
-    demo.launch(max_file_size="10mb")
+    serve()

@@ -1,7 +1,9 @@
 """The scitaste task family's hooks for lm-eval; everything lives in :mod:`scitaste_hf.lm_tasks`."""
 
 from scitaste_hf.lm_tasks import (
+    BOUNDS,
     PER_DISCIPLINE,
+    SKILL_METRICS,
     coverage,
     doc_to_target,
     doc_to_text,
@@ -13,6 +15,8 @@ from scitaste_hf.lm_tasks import (
 )
 
 globals().update(PER_DISCIPLINE)  # scheme2_physics ... scheme2_finance, named in the YAML's metric_list
+globals().update(BOUNDS)  # scheme1_ci_low ... scheme2_ci_high
+globals().update(SKILL_METRICS)  # scheme1_skill ... scheme2_skill_ci_high
 
 __all__ = ["coverage", "doc_to_target", "doc_to_text", "load_docs", "process_results", "scheme1", "scheme2",
-           "wape", *PER_DISCIPLINE]
+           "wape", *BOUNDS, *SKILL_METRICS, *PER_DISCIPLINE]

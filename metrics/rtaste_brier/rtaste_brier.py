@@ -29,11 +29,11 @@ Args:
         any other number is an error.
     groups (`list` of `str`, optional): each event's seed paper; the interval resamples these (default: each
         event on its own) and, with two or more seed papers, `base_rate_brier` is computed.
-    n_resamples (`int`, default 1000): bootstrap resamples for the 95% interval; 0 skips it.
-    seed (`int`, default 0): bootstrap seed; the same input and seed give the same interval.
+    n_resamples (`int`, default 1000): 0 skips the 95% interval; any other value gives it (not otherwise used).
+    seed (`int`, default 0): not used by the interval; the same input always gives the same interval.
 Returns:
     brier (`float` or `None`): Brier score of the answered forecasts (`None` when none was answered).
-    ci (`list` or `None`): its 95% percentile-bootstrap interval.
+    ci (`list` or `None`): its 95% cluster-robust t-interval across seed papers.
     base_rate_brier (`float` or `None`): Brier score of the other-seed-papers base rate (needs `groups`).
     event_rate (`float`): share of the events that occurred.
     n_scored (`int`), n_total (`int`), coverage (`float`).

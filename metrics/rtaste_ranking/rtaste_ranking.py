@@ -28,8 +28,8 @@ Args:
         written order; a bool, a string or a value outside 0-3 is an error.
     groups (`list` of `str`, optional): each condition's seed paper; intervals resample these (default: each
         condition on its own).
-    n_resamples (`int`, default 1000): bootstrap resamples for the 95% intervals; 0 skips them.
-    seed (`int`, default 0): bootstrap seed.
+    n_resamples (`int`, default 1000): 0 skips the 95% intervals; any other value gives them (not otherwise used).
+    seed (`int`, default 0): not used by the intervals.
 Returns:
     top1_hit_rate (`float`), first_written_hit_rate (`float`), random_hit_rate (`float`, 0.2),
     top1_minus_random (`float`), top1_minus_first_written (`float`),

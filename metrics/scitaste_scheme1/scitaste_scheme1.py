@@ -36,6 +36,11 @@ Returns:
     s_rho, s_r, s_mae, s_mse, s_err, s_bias (the Part-A components, 0-100),
     dimension_spearman, dimension_mae (`dict` per dimension), coverage, n_scored, n_total, failures,
     ci (`dict`): the 95% percentile-bootstrap interval of `scheme1`.
+    floor (`dict`): `scheme1` of the no-information floor on the scored papers (the mean of the references
+        given to every paper).
+    skill (`dict`): `skill` = (scheme1 - floor) / (100 - floor), the share of the floor's distance to a perfect
+        score that the run closes, its paired-bootstrap `interval`, and `above_floor`: whether that interval
+        excludes 0 (`None` without resamples).
 Examples:
     >>> scheme1 = evaluate.load("metrics/scitaste_scheme1")
     >>> gold = [{"innovation_score": s, "dimension_scores": {k: s for k in DIMENSIONS}} for s in (20.0, 50.0, 80.0)]
@@ -64,5 +69,7 @@ class ScitasteScheme1(KeepInputs, evaluate.Metric):
         references = decode(references)
         summary = score_pairs(predictions, references, with_dimensions=True, n_resamples=n_resamples, seed=seed)
         scheme1 = summary["scheme1"] or {"scheme1": None, "grade": None, "ci": None}
+        floor = (summary["floors"] or {}).get("constant")
         return {**scheme1, "coverage": summary["coverage"], "n_scored": summary["n_scored"],
-                "n_total": summary["n_total"], "failures": summary["failures"]}
+                "n_total": summary["n_total"], "failures": summary["failures"],
+                "floor": floor and {"scheme1": floor["scheme1"]}, "skill": (summary["skill"] or {}).get("scheme1")}

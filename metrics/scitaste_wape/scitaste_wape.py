@@ -31,6 +31,10 @@ Returns:
     grade (`str`): A..F.
     coverage (`float`), n_scored (`int`), n_total (`int`), failures (`dict` reason -> count).
     ci (`dict`): 95% percentile-bootstrap intervals of `wape` and `score`.
+    floor (`dict`): `wape` and `score` of the no-information floor on the scored papers: the mean of the
+        references given to every paper (WAPE rewards answering the mean: this floor often earns grade C).
+    skill (`dict`): `skill` = 1 - wape / floor wape (0: no better than the floor, 1: perfect), its paired-bootstrap
+        `interval`, and `above_floor`: whether that interval excludes 0 (`None` without resamples).
 Examples:
     >>> wape = evaluate.load("metrics/scitaste_wape")
     >>> r = wape.compute(predictions=[50.0, 40.0, None], references=[50.0, 50.0, 30.0])
@@ -63,5 +67,8 @@ class ScitasteWape(KeepInputs, evaluate.Metric):
                                     "scores, 0-100")
         summary = score_pairs(predictions, references, with_dimensions=False, n_resamples=n_resamples, seed=seed)
         scheme2 = summary["scheme2"] or {"wape": None, "score": None, "grade": None, "ci": None}
+        floor = (summary["floors"] or {}).get("constant")
         return {**scheme2, "coverage": summary["coverage"], "n_scored": summary["n_scored"],
-                "n_total": summary["n_total"], "failures": summary["failures"]}
+                "n_total": summary["n_total"], "failures": summary["failures"],
+                "floor": floor and {"wape": floor["wape"], "score": floor["scheme2"]},
+                "skill": (summary["skill"] or {}).get("scheme2")}

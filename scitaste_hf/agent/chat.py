@@ -2,22 +2,33 @@
 
 Some endpoints reject what others accept (temperature or reasoning effort together with tools,
 ``tool_choice: "required"``, a null ``content`` beside ``tool_calls``: the loop always sends ``"auto"`` and
-``""``); a :class:`Profile` says what else to send. Retries
-honour ``Retry-After`` on 429 and back off on 5xx and connection errors; what still fails comes back as a
-:class:`ChatError` with a reason (``api_error`` or ``timeout``), which the loop records as a counted failure.
+``""``); a :class:`Profile` says what else to send. Retries honour ``Retry-After`` on 429 (up to
+``max_retry_after``) and back off on 5xx and connection errors. Every wait is bounded: a request by ``timeout``
+(the whole reply, not each read), a paper by the caller's deadline; a request that timed out is retried once at
+most, since a model too slow once is too slow again and the server keeps generating for an abandoned request.
+Any reply that is not a chat completion of the expected shape is retried once, then fails. What fails comes back
+as a :class:`ChatError` with a reason (``api_error`` or ``timeout``), which the loop records as a counted
+failure. The API key is redacted from everything the client returns or raises, as the source clients do.
 """
 
 from __future__ import annotations
 
 import copy
 import dataclasses
+import email.utils
 import json
+import logging
+import math
 import os
 import time
 from dataclasses import dataclass, field
 from typing import Any
 
 import httpx
+
+log = logging.getLogger(__name__)
+#: Largest reply body read; a longer one is not a chat completion this benchmark can use.
+MAX_REPLY_BYTES = 16 << 20
 
 
 @dataclass(frozen=True)
@@ -57,7 +68,7 @@ PROFILES: dict[str, Profile] = {
 
 
 def make_client(base_url: str, model: str, *, profile: str = "default", max_gen_toks: int | None = None,
-                timeout: float = 120.0, max_retries: int = 4) -> ChatClient:
+                timeout: float = 120.0, max_retries: int = 4, max_retry_after: float = 30.0) -> ChatClient:
     """The chat client of ``scitaste-agent`` and ``scitaste preflight``: a named profile, the key from
     ``$OPENAI_API_KEY``.
 
@@ -70,7 +81,7 @@ def make_client(base_url: str, model: str, *, profile: str = "default", max_gen_
         A key of :data:`PROFILES`.
     max_gen_toks : int, optional
         Token budget of a reply in place of the profile's.
-    timeout, max_retries : float, int
+    timeout, max_retries, max_retry_after : float, int, float
         As for :class:`ChatClient`.
 
     Raises
@@ -86,7 +97,7 @@ def make_client(base_url: str, model: str, *, profile: str = "default", max_gen_
     if max_gen_toks is not None:
         chosen = dataclasses.replace(chosen, max_tokens=int(max_gen_toks))
     return ChatClient(base_url, model, api_key=os.environ.get("OPENAI_API_KEY"), profile=chosen,
-                      timeout=float(timeout), max_retries=int(max_retries))
+                      timeout=float(timeout), max_retries=int(max_retries), max_retry_after=float(max_retry_after))
 
 
 class ChatError(Exception):
@@ -95,6 +106,13 @@ class ChatError(Exception):
     def __init__(self, reason: str, detail: str) -> None:
         super().__init__(detail)
         self.reason = reason
+
+
+class _Malformed(ChatError):
+    """A 200 answer that is not a chat completion of the expected shape."""
+
+    def __init__(self, url: str, what: str) -> None:
+        super().__init__("api_error", f"malformed reply from {url}: {what}")
 
 
 @dataclass
@@ -116,22 +134,29 @@ class ChatClient:
         The endpoint root, ending in ``/v1``.
     model : str
     api_key : str, optional
-        Sent as a bearer token; never logged.
+        Sent as a bearer token; never logged, and replaced by ``***`` wherever an endpoint echoes it.
     profile : Profile
     timeout : float
-        Seconds per request.
+        Seconds for one request, from sending it to the last byte of the reply.
     max_retries : int
-        Attempts after the first on 429, 5xx, timeouts and connection errors.
+        Attempts after the first on 429, 5xx and connection errors (a timeout or a malformed reply is retried
+        once at most).
+    max_retry_after : float
+        Longest ``Retry-After`` honoured; a server asking for more is waited on this long (with a warning).
     transport : httpx.BaseTransport, optional
         For tests and special networking, as httpx allows.
     """
 
     def __init__(self, base_url: str, model: str, *, api_key: str | None = None, profile: Profile | None = None,
-                 timeout: float = 120.0, max_retries: int = 4, transport: httpx.BaseTransport | None = None) -> None:
+                 timeout: float = 120.0, max_retries: int = 4, max_retry_after: float = 30.0,
+                 transport: httpx.BaseTransport | None = None) -> None:
         self.url = base_url.rstrip("/") + "/chat/completions"
         self.model = model
         self.profile = profile or Profile()
+        self.timeout = timeout
         self.max_retries = max_retries
+        self.max_retry_after = max_retry_after
+        self._secret = api_key or None
         headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
         self.http = httpx.Client(timeout=timeout, headers=headers, transport=transport)
 
@@ -140,6 +165,10 @@ class ChatClient:
         twin = copy.copy(self)
         twin.profile = profile
         return twin
+
+    def redact(self, text: str) -> str:
+        """``text`` with the API key replaced by ``***``."""
+        return text.replace(self._secret, "***") if self._secret else text
 
     def payload(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None, *, search: bool = False,
                 response_format: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -161,48 +190,138 @@ class ChatClient:
         return body
 
     def chat(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None, *,
-             search: bool = False, response_format: dict[str, Any] | None = None) -> Reply:
-        """One reply, retried on transient failures."""
+             search: bool = False, response_format: dict[str, Any] | None = None,
+             deadline: float | None = None) -> Reply:
+        """One reply, retried on transient failures.
+
+        Parameters
+        ----------
+        deadline : float, optional
+            A :func:`time.monotonic` instant by which the reply must be in (the paper's time budget): requests
+            are cut short and retries given up so as to end by then.
+        """
         body = self.payload(messages, tools, search=search, response_format=response_format)
-        delay = 0.5
+        delay, timeouts, malformed = 0.5, 0, 0
         for attempt in range(self.max_retries + 1):
-            started = time.perf_counter()
+            limit = self.timeout if deadline is None else min(self.timeout, deadline - time.monotonic())
+            if limit <= 0:
+                raise ChatError("timeout", "the paper's time budget ran out before a reply")
+            started = time.monotonic()
             try:
-                response = self.http.post(self.url, json=body)
+                status, headers, raw = self._post(body, limit)
             except httpx.TimeoutException:
-                error: ChatError = ChatError("timeout", f"no reply from {self.url} in time")
+                timeouts += 1
+                error: ChatError = ChatError("timeout", f"no reply from {self.url} in {limit:.0f} s")
+                if timeouts > 1:
+                    raise error from None
             except httpx.HTTPError as exc:
-                error = ChatError("api_error", f"{type(exc).__name__} talking to {self.url}")
+                error = ChatError("api_error", self.redact(f"{type(exc).__name__} talking to {self.url}"))
             else:
-                if response.status_code == 200:
+                if status == 200:
                     try:
-                        return self._reply(response, time.perf_counter() - started)
-                    except ChatError as exc:  # an empty or cut-off 200 is usually transient: retried below
+                        return self._reply(raw, time.monotonic() - started)
+                    except _Malformed as exc:  # an empty or cut-off 200 can be transient: one more try
+                        malformed += 1
+                        if malformed > 1:
+                            raise
                         error = exc
                 else:
-                    error = ChatError("api_error", f"HTTP {response.status_code} from {self.url}: "
-                                                   f"{response.text[:200]}")
-                    if response.status_code not in (408, 409, 429) and response.status_code < 500:
+                    text = self.redact(raw.decode("utf-8", "replace"))[:200]
+                    error = ChatError("api_error", f"HTTP {status} from {self.url}: {text}")
+                    if status not in (408, 409, 429) and status < 500:
                         raise error  # a request the endpoint rejects will not pass on a retry
-                retry_after = response.headers.get("Retry-After")
-                if retry_after and retry_after.replace(".", "", 1).isdigit():
-                    delay = max(delay, float(retry_after))
+                    delay = max(delay, self._retry_after(headers.get("Retry-After")))
             if attempt == self.max_retries:
                 raise error
+            if deadline is not None and time.monotonic() + delay >= deadline:
+                raise ChatError(error.reason, f"{error} (the paper's time budget ends before a retry)")
             time.sleep(delay)
             delay = min(delay * 2, 30.0)
         raise AssertionError("unreachable")
 
-    def _reply(self, response: httpx.Response, latency: float) -> Reply:
+    def _post(self, body: dict[str, Any], limit: float) -> tuple[int, httpx.Headers, bytes]:
+        """Status, headers and body of one request, read within ``limit`` seconds in all (httpx's timeouts bound
+        each read, so a server that trickles its reply would otherwise hold the request indefinitely)."""
+        ends = time.monotonic() + limit
+        with self.http.stream("POST", self.url, json=body, timeout=limit) as response:
+            chunks, size = [], 0
+            for chunk in response.iter_bytes():
+                size += len(chunk)
+                if time.monotonic() > ends:
+                    raise httpx.ReadTimeout(f"the reply took longer than {limit:.0f} s")
+                if size > MAX_REPLY_BYTES:
+                    raise _Malformed(self.url, f"a reply of more than {MAX_REPLY_BYTES >> 20} MiB")
+                chunks.append(chunk)
+            return response.status_code, response.headers, b"".join(chunks)
+
+    def _retry_after(self, value: str | None) -> float:
+        """Seconds a ``Retry-After`` header asks for (a number or an HTTP date), at most ``max_retry_after``."""
+        if not value:
+            return 0.0
         try:
-            data = response.json()
-            message = data["choices"][0]["message"]
-        except (ValueError, KeyError, IndexError, TypeError):
-            raise ChatError("api_error", f"malformed chat response from {self.url}: {response.text[:200]}") from None
+            wait = float(value)
+        except ValueError:
+            try:
+                wait = email.utils.parsedate_to_datetime(value).timestamp() - time.time()
+            except (TypeError, ValueError, OverflowError):
+                return 0.0
+        if not math.isfinite(wait) or wait <= 0:
+            return 0.0
+        if wait > self.max_retry_after:
+            log.warning("%s asked to wait %.0f s before retrying; waiting %g s (max_retry_after)", self.url, wait,
+                        self.max_retry_after)
+        return min(wait, self.max_retry_after)
+
+    def _reply(self, raw: bytes, latency: float) -> Reply:
+        text = self.redact(raw.decode("utf-8", "replace"))
+        try:
+            data = json.loads(text)
+        except (ValueError, RecursionError):
+            raise _Malformed(self.url, f"not JSON: {text[:200]!r}") from None
+        choices = data.get("choices") if isinstance(data, dict) else None
+        if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
+            raise _Malformed(self.url, "no choices")
+        message = choices[0].get("message")
+        if not isinstance(message, dict):
+            raise _Malformed(self.url, f"message is {_kind(message)}, not an object")
+        usage = data.get("usage")
+        return Reply(self._content(message.get("content")), self._calls(message.get("tool_calls")),
+                     usage if isinstance(usage, dict) else {}, latency)
+
+    def _content(self, content: Any) -> str:
+        """The reply text: a string, or the text parts of a list of content parts (OpenAI's other form)."""
+        if content is None or isinstance(content, str):
+            return content or ""
+        if isinstance(content, list) and all(isinstance(p, dict) for p in content):
+            texts = [p.get("text") for p in content if p.get("type") == "text"]
+            if all(isinstance(t, str) for t in texts):
+                return "".join(texts)
+        raise _Malformed(self.url, f"content is {_kind(content)}, not text")
+
+    def _calls(self, tool_calls: Any) -> list[dict[str, Any]]:
+        """The tool calls as ``{"id", "name", "arguments"}`` with the arguments as JSON text."""
+        if tool_calls is None:
+            return []
+        if not isinstance(tool_calls, list):
+            raise _Malformed(self.url, f"tool_calls is {_kind(tool_calls)}, not a list")
         calls = []
-        for call in message.get("tool_calls") or []:
-            function = call.get("function") or {}
-            arguments = function.get("arguments")
-            calls.append({"id": call.get("id") or f"call_{len(calls)}", "name": function.get("name"),
+        for call in tool_calls:
+            function = call.get("function") if isinstance(call, dict) else None
+            name = function.get("name") if isinstance(function, dict) else None
+            arguments = function.get("arguments") if isinstance(function, dict) else None
+            if not isinstance(name, str) or not isinstance(arguments, str | dict | None):
+                raise _Malformed(self.url, f"a tool call is not {{function: {{name, arguments}}}}: "
+                                           f"{json.dumps(call)[:120]}")
+            call_id = call.get("id")
+            calls.append({"id": call_id if isinstance(call_id, str) and call_id else f"call_{len(calls)}",
+                          "name": name,
                           "arguments": arguments if isinstance(arguments, str) else json.dumps(arguments or {})})
-        return Reply(message.get("content") or "", calls, data.get("usage") or {}, latency)
+        return calls
+
+
+def _kind(value: Any) -> str:
+    """``value``'s JSON type in words, for error details."""
+    if value is None:
+        return "null"
+    return {bool: "a boolean", int: "a number", float: "a number", str: "a string", list: "a list",
+            dict: "an object"}.get(type(value), type(value).__name__)

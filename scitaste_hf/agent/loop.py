@@ -31,6 +31,8 @@ SEARCH_MODES = ("native_search", "dimagent_v3_native")
 MAX_CALLS = 18
 #: How a failed item reaches lm-eval's ``process_results``: the reply text starts with this, then the reason.
 FAILURE_PREFIX = "[scitaste failure: "
+#: Failures of the endpoint rather than of the model's answer: asking again later may succeed.
+TRANSIENT_FAILURES = ("api_error", "timeout")
 
 
 def failure_text(reason: str, detail: str = "") -> str:
@@ -55,14 +57,14 @@ class Outcome:
 
 
 def run_item(chat: Callable[..., Reply], tools: Any, record: Mapping[str, Any], mode: str, *,
-             workers: int = 9) -> Outcome:
+             workers: int = 9, time_budget: float | None = None) -> Outcome:
     """Run one paper through the loop of ``mode``.
 
     Parameters
     ----------
     chat : callable
-        ``chat(messages, tools=None, search=False) -> Reply`` (a :class:`~scitaste_hf.agent.chat.ChatClient`'s
-        ``chat`` or a stand-in such as the baseline).
+        ``chat(messages, tools=None, search=False, deadline=None) -> Reply`` (a
+        :class:`~scitaste_hf.agent.chat.ChatClient`'s ``chat`` or a stand-in such as the baseline).
     tools : object with ``call(name, arguments) -> dict``
         Live :class:`~scitaste_hf.agent.tools.ToolBox` or frozen evidence; unused in tool-free modes.
     record : mapping
@@ -71,21 +73,25 @@ def run_item(chat: Callable[..., Reply], tools: Any, record: Mapping[str, Any], 
         One of :data:`~scitaste_hf.schema.MODES`.
     workers : int
         Tool calls executed concurrently.
+    time_budget : float, optional
+        Seconds the whole paper may take, every round and retry included; past it the paper is a ``timeout``
+        failure.
     """
     if mode not in MODES:
         return Outcome("", "other", {"error": f"unknown mode {mode!r}"})
     trace: dict[str, Any] = {"bibcode": record["bibcode"], "mode": mode, "calls": [], "usage": [], "latency": 0.0}
     search = mode in SEARCH_MODES
     started = time.perf_counter()
+    deadline = None if time_budget is None else time.monotonic() + time_budget
     try:
         if mode not in TOOL_MODES:
             messages = [{"role": "user", "content": paper_prompt(record)}]
-            reply = chat(messages, search=search)
+            reply = chat(messages, search=search, deadline=deadline)
             trace["usage"].append(reply.usage)
             return _done(Outcome(reply.content, None, trace), messages, reply, started)
         messages = [{"role": "system", "content": REVIEWER},
                     {"role": "user", "content": f"{_paper_block(record)}\n\n{ROUND_ONE}"}]
-        first = chat(messages, tools=TOOL_SCHEMAS, search=search)
+        first = chat(messages, tools=TOOL_SCHEMAS, search=search, deadline=deadline)
         trace["usage"].append(first.usage)
         if not first.tool_calls:
             trace["no_tool_calls"] = True
@@ -105,7 +111,7 @@ def run_item(chat: Callable[..., Reply], tools: Any, record: Mapping[str, Any], 
                                        "error": result.get("error")})
                 messages.append({"role": "tool", "tool_call_id": call["id"], "content": json.dumps(result)})
         messages.append({"role": "user", "content": ROUND_TWO})
-        second = chat(messages, search=search)  # no tools offered: round 2 must answer
+        second = chat(messages, search=search, deadline=deadline)  # no tools offered: round 2 must answer
         trace["usage"].append(second.usage)
         if second.tool_calls and not second.content:
             return _done(Outcome("", "other", {**trace, "error": "the model kept calling tools in round 2"}),

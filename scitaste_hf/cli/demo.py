@@ -132,7 +132,7 @@ def _check(proc: subprocess.CompletedProcess, what: str) -> None:
 
 def _store(console, out: Path, dataset: Path, results: Path):
     """Turn each mode's lm-eval samples into a predictions file, score it with the evaluate metrics, and store
-    it in the leaderboard (with the samples log as evidence, so the run is reproducible)."""
+    it in the leaderboard (with the samples log as evidence, so the run is evidence-consistent)."""
     from scitaste_hf import load_metric
     from scitaste_hf.errors import ScitasteError
     from scitaste_hf.leaderboard import Leaderboard

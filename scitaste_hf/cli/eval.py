@@ -26,6 +26,22 @@ def _option(args: list[str], name: str) -> str | None:
     return None
 
 
+def _named_baseline(args: list[str]) -> list[str]:
+    """``args`` with ``model=scitaste-baseline`` added to the baseline's ``--model_args``: lm-eval names a run
+    after ``model=`` there, and gives it a random name otherwise."""
+    if _option(args, "--model") != "scitaste-baseline":
+        return args
+    for k, arg in enumerate(args):
+        inline = arg.startswith("--model_args=")
+        if (arg == "--model_args" and k + 1 < len(args)) or inline:
+            value = arg.split("=", 1)[1] if inline else args[k + 1]
+            if "model" in {part.split("=", 1)[0].strip() for part in value.split(",")}:
+                return args
+            named = f"{value},model=scitaste-baseline" if value.strip() else "model=scitaste-baseline"
+            return [*args[:k], "--model_args", named, *args[k + (1 if inline else 2):]]
+    return [*args, "--model_args", "model=scitaste-baseline"]
+
+
 def run_passthrough(argv: list[str]) -> int:
     """Register the models, add the task path, and hand ``argv`` to lm-eval's own command line."""
     import os
@@ -42,7 +58,7 @@ def run_passthrough(argv: list[str]) -> int:
     import scitaste_hf.lm_models  # noqa: F401  registers scitaste-baseline
     from scitaste_hf.resources import bundled_dir
 
-    args = list(argv)
+    args = _named_baseline(list(argv))
     if "--include_path" not in args and not any(a.startswith("--include_path=") for a in args):
         args += ["--include_path", str(bundled_dir("lm_eval_tasks"))]
     output = _option(args, "--output_path")

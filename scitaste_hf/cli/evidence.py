@@ -24,7 +24,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Build the tools over the chosen services and freeze their evidence."""
-    import os
     from pathlib import Path
 
     from rich.progress import Progress
@@ -34,6 +33,7 @@ def run(args: argparse.Namespace) -> int:
     from scitaste_hf.errors import ScitasteError
     from scitaste_hf.records import load_bibcode_map, load_records
     from scitaste_hf.sources import ADSClient, OpenAlexClient
+    from scitaste_hf.sources.endpoints import mirror_clients
 
     records = load_records(args.dataset, args.split)
     if missing := [i for i, r in enumerate(records) if not r.get("bibcode") or not r.get("discipline")]:
@@ -43,12 +43,9 @@ def run(args: argparse.Namespace) -> int:
     papers = {r["bibcode"]: PaperRef(r["bibcode"], r["discipline"], r.get("openalex_id") or mapping.get(r["bibcode"]),
                                      r.get("doi")) for r in records}
     cache = str(Path(args.out) / ".cache")
-    if args.source == "mirror":
-        url = args.mirror_url.rstrip("/")
-        openalex = OpenAlexClient(base_url=f"{url}/openalex", cache_dir=cache)
-        ads = ADSClient(base_url=f"{url}/ads/v1", token=os.environ.get("ADS_API_TOKEN", "mirror"), cache_dir=cache)
-    else:
-        openalex, ads = OpenAlexClient(cache_dir=cache), ADSClient(cache_dir=cache)
+    settings = mirror_clients(args.mirror_url) if args.source == "mirror" else {"openalex": {}, "ads": {}}
+    openalex = OpenAlexClient(cache_dir=cache, **settings["openalex"])
+    ads = ADSClient(cache_dir=cache, **settings["ads"])
     toolbox = ToolBox(openalex, ads, papers, strict=True)
     with Progress() as bar:
         task = bar.add_task(f"freezing evidence of {len(papers)} papers", total=len(papers))

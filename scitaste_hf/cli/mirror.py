@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import argparse
 
+from scitaste_hf.cli import whole_number
+
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Arguments of ``scitaste mirror``."""
@@ -19,6 +21,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     serve.add_argument("--rate-limit", type=int, help="requests per second before answering 429")
     serve.add_argument("--daily-limit", type=int, help="requests before the X-RateLimit budget is spent")
     serve.add_argument("--latency", type=float, default=0.0, help="seconds added to every answer")
+    serve.add_argument("--max-page", type=whole_number(1), metavar="N",
+                       help="answer at most N records a page, whatever was asked (a service that caps its page size)")
     serve.add_argument("--fault", action="append", default=[], metavar="KIND=SHARE",
                        help="random faults: 429, 500, empty, truncated or slow, e.g. --fault 429=0.05 (repeatable)")
 
@@ -50,6 +54,7 @@ def run(args: argparse.Namespace) -> int:
 
     from scitaste_hf.errors import ScitasteError
     from scitaste_hf.mirror.server import DEFAULT_DAILY_LIMIT, build_mirror
+    from scitaste_hf.sources.endpoints import mirror_clients
 
     faults = _faults(args.fault)
     started = time.perf_counter()
@@ -58,7 +63,7 @@ def run(args: argparse.Namespace) -> int:
     print(f"building the mirror: {what} ...", flush=True)
     app = build_mirror(args.world, seed=args.seed, papers=args.papers, rate_limit=args.rate_limit,
                        daily_limit=args.daily_limit or DEFAULT_DAILY_LIMIT, latency=args.latency,
-                       fault_rates=faults)
+                       max_page=args.max_page, fault_rates=faults)
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
@@ -67,8 +72,9 @@ def run(args: argparse.Namespace) -> int:
         raise ScitasteError(f"cannot listen on 127.0.0.1:{args.port}: {exc.strerror}; choose another --port") from None
     sock.listen(1024)
     url = f"http://127.0.0.1:{sock.getsockname()[1]}"
-    print(f"READY {url}  (built in {time.perf_counter() - started:.1f} s; OpenAlex {url}/openalex, "
-          f"ADS {url}/ads, arXiv {url}/arxiv)", flush=True)
+    roots = {service: kwargs["base_url"] for service, kwargs in mirror_clients(url).items()}
+    print(f"READY {url}  (built in {time.perf_counter() - started:.1f} s; OpenAlex {roots['openalex']}, "
+          f"ADS {roots['ads']}, arXiv {roots['arxiv']})", flush=True)
     import uvicorn
 
     server = uvicorn.Server(uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off",

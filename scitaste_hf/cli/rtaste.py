@@ -23,8 +23,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     report.add_argument("--json", metavar="OUT", dest="json_out",
                         help="also write every number as JSON (only when the whole report succeeded)")
     report.add_argument("--n-resamples", type=int, default=1000,
-                        help="bootstrap resamples of the seed papers (default 1000; 0: no intervals)")
-    report.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
+                        help="0: no intervals (default 1000; the intervals are t-intervals across seed papers)")
+    report.add_argument("--seed", type=int, default=0,
+                        help="unused: the t-intervals draw nothing at random (default 0)")
 
 
 def run(args: argparse.Namespace) -> int:

@@ -1,5 +1,6 @@
 """Score a predictions file against the gold labels: Scheme 1 and Scheme 2 (WAPE), overall and per discipline,
-with 95% bootstrap intervals, grades and coverage.
+with 95% bootstrap intervals, grades and coverage; beside them, the two no-information floors on the same papers
+and the run's skill over the constant floor, with its paired-bootstrap interval.
 
 Without --predictions and --gold it scores the bundled synthetic example run against the bundled synthetic
 gold set (300 papers, 50 per discipline), the offline demonstration of the output.
@@ -22,6 +23,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--gold", metavar="FILE_OR_DATASET",
                         help="gold records: a .jsonl/.json/.parquet file, a dataset folder, or a Hub dataset id")
     parser.add_argument("--split", default="selected", help="split of a dataset folder or Hub id (default: selected)")
+    parser.add_argument("--backup", metavar="FILE_OR_DATASET",
+                        help="records the no-information floors are learned from (default: the backup split when "
+                             "--gold is a dataset folder or Hub id, else the gold set itself)")
     parser.add_argument("--json", metavar="OUT", dest="json_out",
                         help="also write the full result as JSON (only when the whole computation succeeded)")
     parser.add_argument("--weights", metavar="FILE", help="dimension weights JSON for Part B (default: DESIGN s.4)")
@@ -54,7 +58,7 @@ def run(args: argparse.Namespace) -> int:
     from scitaste_hf.scoring import score_run
 
     # Piped output (CI logs, files) gets a wide table instead of rich's 80-column default that truncates cells.
-    console = Console(width=None if sys.stdout.isatty() else 150)
+    console = Console(width=None if sys.stdout.isatty() else 200)
     predictions_path, gold_path = args.predictions, args.gold
     if predictions_path is None:
         predictions_path, gold_path = _example("predictions.jsonl"), _example("gold.jsonl")
@@ -66,9 +70,16 @@ def run(args: argparse.Namespace) -> int:
         raise ScitasteError(f"weights file {args.weights} is not UTF-8 text ({exc.reason})") from None
     predictions = read_predictions(predictions_path)
     gold = load_records(gold_path, args.split)
+    backup_source, backup = args.backup, load_records(args.backup, "backup") if args.backup else None
+    if backup is None and not Path(gold_path).is_file() and args.split != "backup":
+        try:
+            backup, backup_source = load_records(gold_path, "backup"), gold_path
+        except ScitasteError:  # a dataset without a backup split: the floors come from the gold set
+            pass
     result = score_run(gold, predictions, weights=weights, n_resamples=args.n_resamples, seed=args.seed,
-                       gold_name=str(gold_path))
+                       gold_name=str(gold_path), backup=backup)
     result["inputs"] = {"predictions": str(predictions_path), "gold": str(gold_path), "split": args.split,
+                        "floors_from": f"{backup_source} (backup)" if backup_source else f"{gold_path} (the gold set)",
                         "n_resamples": args.n_resamples, "seed": args.seed}
     console.print(results_table(result))
     if args.json_out:
@@ -92,8 +103,8 @@ def results_table(result: dict):
     from rich.table import Table
 
     table = Table(title="SciTaste-Bench scores (95% bootstrap intervals)", title_justify="left")
-    for column in ("scope", "coverage", "Scheme-1", "grade", "Scheme-2", "grade", "WAPE %", "Spearman",
-                   "Pearson", "MAE", "bias"):
+    for column in ("scope", "coverage", "Scheme-1", "grade", "S1 skill", "Scheme-2", "grade", "WAPE %", "S2 skill",
+                   "Spearman", "Pearson", "MAE", "bias"):
         table.add_column(column, justify="left" if column in ("scope", "grade") else "right")
     rows = [("overall", result["overall"]), *result["by_discipline"].items()]
     resampled = result.get("inputs", {}).get("n_resamples", 0) > 0
@@ -103,7 +114,7 @@ def results_table(result: dict):
             coverage = f"[yellow]{coverage}[/yellow]"
         s1, s2 = block["scheme1"], block["scheme2"]
         if s2 is None:
-            table.add_row(scope, coverage, "no scored items", *[""] * 8)
+            table.add_row(scope, coverage, "no scored items", *[""] * 10)
             continue
         cells = ["", ""] if s1 is None else [
             f"{s1['scheme1']:.1f}{_interval(s1['ci']['scheme1'], resampled)}", s1["grade"]]
@@ -112,13 +123,37 @@ def results_table(result: dict):
             "n/a" if s1["pearson"] is None else f"{s1['pearson']:.3f}",
             f"{s1['mae']:.2f}", f"{s1['bias']:+.2f}",
         ]
+        skill = block.get("skill") or {}
         table.add_row(
-            scope, coverage, *cells,
+            scope, coverage, *cells, _skill(skill.get("scheme1"), resampled),
             f"{s2['score']:.1f}{_interval(s2['ci']['score'], resampled)}", s2["grade"],
-            f"{100 * s2['wape']:.1f}{_interval(s2['ci']['wape'], resampled, 100)}", *stats,
+            f"{100 * s2['wape']:.1f}{_interval(s2['ci']['wape'], resampled, 100)}",
+            _skill(skill.get("scheme2"), resampled), *stats,
             end_section=i == 0,
         )
+    notes = []
     failures = result["overall"]["failures"]
     if failures:
-        table.caption = "unscored: " + ", ".join(f"{reason} {n}" for reason, n in failures.items())
+        notes.append("unscored: " + ", ".join(f"{reason} {n}" for reason, n in failures.items()))
+    floors = result["overall"].get("floors")
+    if floors:
+        notes.append("floors on the same papers (overall): " + "; ".join(
+            f"{name.replace('_', ' ')} Scheme-1 {_number(f['scheme1'])}, Scheme-2 {f['scheme2']:.1f}"
+            for name, f in floors.items()))
+        notes.append("skill: the share of the constant floor's error the run removes (Scheme 2: 1 - WAPE/WAPE_floor) "
+                     "or of its distance to a perfect score it closes (Scheme 1); * not above the floor "
+                     "(its interval reaches 0)")
+    table.caption = "\n".join(notes) or None
     return table
+
+
+def _number(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.1f}"
+
+
+def _skill(block: dict | None, resampled: bool) -> str:
+    """A skill cell: the skill, its interval, and * when the run is not above the floor."""
+    if block is None or block["skill"] is None:
+        return ""
+    mark = "*" if block["above_floor"] is False else ""
+    return f"{block['skill']:+.2f}{_interval(block['interval'], resampled, digits=2)}{mark}"

@@ -33,5 +33,5 @@ def run(args: argparse.Namespace) -> int:
         os.environ["SCITASTE_GOLD"] = args.gold
     app = runpy.run_path(str(bundled_dir("space") / "app.py"), run_name="scitaste_space")
     print(f"leaderboard data in {os.path.abspath(args.data)}; serving on http://127.0.0.1:{args.port}/")
-    app["demo"].launch(server_name="127.0.0.1", server_port=args.port, max_file_size="10mb", show_error=True)
+    app["serve"](server_name="127.0.0.1", server_port=args.port, show_error=True)
     return 0

@@ -1,14 +1,60 @@
 """Integrity checks of a submission.
 
-The gold labels of the ``selected`` split are public, so a score alone proves nothing. A run is
-*reproducible* when the evidence attached to it (lm-eval's samples log, the agent trace) yields exactly the
-submitted answers; otherwise it is *self-reported*. A run that matches the gold labels almost exactly is
-*flagged* and not ranked.
+The gold labels of the ``selected`` split are public, so a score alone proves nothing. Each stored run gets one
+of three statuses, decided in this order:
+
+- ``flagged`` (not ranked): :func:`gold_copy_reason` finds the answers implausibly close to the public gold
+  labels, closer than any honest judge gets. It proves that the answers derive from the labels (a copy, or a
+  pipeline that recomputes them); it does not say who made the copy.
+- ``evidence-consistent``: the attached lm-eval samples log or agent trace records, for every paper, exactly
+  the submitted answer (:func:`verify_evidence`). That proves the log and the answers agree; it does not prove
+  that a model produced either: a samples log is a JSONL file anyone can write, so a fabricated one passes.
+- ``self-reported``: no evidence, or evidence that disagrees with the answers. The numbers are the
+  submitter's word.
+
+The rule for ``flagged``
+------------------------
+An honest judge, however strong, errs on each of the eight numbers of a paper (the innovation score and the
+seven dimensions, 0-100), and its errors on the eight are not all tiny at once. A model with a mean absolute
+error (MAE) of 4 per number has a given number within 1.5 points of the gold label for about one paper in four,
+and all eight at once for about one paper in 100,000. A copy of the labels keeps all eight within rounding for
+almost every paper, however it is disguised. So, per number, the answers are first mapped back onto the gold
+scale by a robust affine fit ``prediction ~ a * gold + b`` (:func:`_affine_fit`: the median slope of the pairs
+of papers half the gold ranking apart, then least-squares refits on the papers near the line), which undoes a
+shift (+c), a scale (x0.97) or any affine map, and ignores the papers of a partial copy that were replaced by
+other values. Each number's residual is measured in gold points, ``|(prediction - b) / a - gold|`` (infinite
+for a flat fit, such as a constant predictor's). With at least :data:`MIN_PAPERS` (10) scored
+papers, a run is flagged when any of these holds:
+
+1. At least :data:`COPY_SHARE` (30%) of its papers have all eight residuals within :data:`COPY_TOLERANCE`
+   (1.5 gold points). A copy rounded to integers or to one decimal, shifted or scaled is at 100%, one noised
+   with an SD of 0.5 near 98%, one with 15% of its papers randomised near 85%. The threshold is a minority
+   share so that randomising many papers does not hide the copied rest (it holds up to about 40% randomised at
+   300 papers, 30% at 30; beyond half, the fit is lost, and so is most of the score). An honest model with
+   an MAE of 4 is expected near 0%; at 300 papers it stays below 3% even at an MAE of 1.6.
+2. At least :data:`RANKED_SHARE` (65%) of its papers have the innovation score alone within
+   :data:`RANKED_TOLERANCE` (1 gold point), judged from :data:`RANKED_MIN_PAPERS` (30) scored papers on. The
+   ranked Scheme-2 score uses the innovation score alone, so a copy of that one number tops the board whatever
+   the dimensions say. An honest model with an MAE of 4 stays below 25% at 300 papers and 45% at 30 (one
+   number alone is a weaker signal than eight, hence the larger share and sample).
+3. The Spearman correlation with the gold labels is at least :data:`COPY_SPEARMAN` (0.995) for every one of the
+   eight numbers: a monotone but not affine transform of the labels (a power of them, say). An honest MAE of 4
+   gives about 0.85 on the innovation score and 0.97 on the dimensions of the bundled example gold; a model
+   with tools may rank one or two dimensions almost perfectly (the offline baseline does), never all eight.
+
+With fewer than :data:`MIN_PAPERS` scored papers (a run that answered only a few) no statistic is trusted, and a
+run is flagged only when it is the gold labels up to rounding: every number of every scored paper within
+:data:`EXACT_TOLERANCE` (0.5) of the label. No paper scored, no flag.
+
+Together the rules flag copies noised with an SD up to about 1 point. What they cannot catch: labels with noise
+of an honest strong model's size (an SD of 2 points or more) look like an honest strong model; such a run is
+self-reported, or evidence-consistent with a fabricated log. The check is pure numpy, about 2 ms for 300 papers.
 """
 
 from __future__ import annotations
 
 import json
+import warnings
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -18,35 +64,128 @@ from scitaste_hf.records import jsonl_lines
 from scitaste_hf.schema import Answer, Failure
 from scitaste_hf.scoring import parse_answer
 
-#: A run is flagged when at least this share of its scored papers has all eight numbers within
-#: NEAR_GOLD_TOLERANCE of the gold labels: no real model judges that closely, a copy of the labels does.
-NEAR_GOLD_SHARE = 0.9
-NEAR_GOLD_TOLERANCE = 0.5
+#: Fewest scored papers for the statistical rules; with fewer, only an exact copy is flagged.
+MIN_PAPERS = 10
+#: Rule 1: share of papers with all eight residuals within COPY_TOLERANCE gold points.
+COPY_SHARE = 0.3
+COPY_TOLERANCE = 1.5
+#: Rule 2: share of papers whose innovation score (the ranked number) is within RANKED_TOLERANCE gold points.
+RANKED_SHARE = 0.65
+RANKED_TOLERANCE = 1.0
+RANKED_MIN_PAPERS = 30
+#: Rule 3: Spearman correlation reached by every one of the eight numbers.
+COPY_SPEARMAN = 0.995
+#: Half-width, in gold points, of the band of papers that the affine fit is refined on.
+FIT_BAND = 3.0
+#: Fewer than MIN_PAPERS papers: flagged when every number is within this of the label (a copy up to rounding).
+EXACT_TOLERANCE = 0.5
 
 
-def near_gold(predictions: Mapping[str, Answer | Failure], gold: Sequence[Mapping[str, Any]]) -> bool:
-    """Whether the answers reproduce the gold labels almost exactly (see :data:`NEAR_GOLD_SHARE`)."""
+def _affine_fit(P: np.ndarray, G: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per column, a robust fit ``P ~ a * G + b``: the median slope of the pairs of papers half the gold ranking
+    apart and the median intercept, then two least-squares refits on the papers within :data:`FIT_BAND` gold
+    points of the line (the copied papers of a partial copy; for honest answers, a central band of them)."""
+    n = G.shape[0]
+    order = np.argsort(G, axis=0, kind="stable")
+    gs, ps = np.take_along_axis(G, order, axis=0), np.take_along_axis(P, order, axis=0)
+    dg, dp = gs[n // 2:] - gs[:n - n // 2], ps[n // 2:] - ps[:n - n // 2]
+    slopes = np.where(dg > 0, dp / np.where(dg > 0, dg, 1.0), np.nan)  # tied gold labels give no slope
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # a column of tied labels only: no slope, a = 0
+        a = np.nan_to_num(np.nanmedian(slopes, axis=0))
+    b = np.median(P - a * G, axis=0)
+    for _ in range(2):
+        w = np.abs(P - a * G - b) <= FIT_BAND * np.abs(a)
+        count = w.sum(axis=0)
+        mg, mp = (w * G).sum(axis=0) / np.maximum(count, 1), (w * P).sum(axis=0) / np.maximum(count, 1)
+        var = (w * (G - mg) ** 2).sum(axis=0)
+        refit = (count >= 3) & (var > 0)
+        a = np.where(refit, (w * (G - mg) * (P - mp)).sum(axis=0) / np.where(refit, var, 1.0), a)
+        b = np.where(refit, mp - a * mg, b)
+    return a, b
+
+
+def _gold_residuals(P: np.ndarray, G: np.ndarray) -> np.ndarray:
+    """Each answer's distance from its gold label in gold points, after the fit of :func:`_affine_fit`
+    (infinite where the fit is flat: the answers do not follow the labels at all)."""
+    a, b = _affine_fit(P, G)
+    flat = np.abs(a) < 1e-9
+    with np.errstate(invalid="ignore", divide="ignore"):
+        e = np.abs((P - b) / np.where(flat, 1.0, a) - G)
+    e[:, flat] = np.inf
+    return e
+
+
+def _spearman(P: np.ndarray, G: np.ndarray) -> np.ndarray:
+    """Per column, the Spearman correlation of ``P`` and ``G`` (NaN where either is constant), with the scoring
+    package's own rank correlation."""
+    from scitaste_hf.scoring._arrays import Counts, Ranked, spearman
+
+    once = Counts(np.ones((1, G.shape[0])))
+    return np.array([spearman(Ranked(P[:, j]), Ranked(G[:, j]), once)[0] for j in range(G.shape[1])])
+
+
+def gold_copy_reason(P: np.ndarray, G: np.ndarray) -> str | None:
+    """Why the answers ``P`` are a disguised copy of the gold labels ``G`` (both (n, 8), the scored papers only),
+    in words, or None when they are not (the rule is in the module docstring)."""
+    n = P.shape[0]
+    if n == 0:
+        return None
+    if n < MIN_PAPERS:
+        if np.all(np.abs(P - G) <= EXACT_TOLERANCE):
+            return f"all {n} scored papers match the public gold labels to within {EXACT_TOLERANCE:g} points"
+        return None
+    e = _gold_residuals(P, G)
+    share = float(np.mean(np.all(e <= COPY_TOLERANCE, axis=1)))
+    if share >= COPY_SHARE:
+        return (f"{share:.0%} of the papers have all eight numbers within {COPY_TOLERANCE:g} points of an affine "
+                "map of the public gold labels")
+    ranked = float(np.mean(e[:, 0] <= RANKED_TOLERANCE))
+    if n >= RANKED_MIN_PAPERS and ranked >= RANKED_SHARE:
+        return (f"{ranked:.0%} of the papers have an innovation score within {RANKED_TOLERANCE:g} point of an "
+                "affine map of the public gold labels")
+    rho = _spearman(P, G)
+    if np.all(rho >= COPY_SPEARMAN):  # NaN (a constant column) compares False
+        return (f"every number ranks the papers as the public gold labels do (Spearman at least "
+                f"{rho.min():.3f})")
+    return None
+
+
+def near_gold(predictions: Mapping[str, Answer | Failure], gold: Sequence[Mapping[str, Any]]) -> str | None:
+    """Why the answers are a disguised copy of the gold labels (:func:`gold_copy_reason` on the scored papers),
+    or None."""
     from scitaste_hf.scoring._arrays import as_answer_matrix
 
-    pairs = [(predictions[r["bibcode"]], r) for r in gold if isinstance(predictions.get(r["bibcode"]), Answer)]
-    if not pairs:
-        return False
-    P = np.array([a.vector() for a, _ in pairs])
-    G = as_answer_matrix([r for _, r in pairs], "gold")
-    close = np.all(np.abs(P - G) <= NEAR_GOLD_TOLERANCE, axis=1)
-    return bool(close.mean() >= NEAR_GOLD_SHARE)
+    scored = [r for r in gold if isinstance(predictions.get(r["bibcode"]), Answer)]
+    if not scored:
+        return None
+    P = as_answer_matrix([predictions[r["bibcode"]] for r in scored], "predictions")
+    return gold_copy_reason(P, as_answer_matrix(scored, "gold"))
 
 
-def _response_text(obj: Mapping[str, Any]) -> str | None:
-    """The model's reply in an evidence line: an agent trace's ``response``, or lm-eval's filtered/raw reply."""
+def _reply(obj: Mapping[str, Any]) -> Answer | Failure | None:
+    """The answer an evidence line records, or None when it records no reply.
+
+    An lm-eval samples line holds the reply in ``filtered_resps`` / ``resps``; an agent trace line (written by
+    :mod:`scitaste_hf.lm_models`) holds the conversation in ``messages``, whose last assistant message is the
+    reply, or an ``error`` for an item that failed and so has no reply; a plain ``{"bibcode", "response"}``
+    line holds it as ``response``.
+    """
     if isinstance(obj.get("response"), str):
-        return obj["response"]
+        return parse_answer(obj["response"])
     for key in ("filtered_resps", "resps"):
         value = obj.get(key)
         while isinstance(value, list) and value:
             value = value[0]
         if isinstance(value, str):
-            return value
+            return parse_answer(value)
+    if isinstance(obj.get("error"), str):
+        return Failure("other", obj["error"])
+    messages = obj.get("messages")
+    if isinstance(messages, list):
+        for message in reversed(messages):
+            if isinstance(message, Mapping) and message.get("role") == "assistant":
+                return parse_answer(message["content"]) if isinstance(message.get("content"), str) else None
     return None
 
 
@@ -63,14 +202,19 @@ def _same(a: Answer | Failure, b: Answer | Failure) -> bool:
     return isinstance(a, Failure) and isinstance(b, Failure)
 
 
-def verify_evidence(evidence: bytes, predictions: Mapping[str, Answer | Failure]) -> str | None:
-    """Check that an evidence log (lm-eval samples JSONL, or an agent trace JSONL of ``{"bibcode", "response"}``)
-    reproduces the submitted answers: the same bibcodes, and each reply parses to the same answer.
+def verify_evidence(evidence: bytes, predictions: Mapping[str, Answer | Failure], mode: str | None = None
+                    ) -> str | None:
+    """Check that an evidence log (lm-eval's samples JSONL, or the agent trace JSONL, see :func:`_reply`)
+    agrees with the submitted answers: the same bibcodes, and each reply parses to the same answer. Agreement is
+    all it shows: a log written to match the answers passes too.
+
+    A trace line of another mode than ``mode`` is left out: one trace file gathers every mode of an evaluation.
+    When a paper has several lines (a trace appended to by a second evaluation), the last one counts.
 
     Returns
     -------
     str or None
-        None when it reproduces them, else the first discrepancy, in words.
+        None when it agrees with them, else the first discrepancy, in words.
     """
     seen: dict[str, Answer | Failure] = {}
     try:
@@ -82,13 +226,16 @@ def verify_evidence(evidence: bytes, predictions: Mapping[str, Answer | Failure]
             continue
         try:
             obj = json.loads(line)
-        except json.JSONDecodeError:
+        except (ValueError, RecursionError):  # not JSON, an integer past Python's int-string limit, too deep
             return f"evidence line {number} is not JSON"
-        bibcode = _bibcode(obj) if isinstance(obj, dict) else None
-        text = _response_text(obj) if isinstance(obj, dict) else None
-        if bibcode is None or text is None:
+        if not isinstance(obj, dict):
             return f"evidence line {number} has no bibcode and model reply"
-        seen[bibcode] = parse_answer(text)
+        if mode and isinstance(obj.get("mode"), str) and obj["mode"] != mode:
+            continue
+        bibcode, answer = _bibcode(obj), _reply(obj)
+        if bibcode is None or answer is None:
+            return f"evidence line {number} has no bibcode and model reply"
+        seen[bibcode] = answer
     missing = sorted(set(predictions) - set(seen))
     extra = sorted(set(seen) - set(predictions))
     if missing or extra:

@@ -19,14 +19,22 @@ from typing import Any
 
 from scitaste_hf.errors import ScitasteError
 from scitaste_hf.leaderboard.integrity import near_gold, verify_evidence
-from scitaste_hf.leaderboard.store import Meta, Store
+from scitaste_hf.leaderboard.store import EVIDENCE_CONSISTENT, FLAGGED, SELF_REPORTED, Meta, Store
 from scitaste_hf.predictions import parse_predictions
 from scitaste_hf.records import jsonl_lines
 from scitaste_hf.schema import DISCIPLINES, MODES, Answer, Failure
 from scitaste_hf.scoring import paired_bootstrap, score_run
 
+#: Seconds a submission (or the start) waits for its Hub copy before telling the user that it is pending.
+HUB_COPY_WAIT = 10.0
+
 #: Largest accepted predictions file: 300 raw replies with reasoning fit in well under this.
 MAX_BYTES = 5 * 1024 * 1024
+#: Largest accepted evidence file (lm-eval samples log or agent trace), each: four times MAX_BYTES, since a
+#: samples log holds every reply twice beside its prompt and a trace holds the tools' evidence for every paper
+#: (the offline baseline's trace of 300 papers in one tool mode is about 4 MiB).
+MAX_EVIDENCE_BYTES = 4 * MAX_BYTES
+_EVIDENCE_NAMES = {"samples": "samples log", "trace": "trace"}
 #: Submissions one submitter may attempt per window (valid or not).
 RATE_LIMIT = (5, 3600.0)
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9 ._:/+()@-]{0,99}$")
@@ -62,6 +70,15 @@ def check_meta(model: str, mode: str, organisation: str = "", link: str = "") ->
     return model, mode, organisation, link
 
 
+def run_key(predictions: Mapping[str, Answer | Failure], mode: str) -> str:
+    """A run's key: the SHA-256 of its parsed answers (in bibcode order) and its mode, so that the same answers
+    sent again with other line endings, spacing or line order are the same run, and the same answers in another
+    mode (a baseline whose modes agree) are another run."""
+    canonical = {bibcode: answer.model_dump() if isinstance(answer, Answer) else [answer.reason, answer.detail]
+                 for bibcode, answer in sorted(predictions.items())}
+    return hashlib.sha256(json.dumps([mode, canonical], sort_keys=True).encode()).hexdigest()
+
+
 def _compact(block: Mapping[str, Any]) -> dict[str, Any]:
     """The numbers of one scope of a :func:`score_run` result that the table shows."""
     s1, s2 = block["scheme1"] or {}, block["scheme2"] or {}
@@ -75,6 +92,11 @@ def _compact(block: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
+def _check_size(what: str, data: bytes, limit: int) -> None:
+    if len(data) > limit:
+        raise SubmissionError(f"{what} is {len(data) / 2**20:.1f} MiB, over the limit of {limit / 2**20:.1f} MiB")
+
+
 class Leaderboard:
     """Submissions scored against the gold labels of the ``selected`` split.
 
@@ -86,32 +108,36 @@ class Leaderboard:
         Gold labels of the ``selected`` split (records of the benchmark schema).
     max_bytes : int
         Largest accepted predictions file.
+    max_evidence_bytes : int
+        Largest accepted evidence file (samples log or trace).
     rate_limit : (int, float)
         At most this many submission attempts per submitter per this many seconds.
     mirror : callable, optional
-        Called with the stored file paths after each new run (the Hub dataset copy); its failure never
-        loses a run.
+        The Hub dataset copy (:class:`~scitaste_hf.leaderboard.hub_mirror.HubMirror`): called with the store
+        after each new run and on start, it copies the runs the store lists as pending and returns whether none
+        is left; its failure never loses a run.
     """
 
     def __init__(self, data_dir: str | Path, gold: Sequence[Mapping[str, Any]], *, max_bytes: int = MAX_BYTES,
-                 rate_limit: tuple[int, float] = RATE_LIMIT, mirror=None) -> None:
+                 max_evidence_bytes: int = MAX_EVIDENCE_BYTES, rate_limit: tuple[int, float] = RATE_LIMIT,
+                 mirror=None) -> None:
         self.store = Store(data_dir)
         self.gold = list(gold)
         self.gold_ids = {r["bibcode"] for r in self.gold}
         self.max_bytes = max_bytes
+        self.max_evidence_bytes = max_evidence_bytes
         self.rate_limit = rate_limit
         self.mirror = mirror
         self._attempts: dict[str, deque[float]] = defaultdict(deque)
         self._submit_lock = threading.Lock()
         self.reconciled = self.reconcile()
+        self.copy_to_hub()
 
     # -- submissions ---------------------------------------------------------------------------------
 
     def parse(self, data: bytes) -> dict[str, Answer | Failure]:
         """Validate a predictions file against the gold set: size, JSONL, exactly one line per bibcode."""
-        if len(data) > self.max_bytes:
-            raise SubmissionError(f"the file is {len(data) / 2**20:.1f} MiB, over the limit of "
-                                  f"{self.max_bytes / 2**20:.1f} MiB")
+        _check_size("the file", data, self.max_bytes)
         try:
             text = data.decode("utf-8")
         except UnicodeDecodeError:
@@ -143,64 +169,110 @@ class Leaderboard:
     def submit(self, data: bytes, model: str, mode: str, organisation: str = "", link: str = "", *,
                submitter: str = "", samples: bytes | None = None, trace: bytes | None = None,
                kind: str = "submission") -> SubmitResult:
-        """Validate, score and store a predictions file; the same file twice is a no-op.
+        """Validate, score and store a predictions file; the same answers twice in a mode are a no-op.
+
+        Scoring and the evidence check run before the lock that serialises writes, so a large submission does not
+        hold up others; a replay is answered before any scoring.
 
         Raises
         ------
         SubmissionError
-            With a one-line reason, when the file or the metadata is rejected or the submitter is over
-            the rate limit.
+            With a one-line reason, when the file, an evidence file or the metadata is rejected or the
+            submitter is over the rate limit; nothing is stored then.
         """
         if kind == "submission":
             self._rate_check(submitter or "anonymous")
         model, mode, organisation, link = check_meta(model, mode, organisation, link)
+        evidence = {k: v for k, v in (("samples", samples), ("trace", trace)) if v}
+        for name, blob in evidence.items():
+            _check_size(f"the {_EVIDENCE_NAMES[name]}", blob, self.max_evidence_bytes)
         predictions = self.parse(data)
-        # A run is its file in its mode: the same answers under two modes (a baseline whose modes agree) are two
-        # runs, the same file in the same mode again is a no-op.
-        sha = hashlib.sha256(data + f"\n#mode={mode}".encode()).hexdigest()
+        key = run_key(predictions, mode)
+        # Runs stored before keys were canonical are keyed by their file's bytes and mode.
+        keys = (key, hashlib.sha256(data + f"\n#mode={mode}".encode()).hexdigest())
+        existing = self._stored(keys)
+        if existing is not None:
+            return existing
+        status, note, result = self._assess(predictions, evidence, mode)
         with self._submit_lock:
-            existing = self.store.has(sha)
+            existing = self._stored(keys)  # the same answers may have been stored while these were scored
             if existing is not None:
-                return SubmitResult(existing, self.store.run(existing)["status"], True,
-                                    f"this file was already submitted as run #{existing}; nothing changed")
+                return existing
             meta = Meta(model=model, mode=mode, organisation=organisation, link=link, kind=kind,
                         submitter=submitter, submitted_at=datetime.now(UTC).isoformat(timespec="seconds"))
-            evidence = {k: v for k, v in (("samples", samples), ("trace", trace)) if v}
-            self.store.store_submission(sha, data, meta, evidence)
-            run_id, status, note = self._score_and_insert(sha, predictions, meta, evidence)
-        if self.mirror is not None:
-            self.mirror(self.store, sha)
+            self.store.store_submission(key, data, meta, evidence)
+            run_id = self._insert(key, meta, status, result)
         message = f"scored as run #{run_id}: {status}" + (f" ({note})" if note else "")
+        if not self.copy_to_hub():
+            message += "; it is stored here, and its copy to the Hub dataset repo is pending and will be retried"
         return SubmitResult(run_id, status, False, message)
 
-    def _score_and_insert(self, sha: str, predictions: Mapping[str, Answer | Failure], meta: Meta,
-                          evidence: Mapping[str, bytes]) -> tuple[int, str, str]:
+    def _stored(self, keys: Sequence[str]) -> SubmitResult | None:
+        """The duplicate answer for a run already stored under one of ``keys``."""
+        for key in keys:
+            run_id = self.store.has(key)
+            if run_id is not None:
+                return SubmitResult(run_id, self.store.run(run_id)["status"], True,
+                                    f"these answers were already submitted as run #{run_id}; nothing changed")
+        return None
+
+    def copy_to_hub(self, wait: float = HUB_COPY_WAIT) -> bool:
+        """Copy the runs whose Hub copy is pending (tried on start and after each new run); True when none is
+        left pending or no copy is configured.
+
+        Parameters
+        ----------
+        wait : float
+            Seconds to wait for the copy. huggingface_hub's uploads have no timeout of their own, so a Hub that
+            takes a connection and never answers would hold the submission (or the start) indefinitely: past
+            ``wait`` the copy goes on in the background, and this returns False (still pending).
+        """
+        if self.mirror is None:
+            return True
+        outcome: list[bool] = []
+        copy = threading.Thread(target=lambda: outcome.append(self.mirror(self.store)), daemon=True,
+                                name="scitaste-hub-copy")
+        copy.start()
+        copy.join(wait)
+        return bool(outcome and outcome[0])
+
+    def _assess(self, predictions: Mapping[str, Answer | Failure], evidence: Mapping[str, bytes], mode: str
+                ) -> tuple[str, str, dict[str, Any]]:
+        """Score a run and judge its integrity: its status, a note on why, and the :func:`score_run` result.
+
+        The statuses and what each proves are in :mod:`scitaste_hf.leaderboard.integrity`.
+        """
         result = score_run(self.gold, predictions)
-        note = ""
-        if near_gold(predictions, self.gold):
-            status, note = "flagged", "the answers match the public gold labels almost exactly; not ranked"
+        copy = near_gold(predictions, self.gold)
+        if copy:
+            status, note = FLAGGED, f"{copy}: closer than an honest judge gets; not ranked"
         elif evidence:
-            problems = [p for p in (verify_evidence(blob, predictions) for blob in evidence.values()) if p]
-            status = "self-reported" if problems else "reproducible"
-            note = problems[0] if problems else "the evidence reproduces every answer"
+            problems = [p for p in (verify_evidence(blob, predictions, mode) for blob in evidence.values()) if p]
+            status = SELF_REPORTED if problems else EVIDENCE_CONSISTENT
+            note = problems[0] if problems else ("the evidence records every submitted answer; this shows they agree, "
+                                                 "not that a model produced them")
         else:
-            status, note = "self-reported", "no samples log or trace attached"
+            status, note = SELF_REPORTED, "no samples log or trace attached"
+        return status, note, result
+
+    def _insert(self, key: str, meta: Meta, status: str, result: dict[str, Any]) -> int:
         summary = {"overall": _compact(result["overall"]),
                    **{d: _compact(b) for d, b in result["by_discipline"].items()}}
         overall = result["overall"]
-        run_id = self.store.insert(sha, meta, status, summary, result, overall["n_scored"], overall["n_total"])
-        return run_id, status, note
+        return self.store.insert(key, meta, status, summary, result, overall["n_scored"], overall["n_total"],
+                                 copy=self.mirror is not None)
 
     def reconcile(self) -> int:
         """Score and insert submissions whose file was stored but whose row was not (a crash in between)."""
         done = 0
-        for sha, meta in self.store.pending():
-            data = self.store.submission_file(sha).read_bytes()
+        for key, meta in self.store.pending():
+            data = self.store.submission_file(key).read_bytes()
             try:
                 predictions = self.parse(data)
             except ScitasteError:
                 continue  # validated before it was stored; a changed gold set cannot re-admit it
-            self._score_and_insert(sha, predictions, meta, self.store.evidence(sha))
+            status, _, result = self._assess(predictions, self.store.evidence(key), meta.mode)
+            self._insert(key, meta, status, result)
             done += 1
         return done
 
@@ -217,7 +289,7 @@ class Leaderboard:
         for row in self.store.rows():
             if (mode and row["mode"] != mode) or (status and row["status"] != status):
                 continue
-            if row["status"] == "flagged" and not include_flagged:
+            if row["status"] == FLAGGED and not include_flagged:
                 continue
             numbers = json.loads(row["summary"]).get(scope)
             if numbers is None or (grade and numbers["scheme2_grade"] != grade):

@@ -62,7 +62,8 @@ def _card_tags(card: Path) -> list[str]:
 def open_leaderboard(data_dir: str | Path, gold: str | None = None) -> tuple[Leaderboard, bool]:
     """The leaderboard over ``data_dir``; returns it and whether its gold labels are the synthetic example.
 
-    With ``HF_TOKEN`` and ``SCITASTE_RESULTS_REPO`` set, every new run is also copied to that dataset repo.
+    With ``HF_TOKEN`` and ``SCITASTE_RESULTS_REPO`` set, every new run is also copied to that dataset repo; a copy
+    that failed (the Hub unreachable) is retried here, on start, and with the next run.
     """
     source, synthetic = gold_source(data_dir, gold)
     mirror = None

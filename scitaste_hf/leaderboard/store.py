@@ -1,9 +1,10 @@
 """The leaderboard's local store: SQLite (WAL) for runs and results, plain files for the submitted predictions.
 
-The store is the source of truth; a Hub dataset repo, when configured, is a copy. A submission is committed
-in two steps, the file first (atomic rename) and the database row second, and :meth:`Store.pending` lists
-files whose row is missing, so a crash between the two is reconciled on the next start without loss or
-duplication (the SHA-256 of the file is the run's unique key).
+The store is the source of truth; a Hub dataset repo, when configured, is a copy, and the runs not yet
+copied are listed in the store (:meth:`Store.copy_pending`) so that a failed copy is retried, not lost. A
+submission is committed in two steps, the file first (atomic rename) and the database row second, and
+:meth:`Store.pending` lists files whose row is missing, so a crash between the two is reconciled on the next
+start without loss or duplication (the run's key, a SHA-256 of its answers and mode, is unique).
 """
 
 from __future__ import annotations
@@ -36,12 +37,17 @@ CREATE TABLE IF NOT EXISTS runs (
     summary TEXT NOT NULL,
     result TEXT NOT NULL
 );
+CREATE TABLE IF NOT EXISTS hub_pending (sha256 TEXT PRIMARY KEY);
 """
 
 #: Run kinds: a community submission, a row of the offline baseline, or the bundled synthetic example.
 KINDS = ("submission", "baseline", "example")
-#: Integrity status of a run (see :mod:`scitaste_hf.leaderboard.integrity`).
-STATUSES = ("reproducible", "self-reported", "flagged")
+#: Integrity status of a run (see :mod:`scitaste_hf.leaderboard.integrity` for what each does and does not prove).
+FLAGGED, SELF_REPORTED, EVIDENCE_CONSISTENT = "flagged", "self-reported", "evidence-consistent"
+STATUSES = (EVIDENCE_CONSISTENT, SELF_REPORTED, FLAGGED)
+#: Former names of statuses, rewritten when a store is opened: "reproducible" claimed more than a samples log
+#: consistent with the answers proves (anyone can write one).
+RENAMED_STATUSES = {"reproducible": EVIDENCE_CONSISTENT}
 
 
 @dataclass(frozen=True)
@@ -77,6 +83,17 @@ class Store:
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute("PRAGMA synchronous=NORMAL")
         self._db.executescript(_SCHEMA)
+        self._rename_statuses()
+
+    def _rename_statuses(self) -> None:
+        """Rewrite the statuses of :data:`RENAMED_STATUSES` in a store written before the rename (idempotent; no
+        write, and so no write lock, when none is left)."""
+        old = tuple(RENAMED_STATUSES)
+        marks = ", ".join("?" * len(old))
+        if not self._query(f"SELECT 1 FROM runs WHERE status IN ({marks}) LIMIT 1", old):
+            return
+        with self.transaction() as db:
+            db.executemany("UPDATE runs SET status = ? WHERE status = ?", [(n, o) for o, n in RENAMED_STATUSES.items()])
 
     def close(self) -> None:
         """Close the database connection."""
@@ -116,14 +133,24 @@ class Store:
         finally:
             copy.close()
 
+    def _query(self, sql: str, params: tuple[Any, ...] = ()) -> list[sqlite3.Row]:
+        # Under the writers' lock: a read still open on this shared connection while a thread begins a write would
+        # pin an old snapshot, and after another process's commit that write fails at once ("database is locked").
+        with self._lock:
+            return self._db.execute(sql, params).fetchall()
+
     def has(self, sha256: str) -> int | None:
-        """The id of the run with this file hash, if stored."""
-        row = self._db.execute("SELECT id FROM runs WHERE sha256 = ?", (sha256,)).fetchone()
-        return None if row is None else int(row["id"])
+        """The id of the run with this key, if stored."""
+        rows = self._query("SELECT id FROM runs WHERE sha256 = ?", (sha256,))
+        return int(rows[0]["id"]) if rows else None
 
     def insert(self, sha256: str, meta: Meta, status: str, summary: dict[str, Any], result: dict[str, Any],
-               n_scored: int, n_total: int) -> int:
-        """Insert a scored run; a run already stored under ``sha256`` is returned unchanged (a no-op)."""
+               n_scored: int, n_total: int, *, copy: bool = False) -> int:
+        """Insert a scored run; a run already stored under ``sha256`` is returned unchanged (a no-op).
+
+        With ``copy``, the run is also listed as waiting for its Hub copy, in the same transaction, so that a
+        crash cannot leave a stored run that is never copied.
+        """
         with self.transaction() as db:
             row = db.execute("SELECT id FROM runs WHERE sha256 = ?", (sha256,)).fetchone()
             if row is not None:
@@ -134,7 +161,18 @@ class Store:
                 (sha256, meta.model, meta.mode, meta.organisation, meta.link, meta.kind, status, meta.submitter,
                  meta.submitted_at, n_scored, n_total, json.dumps(summary), json.dumps(result)),
             )
+            if copy:
+                db.execute("INSERT OR IGNORE INTO hub_pending (sha256) VALUES (?)", (sha256,))
             return int(cur.lastrowid)
+
+    def copy_pending(self) -> list[str]:
+        """The keys of the runs whose Hub copy has not succeeded yet."""
+        return [row["sha256"] for row in self._query("SELECT sha256 FROM hub_pending ORDER BY sha256")]
+
+    def copy_done(self, keys: list[str]) -> None:
+        """Record that the runs ``keys`` are on the Hub."""
+        with self.transaction() as db:
+            db.executemany("DELETE FROM hub_pending WHERE sha256 = ?", [(k,) for k in keys])
 
     def pending(self) -> list[tuple[str, Meta]]:
         """Submissions whose file is on disk but whose row is not: a crash came between the two."""
@@ -162,11 +200,11 @@ class Store:
 
     def rows(self) -> list[sqlite3.Row]:
         """Every stored run, newest first, without the full results."""
-        return self._db.execute(
+        return self._query(
             "SELECT id, sha256, model, mode, organisation, link, kind, status, submitted_at, n_scored, n_total, summary"
-            " FROM runs ORDER BY id DESC"
-        ).fetchall()
+            " FROM runs ORDER BY id DESC")
 
     def run(self, run_id: int) -> sqlite3.Row | None:
         """One run with its full result."""
-        return self._db.execute("SELECT * FROM runs WHERE id = ?", (run_id,)).fetchone()
+        rows = self._query("SELECT * FROM runs WHERE id = ?", (run_id,))
+        return rows[0] if rows else None

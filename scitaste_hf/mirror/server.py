@@ -1,8 +1,9 @@
 """Serving the mirror: the simulated world (or the recorded real responses) behind the services' own paths, on
 the replay/limits/faults server of :mod:`scitaste_hf.sources.testing`.
 
-OpenAlex is under ``/openalex``, NASA ADS under ``/ads`` (``/ads/v1/search/query``) and arXiv under ``/arxiv``
-(``/arxiv/api/query``); ``GET /health`` answers 200 once the world is built and the socket listens.
+Each service is under its prefix of :mod:`scitaste_hf.sources.endpoints` (``/openalex/works``,
+``/ads/v1/search/query``, ``/arxiv/api/query``); ``GET /health`` answers 200 once the world is built and the socket
+listens.
 """
 
 from __future__ import annotations
@@ -13,10 +14,10 @@ from importlib import resources
 from pathlib import Path
 
 from scitaste_hf.simworld.world import World
+from scitaste_hf.sources.endpoints import mirror_route
 
 #: Requests the mirror allows before its X-RateLimit budget runs out, unless told otherwise.
 DEFAULT_DAILY_LIMIT = 10_000_000
-PREFIXES = ("/openalex", "/ads", "/arxiv")
 
 
 def recorded_dir() -> Path:
@@ -42,14 +43,15 @@ def world_backend(world: World) -> Callable[[str, str, dict[str, str], bytes], t
         return status, orjson.dumps(content)
 
     def backend(method: str, path: str, query: dict[str, str], body: bytes) -> tuple | None:
-        if path.startswith("/openalex/") and method == "GET":
-            status, content = openalex_get(path[len("/openalex"):], tuple(sorted(query.items())))
+        service, below = mirror_route(path) or ("", "")
+        if service == "openalex" and method == "GET":
+            status, content = openalex_get(below, tuple(sorted(query.items())))
             return status, content, "application/json"
-        if path.startswith("/ads/"):
-            status, content = ads.answer(path[len("/ads"):], query, body)
+        if service == "ads":
+            status, content = ads.answer(below, query, body)
             return status, orjson.dumps(content), "application/json"
-        if path.startswith("/arxiv/") and method == "GET":
-            status, text = arxiv.answer(path[len("/arxiv"):], query)
+        if service == "arxiv" and method == "GET":
+            status, text = arxiv.answer(below, query)
             return status, text, "application/atom+xml; charset=utf-8"
         return None
 
@@ -57,7 +59,7 @@ def world_backend(world: World) -> Callable[[str, str, dict[str, str], bytes], t
 
 
 def build_mirror(world: str = "sim", *, seed: int = 0, papers: int = 6000, rate_limit: int | None = None,
-                 daily_limit: int | None = DEFAULT_DAILY_LIMIT, latency: float = 0.0,
+                 daily_limit: int | None = DEFAULT_DAILY_LIMIT, latency: float = 0.0, max_page: int | None = None,
                  fault_rates: dict[str, float] | None = None):
     """The mirror's ASGI application.
 
@@ -74,6 +76,8 @@ def build_mirror(world: str = "sim", *, seed: int = 0, papers: int = 6000, rate_
         Budget reported in ``X-RateLimit-*`` headers; 429 when spent.
     latency : float
         Seconds added to every answer.
+    max_page : int, optional
+        Most records a page of the simulated world holds, whatever ``per-page``/``rows``/``max_results`` asked.
     fault_rates : mapping, optional
         Share of random faults per kind (``429``, ``500``, ``empty``, ``truncated``, ``slow``), seeded with ``seed``.
     """
@@ -85,4 +89,4 @@ def build_mirror(world: str = "sim", *, seed: int = 0, papers: int = 6000, rate_
     from scitaste_hf.simworld.world import generate
 
     return build_app(backend=world_backend(generate(papers, seed)), rate_limit=rate_limit, daily_limit=daily_limit,
-                     latency=latency, fault_rates=fault_rates, seed=seed)
+                     latency=latency, max_page=max_page, fault_rates=fault_rates, seed=seed)

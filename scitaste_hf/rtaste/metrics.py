@@ -1,9 +1,9 @@
-"""The rTaste metrics as pure numpy functions: Brier scores, the base-rate forecast, top-1 credit, yield, and
-intervals that resample seed papers.
+"""The rTaste metrics as pure numpy/scipy functions: Brier scores, the base-rate forecast, top-1 credit, yield,
+and intervals across seed papers.
 
 Every comparison of the study is paired within a seed paper and reported with a 95% interval across seed
-papers; :func:`grouped_mean` does both, with the seeded percentile bootstrap of
-:mod:`scitaste_hf.scoring.bootstrap`.
+papers; :func:`grouped_mean` does both, with a cluster-robust t-interval (CR2 standard error, t on G - 1
+degrees of freedom for G seed papers), which keeps its coverage with the study's few seed papers.
 """
 
 from __future__ import annotations
@@ -12,9 +12,10 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
+from scipy import stats
 
 from scitaste_hf.errors import ScitasteError
-from scitaste_hf.scoring.bootstrap import CONFIDENCE, N_RESAMPLES, SEED, resample_counts
+from scitaste_hf.scoring.bootstrap import CONFIDENCE, N_RESAMPLES, SEED
 
 #: Expected top-1 credit of a uniformly random choice among five MVEs.
 RANDOM_TOP1 = 0.2
@@ -115,11 +116,14 @@ def base_rate_forecast(outcomes: Any, groups: Sequence[str]) -> np.ndarray:
 
 def grouped_mean(values: Any, groups: Sequence[str], *, n_resamples: int = N_RESAMPLES, seed: int = SEED,
                  confidence: float = CONFIDENCE) -> dict[str, Any]:
-    """The mean of ``values`` with a percentile-bootstrap interval that resamples whole groups.
+    """The mean of ``values`` with a cluster-robust t-interval across groups (seed papers).
 
     The groups are the study's independent units (seed papers): the MVEs or conditions of one paper share
-    it, so they are resampled together. The estimate weights every value equally, so the mean of a
-    difference of two losses is the difference of their means on the same items.
+    it, so the interval treats each group, not each item, as one observation. The estimate weights every
+    value equally, so the mean of a difference of two losses is the difference of their means on the same
+    items. The interval is the one of that item-weighted mean (a ratio estimator): its cluster-robust CR2
+    (Bell-McCaffrey) standard error with a Student t quantile on G - 1 degrees of freedom, G the number of
+    groups. With groups of equal size it is exactly the t-interval over the per-group means.
 
     Parameters
     ----------
@@ -127,17 +131,38 @@ def grouped_mean(values: Any, groups: Sequence[str], *, n_resamples: int = N_RES
         Per-item values: a squared error, a difference of two squared errors, a top-1 credit.
     groups : sequence of str, shape (n,)
         The group of each item.
-    n_resamples : int
-        Bootstrap resamples of the groups; 0 skips the interval.
-    seed : int
-        Bootstrap seed; the same input and seed give the same interval.
-    confidence : float
+    n_resamples : int, default 1000
+        0 skips the interval; any other value (>= 0) gives it. The interval is analytic, so the number is not
+        otherwise used; it is kept so that callers' 0 still means "no interval".
+    seed : int, default 0
+        Not used: the interval is analytic, and the same input always gives the same output. Kept for
+        callers that pass it.
+    confidence : float, default 0.95
         Coverage of the interval, between 0 and 1.
 
     Returns
     -------
     dict
         ``estimate`` (the mean), ``interval`` (``[low, high]`` or ``None``), ``n`` items, ``n_groups``.
+        ``interval`` is ``None`` when ``n_resamples`` is 0 or there is a single group (one seed paper says
+        nothing about the variation between papers); it is ``[estimate, estimate]`` when every group has the
+        same mean (zero variance between groups, up to rounding). With few groups the interval is wide and may
+        reach past the values' possible range (a hit rate's 0-1): it is not clipped.
+
+    Notes
+    -----
+    With group sums S_g, sizes n_g, N = sum(n_g) and estimate m = sum(S_g) / N, the variance is
+    V = sum((S_g - m n_g)^2 / (1 - n_g / N)) / N^2 and the interval is m -/+ t(G - 1, (1 + confidence) / 2)
+    sqrt(V). It covers the population value of the item-weighted mean, E[a paper's sum] / E[its number of
+    items]. The percentile bootstrap over groups that this function used before under-covers with few groups
+    (the variance of its resamples is (G - 1) / G of the mean's, and its tails are normal, not t): in studies
+    simulated by ``bench/bench_rtaste_intervals.py`` (papers of about 5-30 items, unequal in size and mean)
+    its "95%" interval covered the truth in 80% of studies with 4 seed papers, 87% with 7 and 92% with 20, and
+    BCa did no better; this interval covered it in 95%, 95% and 94%.
+
+    References: R. M. Bell and D. F. McCaffrey (2002), "Bias reduction in standard errors for linear
+    regression with multi-stage samples", Survey Methodology 28(2); A. C. Cameron and D. L. Miller (2015),
+    "A practitioner's guide to cluster-robust inference", Journal of Human Resources 50(2).
     """
     x = np.asarray(values, dtype=np.float64)
     if x.ndim != 1 or x.size == 0 or not np.isfinite(x).all():
@@ -148,15 +173,26 @@ def grouped_mean(values: Any, groups: Sequence[str], *, n_resamples: int = N_RES
         raise ScitasteError(f"n_resamples must be >= 0, got {n_resamples}")
     labels, index = np.unique(np.asarray(groups, dtype=str), return_inverse=True)
     _same_length(x, index, "values and groups")
-    sums = np.bincount(index, weights=x, minlength=labels.size)
-    sizes = np.bincount(index, minlength=labels.size).astype(np.float64)
+    estimate = float(x.mean())
     interval = None
-    if n_resamples:
-        counts = resample_counts(labels.size, n_resamples, seed)
-        means = counts @ sums / (counts @ sizes)
-        alpha = 100 * (1 - confidence) / 2
-        interval = [float(v) for v in np.percentile(means, [alpha, 100 - alpha])]
-    return {"estimate": float(x.mean()), "interval": interval, "n": int(x.size), "n_groups": int(labels.size)}
+    if n_resamples and labels.size > 1:
+        interval = _cluster_t_interval(x, index, labels.size, estimate, confidence)
+    return {"estimate": estimate, "interval": interval, "n": int(x.size), "n_groups": int(labels.size)}
+
+
+def _cluster_t_interval(x: np.ndarray, index: np.ndarray, n_groups: int, estimate: float,
+                        confidence: float) -> list[float]:
+    """The CR2 t-interval of :func:`grouped_mean` for ``n_groups`` >= 2 groups (see its Notes)."""
+    sums = np.bincount(index, weights=x, minlength=n_groups)
+    sizes = np.bincount(index, minlength=n_groups).astype(np.float64)
+    total = sizes.sum()
+    # Every group has an item, so with two or more groups 1 - n_g / N > 0.
+    variance = np.sum((sums - estimate * sizes) ** 2 / (1.0 - sizes / total)) / total**2
+    se = float(np.sqrt(variance))
+    if se <= 64 * np.finfo(np.float64).eps * float(np.abs(x).max()):
+        return [estimate, estimate]  # the groups' means agree: zero variance, up to rounding
+    half = float(stats.t.ppf(0.5 + confidence / 2, n_groups - 1)) * se
+    return [estimate - half, estimate + half]
 
 
 def top1_credit(choices: Any, values: Any) -> np.ndarray:

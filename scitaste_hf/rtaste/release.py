@@ -3,7 +3,9 @@ file of rows, validated row by row and condition by condition."""
 
 from __future__ import annotations
 
+import contextlib
 from collections import defaultdict
+from collections.abc import Iterator
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -56,17 +58,37 @@ def _first_line(exc: BaseException) -> str:
     return text
 
 
+@contextlib.contextmanager
+def _quiet_datasets() -> Iterator[None]:
+    """``datasets`` without progress bars or log lines for the block, and as it was after: on a file it cannot
+    read, it draws a bar and logs the schema it expected, all ahead of the one-line error."""
+    import datasets
+
+    bars, level = datasets.is_progress_bar_enabled(), datasets.logging.get_verbosity()
+    datasets.disable_progress_bars()
+    datasets.logging.set_verbosity(datasets.logging.CRITICAL)
+    try:
+        yield
+    finally:
+        datasets.logging.set_verbosity(level)
+        if bars:
+            datasets.enable_progress_bars()
+
+
 def _read_rows(source: Path, split: str) -> list[dict[str, Any]]:
     import datasets
 
     try:
-        if source.is_dir():
-            ds = datasets.load_dataset(str(source), CONFIG, split=split)
-        elif source.suffix.lower() in (".jsonl", ".json", ".parquet"):
-            builder = "parquet" if source.suffix.lower() == ".parquet" else "json"
-            ds = datasets.load_dataset(builder, data_files=str(source), split="train", features=rtaste_features())
-        else:
-            raise ScitasteError(f"unsupported release file {source.name}: use .jsonl, .json, .parquet or a folder")
+        with _quiet_datasets():
+            if source.is_dir():
+                ds = datasets.load_dataset(str(source), CONFIG, split=split)
+            elif source.suffix.lower() in (".jsonl", ".json", ".parquet"):
+                builder = "parquet" if source.suffix.lower() == ".parquet" else "json"
+                ds = datasets.load_dataset(builder, data_files=str(source), split="train",
+                                           features=rtaste_features())
+            else:
+                raise ScitasteError(f"unsupported release file {source.name}: use .jsonl, .json, .parquet or a "
+                                    "folder")
     except ScitasteError:
         raise
     except Exception as exc:  # datasets raises many types for a bad file or config; the message says which

@@ -89,9 +89,9 @@ def brier_table(release: Release, *, n_resamples: int = N_RESAMPLES, seed: int =
     release : Release
         The validated release.
     n_resamples : int
-        Bootstrap resamples of the seed papers (0: no intervals).
+        0: no intervals; otherwise not used (the intervals are cluster-robust t-intervals across seed papers).
     seed : int
-        Bootstrap seed.
+        Not used by the intervals (kept for callers that pass it).
 
     Returns
     -------
@@ -138,9 +138,9 @@ def top1_table(release: Release, *, n_resamples: int = N_RESAMPLES, seed: int = 
     release : Release
         The validated release.
     n_resamples : int
-        Bootstrap resamples of the seed papers (0: no intervals).
+        0: no intervals; otherwise not used (the intervals are cluster-robust t-intervals across seed papers).
     seed : int
-        Bootstrap seed.
+        Not used by the intervals (kept for callers that pass it).
 
     Returns
     -------
@@ -251,9 +251,9 @@ def report(release: Release, *, n_resamples: int = N_RESAMPLES, seed: int = SEED
     release : Release
         The validated release.
     n_resamples : int
-        Bootstrap resamples of the seed papers (0: no intervals).
+        0: no intervals; otherwise not used (the intervals are cluster-robust t-intervals across seed papers).
     seed : int
-        Bootstrap seed.
+        Not used by the intervals (kept for callers that pass it).
     """
     all_labels = labels(release.records)
     return {

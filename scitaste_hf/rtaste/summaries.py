@@ -48,9 +48,9 @@ def brier_summary(predictions: list[Any], references: list[Any], groups: list[An
         two or more seed papers ``base_rate_brier`` scores the forecast that gives each event the event rate of
         the other seed papers.
     n_resamples : int
-        Bootstrap resamples for the 95% interval; 0 skips it.
+        0 skips the 95% interval (:func:`~scitaste_hf.rtaste.metrics.grouped_mean`); otherwise not used.
     seed : int
-        Bootstrap seed.
+        Not used by the intervals (kept for callers that pass it).
 
     Returns
     -------
@@ -90,9 +90,9 @@ def ranking_summary(predictions: list[Any], references: list[Any], groups: list[
     groups : list of str, optional
         Each condition's seed paper; intervals resample these (default: each condition on its own).
     n_resamples : int
-        Bootstrap resamples for the 95% intervals; 0 skips them.
+        0 skips the 95% intervals (:func:`~scitaste_hf.rtaste.metrics.grouped_mean`); otherwise not used.
     seed : int
-        Bootstrap seed.
+        Not used by the intervals (kept for callers that pass it).
 
     Returns
     -------

@@ -132,6 +132,8 @@ class Ranked:
 
     def constant(self, counts: Counts) -> np.ndarray:
         """Per row of ``counts``, whether every sampled value is equal."""
+        if self.starts.size == 1:  # one value throughout (a constant floor): no need to look at the counts
+            return np.ones(counts.f.shape[0], dtype=bool)
         return self.tied(counts).max(axis=1) == counts.total
 
 
@@ -153,6 +155,8 @@ def spearman(p: Ranked, g: Ranked, counts: Counts) -> np.ndarray:
     The mean rank of any resample of N items is (N + 1) / 2 and the sum of squared ranks follows from
     the tie groups alone, so only the cross term needs the (B, n) rank matrices.
     """
+    if p.starts.size == 1 or g.starts.size == 1:  # a constant vector: undefined in every resample
+        return np.full(counts.f.shape[0], np.nan)
     total = counts.total
     mean = (total + 1.0) / 2.0
     squares, ranks, constant = [], [], []

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 from collections.abc import Iterator, Mapping
 from typing import Any
 
@@ -13,37 +14,69 @@ from pydantic import ValidationError
 from scitaste_hf.schema import Answer, Failure
 
 _FENCE = re.compile(r"```[ \t]*(?:json|JSON)?[ \t]*\r?\n?(.*?)```", re.DOTALL)
+#: Where a JSON object can begin: a brace followed by a key or by the closing brace (LaTeX's ``\frac{a}{b}`` and
+#: prose braces are not tried at all).
+_OBJECT_START = re.compile(r'\{\s*["}]')
 _RANGE_ERRORS = {"greater_than_equal", "less_than_equal", "finite_number"}
 _ANSWER_KEYS = ("innovation_score", "dimension_scores")
+#: Work allowed to :func:`json_objects`, in characters decoded per character of the reply, plus a floor for short
+#: replies. A failed decoding attempt also costs ``_FAILED_COST`` characters and a decoded object ``_FOUND_COST``
+#: (what the interpreter spends around one attempt is worth about that much decoding).
+_WORK_PER_CHAR, _WORK_FLOOR, _FAILED_COST, _FOUND_COST = 2, 1 << 16, 128, 32
+
+
+class _Reply(str):
+    """The reply as the decoder sees it. A failed decode builds a ``JSONDecodeError``, whose line and column are
+    counted from the start of the text: on a reply with many stray objects that made every failure cost the
+    length of the text (quadratic in all). The position alone is enough here."""
+
+    def count(self, *args: Any) -> int:
+        return 0
+
+    def rfind(self, *args: Any) -> int:
+        return -1
 
 
 def json_objects(text: str) -> Iterator[tuple[bool, dict[str, Any]]]:
     """``(fenced, object)`` for every JSON object in ``text``: the contents of code fences, then every
     object embedded in the prose (which includes the fenced ones again, harmlessly).
 
-    JSON nested deeper than the decoder's recursion limit is not JSON here: such a block is skipped, and
-    the scan of the prose ends at it (retrying from each of its inner braces would take quadratic time).
+    The work is linear in the length of the reply, whatever it holds: each decoding attempt, successful or
+    not, is charged the characters it read plus a constant against a budget proportional to the reply, and the
+    scan stops when the budget is spent (only adversarial text gets there: an honest reply costs about twice its
+    length). JSON nested deeper than the decoder's recursion limit is not JSON here: such a
+    block is skipped, and the scan of the prose ends at it.
     """
-    decoder = json.JSONDecoder()
-    for block in _FENCE.findall(text):
+    budget = _WORK_PER_CHAR * len(text) + _WORK_FLOOR
+    for match in _FENCE.finditer(text):
+        budget -= match.end() - match.start() + _FAILED_COST
+        if budget < 0:
+            return
         try:
-            value = json.loads(block)
-        except (json.JSONDecodeError, RecursionError):
+            value = json.loads(match.group(1))
+        except (ValueError, RecursionError):  # ValueError: not JSON, or an integer too long to convert
             continue
         if isinstance(value, dict):
             yield True, value
-    start = text.find("{")
-    while start != -1:
+    reply, decode = _Reply(text), json.JSONDecoder().raw_decode
+    start = _OBJECT_START.search(reply)
+    while start is not None and budget >= 0:
         try:
-            value, end = decoder.raw_decode(text, start)
-        except json.JSONDecodeError:
-            start = text.find("{", start + 1)
+            value, end = decode(reply, start.start())
+        except json.JSONDecodeError as exc:
+            budget -= exc.pos - start.start() + _FAILED_COST
+            start = _OBJECT_START.search(reply, start.start() + 1)
+            continue
+        except ValueError:  # an integer longer than Python converts: charged the digits it may have read
+            budget -= sys.get_int_max_str_digits() + _FAILED_COST
+            start = _OBJECT_START.search(reply, start.start() + 1)
             continue
         except RecursionError:
             return
+        budget -= end - start.start() + _FOUND_COST
         if isinstance(value, dict):
             yield False, value
-        start = text.find("{", end)
+        start = _OBJECT_START.search(reply, end)
 
 
 def validate_answer(obj: Mapping[str, Any]) -> Answer | Failure:

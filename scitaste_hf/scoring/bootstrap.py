@@ -1,8 +1,14 @@
-"""Percentile bootstrap intervals and the paired bootstrap test.
+"""Percentile bootstrap intervals, the paired bootstrap test, and skill over a no-information floor.
 
 The paper reports no uncertainty; with 50 papers per discipline we must. Papers are resampled with
 replacement; every statistic is evaluated on the resample counts with the same code as the point estimate
 (see :mod:`scitaste_hf.scoring._arrays`), so an interval can never disagree with its point.
+
+*Skill* says how much of what a predictor that knows nothing about the papers gets wrong a run gets right, on
+the same papers (:func:`skill`): for Scheme 2, ``1 - WAPE / WAPE_floor``, the share of the floor's error that
+the run removes; for Scheme 1, ``(S1 - S1_floor) / (100 - S1_floor)``, the share of the floor's distance to a
+perfect Scheme 1 that the run closes. Both are 0 for the floor itself and 1 for a perfect run, and negative for a
+run worse than the floor. The floors are defined in :mod:`scitaste_hf.scoring.floors`.
 """
 
 from __future__ import annotations
@@ -143,13 +149,85 @@ def bootstrap(predictions: Any, references: Any, *, weights: Mapping[str, float]
         On invalid scores, ``n_resamples`` outside 1-:data:`MAX_RESAMPLES`, a negative ``seed``, or
         reference scores that are all 0 (WAPE is undefined, as in :func:`~scitaste_hf.scoring.wape`).
     """
+    _check_resampling(n_resamples, seed)  # here 0 resamples is no interval to give: an error
+    P, G = _matrices(predictions, references)
+    return intervals_and_skill(P, G, None, weights=weights, n_resamples=n_resamples, seed=seed,
+                               confidence=confidence)[0]
+
+
+def _skill_values(run: Mapping[str, np.ndarray], floor: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """Skill over the floor, element by element (a point estimate or one value per resample); NaN where the
+    floor leaves nothing to improve (a WAPE of 0, a Scheme 1 of 100)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out = {"scheme2": np.where(floor["wape"] > 0, 1.0 - run["wape"] / floor["wape"], np.nan)}
+        if "scheme1" in run:
+            out["scheme1"] = np.where(floor["scheme1"] < 100.0,
+                                      (run["scheme1"] - floor["scheme1"]) / (100.0 - floor["scheme1"]), np.nan)
+    return out
+
+
+def skill(predictions: Any, floor: Any, references: Any, *, weights: Mapping[str, float] | None = None,
+          n_resamples: int = N_RESAMPLES, seed: int = SEED, confidence: float = CONFIDENCE
+          ) -> dict[str, dict[str, Any]]:
+    """Skill of a run over a no-information floor on the same papers, with paired-bootstrap intervals.
+
+    Parameters
+    ----------
+    predictions, floor, references : sequences
+        The run's answers, the floor predictor's answers for the same papers, and the gold, aligned (scored
+        papers only); innovation scores for Scheme 2 only, or answers for both schemes, as in :func:`bootstrap`.
+    weights, seed, confidence
+        As in :func:`bootstrap`.
+    n_resamples : int
+        Resamples of the papers, the run and the floor resampled together; 0 skips the interval.
+
+    Returns
+    -------
+    dict
+        Per scheme (``scheme2``, and ``scheme1`` for answers): ``skill`` (None where the floor leaves nothing to
+        improve), its ``interval`` and ``above_floor``: whether the interval excludes 0 from above (None without
+        an interval). A run whose interval reaches 0 is *not above the floor*.
+    """
+    P, G = _matrices(predictions, references)
+    F, _ = _matrices(floor, references)
+    return intervals_and_skill(P, G, F, weights=weights, n_resamples=n_resamples, seed=seed,
+                               confidence=confidence)[1]
+
+
+def intervals_and_skill(P: np.ndarray, G: np.ndarray, F: np.ndarray | None, *,
+                        weights: Mapping[str, float] | None = None, n_resamples: int = N_RESAMPLES,
+                        seed: int = SEED, confidence: float = CONFIDENCE
+                        ) -> tuple[dict[str, list[float] | None], dict[str, dict[str, Any]] | None]:
+    """:func:`bootstrap`'s intervals and :func:`skill` over the floor ``F`` from one set of resamples, in which
+    the run and the floor are resampled together (a summary needs both; resampling the run once saves half).
+
+    Parameters
+    ----------
+    P, G : ndarray, shape (n, 8) or (n, 1)
+        The run's and the gold rows of the scored papers.
+    F : ndarray or None
+        The floor's rows for the same papers; None for no skill.
+    weights, n_resamples, seed, confidence
+        As in :func:`skill`; ``n_resamples=0`` gives no intervals (an empty dict) and skill without one.
+    """
     if not 0 < confidence < 1:
         raise ScitasteError(f"confidence must be between 0 and 1, got {confidence}")
-    P, G = _matrices(predictions, references)
     w = DEFAULT_WEIGHTS if weights is None else validate_weights(weights)
     check_defined(G[:, 0])  # no resample could have a WAPE: an error, as for the point estimate
-    [stats] = _resampled([P], G, w, n_resamples, seed)
-    return {name: _interval(values, confidence) for name, values in stats.items()}
+    runs = [P] if F is None else [P, F]
+    resampled = _resampled(runs, G, w, n_resamples, seed) if n_resamples else None
+    intervals = {} if resampled is None else {k: _interval(v, confidence) for k, v in resampled[0].items()}
+    if F is None:
+        return intervals, None
+    ones = Counts(np.ones((1, G.shape[0])))
+    points = _skill_values(_statistics(P, G, ones, w), _statistics(F, G, ones, w))
+    spread = {} if resampled is None else _skill_values(*resampled)
+    skills = {}
+    for name, point in points.items():
+        interval = _interval(spread[name], confidence) if spread else None
+        skills[name] = {"skill": float(point[0]) if np.isfinite(point[0]) else None, "interval": interval,
+                        "above_floor": None if interval is None else bool(interval[0] > 0)}
+    return intervals, skills
 
 
 def paired_bootstrap(predictions_a: Any, predictions_b: Any, references: Any, *,

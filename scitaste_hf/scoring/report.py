@@ -23,14 +23,15 @@ from scitaste_hf.schema import (
 )
 from scitaste_hf.scoring._arrays import as_answer_matrix, as_scores
 from scitaste_hf.scoring.answers import validate_answer
-from scitaste_hf.scoring.bootstrap import CONFIDENCE, N_RESAMPLES, SEED, bootstrap
+from scitaste_hf.scoring.bootstrap import CONFIDENCE, N_RESAMPLES, SEED, intervals_and_skill
+from scitaste_hf.scoring.floors import floor_matrices
 from scitaste_hf.scoring.scheme1 import scheme1
 from scitaste_hf.scoring.wape import wape, wape_grade, wape_score
 
 
 def summarize(P: np.ndarray, G: np.ndarray, *, n_total: int, failures: Mapping[str, int] | None = None,
               weights: Mapping[str, float] | None = None, n_resamples: int = N_RESAMPLES, seed: int = SEED,
-              confidence: float = CONFIDENCE) -> dict[str, Any]:
+              confidence: float = CONFIDENCE, floors: Mapping[str, np.ndarray] | None = None) -> dict[str, Any]:
     """Both schemes for the scored items of a run, with coverage and bootstrap intervals.
 
     Parameters
@@ -44,35 +45,52 @@ def summarize(P: np.ndarray, G: np.ndarray, *, n_total: int, failures: Mapping[s
         Count of unscored items per failure reason.
     weights, n_resamples, seed, confidence
         As in :func:`~scitaste_hf.scoring.bootstrap.bootstrap`; ``n_resamples=0`` skips the intervals.
+    floors : mapping of str to ndarray, optional
+        The no-information floors' rows for the same items (:func:`~scitaste_hf.scoring.floors.floor_matrices`).
 
     Returns
     -------
     dict
         ``n_total``, ``n_scored``, ``coverage``, ``failures``, ``scheme2`` (``wape``, ``score``, ``grade``,
         ``ci``) and, with dimensions, ``scheme1`` (every key of :func:`~scitaste_hf.scoring.scheme1`, ``ci``).
-        A scheme is None when no item was scored: never a silent zero.
+        A scheme is None when no item was scored: never a silent zero. With ``floors``, also ``floors`` (each
+        floor's ``scheme2``, ``wape`` and ``scheme1`` on the same items) and ``skill`` over the ``constant``
+        floor (:func:`~scitaste_hf.scoring.bootstrap.skill`: per scheme ``skill``, ``interval``,
+        ``above_floor``).
     """
     n_scored = int(P.shape[0])
     coverage = {"n_total": int(n_total), "n_scored": n_scored,
                 "coverage": n_scored / n_total if n_total else 0.0}
     out: dict[str, Any] = {**coverage, "failures": dict(sorted((failures or {}).items()))}
     out["scheme2"] = out["scheme1"] = None
+    if floors is not None:
+        out["floors"] = out["skill"] = None
     if n_scored == 0:
         return out
     w = wape(P[:, 0], G[:, 0])
-    intervals = (bootstrap(P if P.shape[1] > 1 else P[:, 0], G if G.shape[1] > 1 else G[:, 0],
-                           weights=weights, n_resamples=n_resamples, seed=seed, confidence=confidence)
-                 if n_resamples else {})
+    intervals, skills = intervals_and_skill(P, G, None if floors is None else floors["constant"], weights=weights,
+                                            n_resamples=n_resamples, seed=seed, confidence=confidence)
     out["scheme2"] = {"wape": w, "score": wape_score(w), "grade": wape_grade(w), **coverage,
                       "ci": {"wape": intervals.get("wape"), "score": intervals.get("scheme2")}}
     if P.shape[1] > 1:
         out["scheme1"] = {**scheme1(P, G, weights), **coverage, "ci": {"scheme1": intervals.get("scheme1")}}
+    if floors is not None:
+        out["floors"] = {name: _floor_scores(F, G, weights) for name, F in floors.items()}
+        out["skill"] = skills
     return out
+
+
+def _floor_scores(F: np.ndarray, G: np.ndarray, weights: Mapping[str, float] | None) -> dict[str, Any]:
+    """A floor's point scores on the items of ``G``."""
+    w = wape(F[:, 0], G[:, 0])
+    return {"scheme2": wape_score(w), "wape": w,
+            "scheme1": scheme1(F, G, weights)["scheme1"] if F.shape[1] > 1 else None}
 
 
 def score_run(gold: Sequence[Mapping[str, Any]], predictions: Mapping[str, Answer | Failure], *,
               weights: Mapping[str, float] | None = None, n_resamples: int = N_RESAMPLES, seed: int = SEED,
-              confidence: float = CONFIDENCE, gold_name: str = "gold") -> dict[str, Any]:
+              confidence: float = CONFIDENCE, gold_name: str = "gold",
+              backup: Sequence[Mapping[str, Any]] | None = None, floors: bool = True) -> dict[str, Any]:
     """Score a run against gold records: overall and per discipline.
 
     Parameters
@@ -87,6 +105,11 @@ def score_run(gold: Sequence[Mapping[str, Any]], predictions: Mapping[str, Answe
         As in :func:`summarize`.
     gold_name : str
         What error messages call the gold set (the CLI passes its file), with the item's position in it.
+    backup : sequence of records, optional
+        The ``backup`` split, which the no-information floors are learned from
+        (:func:`~scitaste_hf.scoring.floors.floor_matrices`); without it, from the gold set itself.
+    floors : bool
+        Report the floors and the skill over them (default); False leaves both out.
 
     Returns
     -------
@@ -129,12 +152,14 @@ def score_run(gold: Sequence[Mapping[str, Any]], predictions: Mapping[str, Answe
             reasons.append(None)
     scored = np.array([r is None for r in reasons])
     disciplines = np.array([r["discipline"] for r in gold])
+    floor_rows = floor_matrices(G, disciplines, backup) if floors else None
 
     def block(mask: np.ndarray) -> dict[str, Any]:
         failures = Counter(r for r, m in zip(reasons, mask) if m and r is not None)
         keep = mask & scored
         return summarize(P[keep], G[keep], n_total=int(mask.sum()), failures=failures, weights=w,
-                         n_resamples=n_resamples, seed=seed, confidence=confidence)
+                         n_resamples=n_resamples, seed=seed, confidence=confidence,
+                         floors=None if floor_rows is None else {k: F[keep] for k, F in floor_rows.items()})
 
     order = [d for d in DISCIPLINES if d in set(disciplines)] + sorted(set(disciplines) - set(DISCIPLINES))
     return {
@@ -170,7 +195,9 @@ def score_pairs(predictions: Sequence[Any], references: Sequence[Any], *, with_d
 
     A ``None``, non-finite, out-of-range or malformed prediction is a counted failure, excluded from the
     metrics and reported in coverage; references must all be valid. ``with_dimensions`` selects answers
-    (innovation score and the seven dimensions) over bare innovation scores.
+    (innovation score and the seven dimensions) over bare innovation scores. The floor is the ``constant`` one
+    of :mod:`~scitaste_hf.scoring.floors`, learned from the references (there is no backup split here and no
+    discipline), with the skill over it.
     """
     if len(predictions) != len(references):
         raise ScitasteError(f"predictions and references differ in length: {len(predictions)} vs {len(references)}")
@@ -182,5 +209,6 @@ def score_pairs(predictions: Sequence[Any], references: Sequence[Any], *, with_d
     scored = np.array([not isinstance(r, Failure) for r in rows])
     P = np.array([r for r in rows if not isinstance(r, Failure)], dtype=np.float64).reshape(-1, G.shape[1])
     failures = Counter(r.reason for r in rows if isinstance(r, Failure))
+    floors = {name: F[scored] for name, F in floor_matrices(G).items()}
     return summarize(P, G[scored], n_total=len(references), failures=failures, weights=weights,
-                     n_resamples=n_resamples, seed=seed, confidence=confidence)
+                     n_resamples=n_resamples, seed=seed, confidence=confidence, floors=floors)

@@ -6,8 +6,9 @@ credentials come from keyword arguments, the environment (``OPENALEX_API_KEY``, 
 credentials file ``~/.config/scitaste/credentials.toml`` (``$SCITASTE_CREDENTIALS``). They share
 one transport (:mod:`.transport`): per-host rate limits, the ``X-RateLimit`` budget, bounded concurrency, retries
 with backoff, and a plain-file response cache (:mod:`.cache`). The lookups and listings have async twins (``a...``)
-that send the same requests. :mod:`.snowball` plans the listings of the builder's snowball; :mod:`.testing` is a
-local replay/fault server.
+that send the same requests. :mod:`.paging` decides when a listing ends (and when it ended short of what the
+service announced); :mod:`.snowball` plans the listings of the builder's snowball; :mod:`.endpoints` says where
+each service answers, live and on the offline mirror; :mod:`.testing` is a local replay/fault server.
 
 Names are resolved on first use, so importing an error class does not import httpx.
 """

@@ -12,14 +12,16 @@ from __future__ import annotations
 
 import operator
 import re
-from collections.abc import AsyncIterator, Iterable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator
 
+from scitaste_hf.sources.endpoints import LIVE
 from scitaste_hf.sources.errors import InvalidIdentifierError
 from scitaste_hf.sources.limits import RateLimitStatus
+from scitaste_hf.sources.paging import OffsetListing, Tally
 from scitaste_hf.sources.records import ADSRecord, in_order
-from scitaste_hf.sources.transport import Call, Credential, ServiceClient, SingleCall, Transport, resolve_secret
+from scitaste_hf.sources.transport import Call, Credential, ServiceClient, Transport, resolve_secret
 
-DEFAULT_BASE_URL = "https://api.adsabs.harvard.edu/v1"
+DEFAULT_BASE_URL = LIVE["ads"]
 #: Fields asked for by default: what the classifier, the index and the tools read.
 DEFAULT_FIELDS = ("bibcode", "title", "year", "pubdate", "doi", "identifier", "bibstem", "pub", "author", "aff",
                   "citation_count", "reference", "keyword", "arxiv_class", "abstract", "doctype", "property")
@@ -88,13 +90,20 @@ def _fields(fl: Iterable[str]) -> str:
     return ",".join(dict.fromkeys(["bibcode", *fl]))
 
 
-def _docs(data: dict) -> list[ADSRecord]:
-    return [parse_doc(doc) for doc in (data.get("response") or {}).get("docs") or []]
+def _page(data: dict) -> tuple[list[dict], int | None]:
+    """The documents of a search answer and the ``numFound`` it announced."""
+    body = data.get("response") or {}
+    return body.get("docs") or [], body.get("numFound")
+
+
+def _records(data: dict) -> tuple[list[ADSRecord], int | None]:
+    docs, found = _page(data)
+    return [parse_doc(doc) for doc in docs], found
 
 
 class _CursorListing:
-    """``cursorMark`` paging of one ``/search/query``: it stops at ``numFound``, at a cursor that does not move, or
-    once ``limit`` documents have come.
+    """``cursorMark`` paging of one ``/search/query``, to the end :class:`~scitaste_hf.sources.paging.Tally`
+    decides; a cursor that does not move offers no further page.
 
     :param q: the ADS query.
     :param fields: the ``fl=`` value.
@@ -105,9 +114,8 @@ class _CursorListing:
 
     def __init__(self, q: str, fields: str, rows: int, sort: str, limit: int | None) -> None:
         self._params = {"q": q, "fl": fields, "rows": rows, "sort": sort}
-        self._limit = limit
+        self._tally = Tally(limit)
         self._cursor: str | None = "*"
-        self._seen = 0
 
     def next_call(self) -> Call | None:
         """The request for the next page, or None after the last."""
@@ -119,18 +127,18 @@ class _CursorListing:
 
         :param data: the page's JSON.
         """
-        body = data.get("response") or {}
-        docs = body.get("docs") or []
-        room = len(docs) if self._limit is None else max(0, self._limit - self._seen)
-        records = [parse_doc(doc) for doc in docs[:room]]
-        self._seen += len(records)
+        docs, found = _page(data)
+        records = [parse_doc(doc) for doc in self._tally.take(docs)]
         next_cursor = data.get("nextCursorMark")
+        more = bool(docs) and bool(next_cursor) and next_cursor != self._cursor
         # Ending as soon as the limit is reached saves the daily budget a request whose documents would all be
         # dropped.
-        last = ((self._limit is not None and self._seen >= self._limit) or not docs
-                or self._seen >= body.get("numFound", 0) or not next_cursor or next_cursor == self._cursor)
-        self._cursor = None if last else next_cursor
+        self._cursor = None if self._tally.ends(found, more) else next_cursor
         return records
+
+    def shortfall(self) -> tuple[int, int] | None:
+        """``(documents seen, numFound)`` if the listing has just ended short of ``numFound``, else None."""
+        return self._tally.shortfall
 
 
 class ADSClient(ServiceClient):
@@ -164,7 +172,7 @@ class ADSClient(ServiceClient):
             cache_dir=cache_dir, offline=offline, record=record, credentials=tuple(creds),
             credential_env=("ADS_API_TOKEN",), budget_scope="path",
             required_credential="NASA ADS needs an API token: set ADS_API_TOKEN (or pass token=) to the token "
-                                "from your ADS account settings, or use --offline with a filled cache")
+                                "from your ADS account settings")
 
     def budget(self, endpoint: str = "/search/query") -> RateLimitStatus:
         """The daily budget ADS last reported for an endpoint (limit, remaining, reset time).
@@ -254,14 +262,21 @@ class ADSClient(ServiceClient):
         rows = self.rows if limit is None else max(1, min(self.rows, limit))
         return _CursorListing(q, _fields(fl), rows, sort, limit)
 
-    def _lookups(self, bibcodes: Iterable[str], fl: Iterable[str]) -> tuple[list[str], list[SingleCall[ADSRecord]]]:
-        """The distinct bibcodes, checked, and one ``/search/bigquery`` request per ``rows`` of them."""
+    def _lookups(self, bibcodes: Iterable[str],
+                 fl: Iterable[str]) -> tuple[list[str], list[OffsetListing[ADSRecord]]]:
+        """The distinct bibcodes, checked, and one ``/search/bigquery`` listing per ``rows`` of them (one request,
+        unless the service answers fewer documents than it found)."""
         codes = list(dict.fromkeys(bibcode(b) for b in bibcodes))
         fields = _fields(fl)
-        lookups = []
-        for i in range(0, len(codes), self.rows):
-            batch = codes[i:i + self.rows]
-            call = Call("POST", "/search/bigquery", {"q": "*:*", "fl": fields, "rows": len(batch)},
-                        content=("bibcode\n" + "\n".join(batch)).encode(), headers={"Content-Type": "big-query/csv"})
-            lookups.append(SingleCall(call, _docs))
-        return codes, lookups
+        return codes, [OffsetListing(self._bigquery(codes[i:i + self.rows], fields), _records,
+                                     min(self.rows, len(codes) - i)) for i in range(0, len(codes), self.rows)]
+
+    @staticmethod
+    def _bigquery(batch: list[str], fields: str) -> Callable[[int, int], Call]:
+        content = ("bibcode\n" + "\n".join(batch)).encode()
+
+        def call(start: int, rows: int) -> Call:
+            # start=0 is left out, so the first request is the same as a lookup that needs only one.
+            return Call("POST", "/search/bigquery", {"q": "*:*", "fl": fields, "rows": rows, "start": start or None},
+                        content=content, headers={"Content-Type": "big-query/csv"})
+        return call

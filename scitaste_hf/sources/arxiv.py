@@ -14,11 +14,13 @@ from collections.abc import AsyncIterator, Iterable, Iterator
 from dataclasses import dataclass
 from datetime import datetime
 
+from scitaste_hf.sources.endpoints import LIVE
 from scitaste_hf.sources.errors import BadRequestError, InvalidIdentifierError
+from scitaste_hf.sources.paging import OffsetListing
 from scitaste_hf.sources.records import ArxivEntry, in_order
-from scitaste_hf.sources.transport import ATOM_NS, Call, ServiceClient, SingleCall, Transport
+from scitaste_hf.sources.transport import ATOM_NS, Call, ServiceClient, Transport
 
-DEFAULT_BASE_URL = "https://export.arxiv.org/api"
+DEFAULT_BASE_URL = LIVE["arxiv"]
 ARXIV_NS = "{http://arxiv.org/schemas/atom}"
 OPENSEARCH_NS = "{http://a9.com/-/spec/opensearch/1.1/}"
 _ABS = re.compile(r"^https?://arxiv\.org/abs/(.+?)(?:v(\d+))?$")
@@ -98,47 +100,24 @@ def _query(*, search_query: str = "", id_list: str = "", start: int = 0, max_res
                                   "sortOrder": sort_order, "start": start, "max_results": max_results})
 
 
-def _entries(root: ET.Element) -> list[ArxivEntry]:
-    return list(parse_feed(root).entries)
+def _page(root: ET.Element) -> tuple[tuple[ArxivEntry, ...], int]:
+    feed = parse_feed(root)
+    return feed.entries, feed.total_results
 
 
-class _SearchListing:
-    """``start``/``max_results`` paging of a ``search_query``: each page asks for no more than ``limit`` still
-    allows, and paging stops at ``totalResults`` or an empty page.
+def _search(query: str, page_size: int, limit: int | None, sort_by: str,
+            sort_order: str) -> OffsetListing[ArxivEntry]:
+    """``start``/``max_results`` paging of a ``search_query``, each page no larger than ``limit`` still allows."""
+    def call(start: int, size: int) -> Call:
+        return _query(search_query=query, start=start, max_results=size, sort_by=sort_by, sort_order=sort_order)
+    return OffsetListing(call, _page, page_size, limit)
 
-    :param query: the arXiv query.
-    :param page_size: largest ``max_results``.
-    :param limit: most entries wanted, or None.
-    :param sort_by: ``sortBy`` value.
-    :param sort_order: ``sortOrder`` value.
-    """
 
-    def __init__(self, query: str, page_size: int, limit: int | None, sort_by: str, sort_order: str) -> None:
-        self._fixed = {"search_query": query, "sort_by": sort_by, "sort_order": sort_order}
-        self._page_size, self._limit = page_size, limit
-        self._start, self._seen = 0, 0
-        self._done = False
-
-    def next_call(self) -> Call | None:
-        """The request for the next page, or None after the last."""
-        if self._done:
-            return None
-        size = self._page_size if self._limit is None else max(1, min(self._page_size, self._limit - self._seen))
-        return _query(**self._fixed, start=self._start, max_results=size)
-
-    def feed(self, root: ET.Element) -> list[ArxivEntry]:
-        """The entries of a page, at most as many as ``limit`` still allows.
-
-        :param root: the page's Atom feed.
-        """
-        feed = parse_feed(root)
-        room = len(feed.entries) if self._limit is None else max(0, self._limit - self._seen)
-        entries = list(feed.entries[:room])
-        self._seen += len(entries)
-        self._start += len(feed.entries)
-        self._done = (not feed.entries or self._start >= feed.total_results
-                      or (self._limit is not None and self._seen >= self._limit))
-        return entries
+def _lookup(ids: list[str]) -> OffsetListing[ArxivEntry]:
+    """An ``id_list`` request for a batch of ids, paged on should arXiv answer fewer entries than it found."""
+    def call(start: int, size: int) -> Call:
+        return _query(id_list=",".join(ids), start=start, max_results=size)
+    return OffsetListing(call, _page, max(100, len(ids)))
 
 
 class ArxivClient(ServiceClient):
@@ -209,7 +188,7 @@ class ArxivClient(ServiceClient):
         :param sort_by: ``relevance``, ``lastUpdatedDate`` or ``submittedDate``.
         :param sort_order: ``ascending`` or ``descending``.
         """
-        yield from self.transport.records(_SearchListing(query, page_size, limit, sort_by, sort_order))
+        yield from self.transport.records(_search(query, page_size, limit, sort_by, sort_order))
 
     async def asearch(self, query: str, *, page_size: int = 100, limit: int | None = None,
                       sort_by: str = "relevance", sort_order: str = "descending") -> AsyncIterator[ArxivEntry]:
@@ -221,14 +200,14 @@ class ArxivClient(ServiceClient):
         :param sort_by: ``relevance``, ``lastUpdatedDate`` or ``submittedDate``.
         :param sort_order: ``ascending`` or ``descending``.
         """
-        async for entry in self.transport.arecords(_SearchListing(query, page_size, limit, sort_by, sort_order)):
+        async for entry in self.transport.arecords(_search(query, page_size, limit, sort_by, sort_order)):
             yield entry
 
-    def _lookups(self, ids: Iterable[str]) -> tuple[list[str], list[SingleCall[ArxivEntry]]]:
-        """The distinct ids, stripped, and one ``id_list`` request per :attr:`batch_size` of them."""
+    def _lookups(self, ids: Iterable[str]) -> tuple[list[str], list[OffsetListing[ArxivEntry]]]:
+        """The distinct ids, stripped, and one ``id_list`` listing per :attr:`batch_size` of them (one request,
+        unless arXiv answers fewer entries than it found)."""
         wanted = list(dict.fromkeys(i.strip() for i in ids))
         if "" in wanted:
             raise InvalidIdentifierError("an arXiv id is empty; expected e.g. 1707.08567 or astro-ph/0601001")
         batches = (wanted[i:i + self.batch_size] for i in range(0, len(wanted), self.batch_size))
-        return wanted, [SingleCall(_query(id_list=",".join(b), max_results=max(100, len(b))), _entries)
-                        for b in batches]
+        return wanted, [_lookup(b) for b in batches]

@@ -153,8 +153,7 @@ class Budget:
         if status.reset_at is not None:
             when = datetime.fromtimestamp(status.reset_at, UTC).strftime("%Y-%m-%d %H:%M UTC")
         of = f" of {status.limit}" if status.limit is not None else ""
-        return (f"{service} request budget exhausted: 0{of} requests left until {when}; "
-                "wait for the reset or rerun with --offline from a filled cache")
+        return f"{service} request budget exhausted: 0{of} requests left until {when}; wait for the reset"
 
 
 def _int_header(headers: dict[str, str], name: str) -> int | None:

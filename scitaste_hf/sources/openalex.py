@@ -2,9 +2,10 @@
 and the subfield candidate search of the dataset builder.
 
 Listings use ``filter=openalex:|cites:|cited_by:`` with up to :data:`MAX_OR_VALUES` ids OR-ed in one filter (the
-service's limit) and cursor paging; paging stops as soon as ``meta.count`` records have come, so the request
-after the last full page (always empty) is not sent. A listing's paging is one object without I/O that the
-transport runs sync or async, so the async methods send the same requests as their sync counterparts.
+service's limit) and cursor paging, which follows ``next_cursor`` until ``meta.count`` records have come (so the
+always-empty page after the last is not asked for), the cursor is null or a page is empty
+(:mod:`~scitaste_hf.sources.paging`). A listing's paging is one object without I/O that the transport runs sync or
+async, so the async methods send the same requests as their sync counterparts.
 """
 
 from __future__ import annotations
@@ -13,13 +14,15 @@ import re
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator
 from datetime import date
 
+from scitaste_hf.sources.endpoints import LIVE
 from scitaste_hf.sources.errors import InvalidIdentifierError, NotFoundError, SourceError
 from scitaste_hf.sources.limits import RateLimitStatus
+from scitaste_hf.sources.paging import Tally
 from scitaste_hf.sources.records import Authorship, Concept, Institution, Snowball, Source, Topic, Work, in_order
 from scitaste_hf.sources.snowball import MAX_OR_VALUES, SnowballPlan, plan_snowball
 from scitaste_hf.sources.transport import Call, Credential, Response, ServiceClient, Transport, resolve_secret
 
-DEFAULT_BASE_URL = "https://api.openalex.org"
+DEFAULT_BASE_URL = LIVE["openalex"]
 #: Top-level fields for ``select=``: a list, a comma-separated string, or None for all.
 Select = Iterable[str] | str | None
 _KINDS = {"W": "work", "S": "source", "T": "topic", "A": "author", "I": "institution", "C": "concept"}
@@ -190,8 +193,7 @@ def _snowball(works: list[Work], references: list[Work], citers: list[Work]) -> 
 
 
 class _WorkListing:
-    """Cursor paging of one ``/works`` listing; it stops once ``meta.count`` works (or ``limit``) have come, so
-    the always-empty page after the last is not asked for.
+    """Cursor paging of one ``/works`` listing, to the end :class:`~scitaste_hf.sources.paging.Tally` decides.
 
     :param filter: the ``filter=`` value.
     :param select: top-level fields to ask for (None: all).
@@ -206,9 +208,8 @@ class _WorkListing:
         per_page = page_size if limit is None else max(1, min(page_size, limit))
         self._params = {"filter": filter, "search": search, "sort": sort, "select": _select(select),
                         "per-page": per_page}
-        self._limit = limit
+        self._tally = Tally(limit)
         self._cursor: str | None = "*"
-        self._seen = 0
 
     def next_call(self) -> Call | None:
         """The request for the next page, or None after the last."""
@@ -220,15 +221,15 @@ class _WorkListing:
         :param data: the page's JSON.
         """
         results, meta = data.get("results") or [], data.get("meta") or {}
-        room = len(results) if self._limit is None else max(0, self._limit - self._seen)
-        works = [parse_work(item) for item in results[:room]]
-        self._seen += len(works)
-        count = meta.get("count")
-        full = bool(results) and len(results) >= self._params["per-page"]
-        more = count is None or self._seen < count
-        wanted = self._limit is None or self._seen < self._limit
-        self._cursor = meta.get("next_cursor") if full and more and wanted else None
+        works = [parse_work(item) for item in self._tally.take(results)]
+        next_cursor = meta.get("next_cursor")
+        more = bool(results) and next_cursor is not None and next_cursor != self._cursor
+        self._cursor = None if self._tally.ends(meta.get("count"), more) else next_cursor
         return works
+
+    def shortfall(self) -> tuple[int, int] | None:
+        """``(works seen, count announced)`` if the listing has just ended short of ``meta.count``, else None."""
+        return self._tally.shortfall
 
 
 class _Union:
@@ -261,6 +262,10 @@ class _Union:
                 self._seen.add(work.id)
                 fresh.append(work)
         return fresh
+
+    def shortfall(self) -> tuple[int, int] | None:
+        """The shortfall of the batch's listing that the last page ended, if any."""
+        return self._current.shortfall()
 
 
 class OpenAlexClient(ServiceClient):

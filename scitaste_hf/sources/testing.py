@@ -5,9 +5,9 @@ benchmarks exercise the clients over real HTTP::
 
     python -m scitaste_hf.sources.testing --fixtures scitaste_hf/data/recorded --port 0
 
-or, from Python, ``with ServerProcess(fixtures=[...]) as server: ...``. The services sit under the prefixes the
-offline mirror uses: ``/openalex`` (OpenAlex's root), ``/ads`` (ADS's root, so ``/ads/v1/search/query``) and
-``/arxiv`` (``/arxiv/api/query``).
+or, from Python, ``with ServerProcess(fixtures=[...]) as server: ...``. The services sit where the offline
+mirror has them (:mod:`scitaste_hf.sources.endpoints`: ``/openalex/works``, ``/ads/v1/search/query``,
+``/arxiv/api/query``).
 
 What it serves:
 
@@ -21,7 +21,9 @@ What it serves:
 - **Limits**: ``--rate-limit N`` answers 429 (``Retry-After: 1``) to a request that would make more than N in the
   last second; ``--daily-limit N`` counts down ``X-RateLimit-Remaining`` and answers 429 at zero;
   ``--latency S`` delays every answer; ``--require-token T`` answers 401 unless ``Authorization: Bearer T`` or
-  ``api_key=T`` comes with the request.
+  ``api_key=T`` comes with the request; ``--max-page N`` answers at most N records a page, whatever
+  ``per-page``, ``rows`` or ``max_results`` asked (a service that caps its page size; recordings are replayed as
+  they are).
 - **Faults**: ``POST /_control/faults`` with a JSON list queues answers for the next requests, each
   ``{"status": 429, "headers": {"Retry-After": "1"}, "body": "..."}`` (a canned answer) or ``{"delay": 2.0}``
   (a slow answer). ``GET /_control/log`` lists the requests seen and counters; ``POST /_control/reset`` clears.
@@ -45,14 +47,12 @@ from pathlib import Path
 from typing import Self
 from urllib.parse import parse_qsl, urlsplit
 
-#: Host of each service -> the prefix it is served under.
-PREFIXES = {
-    "api.openalex.org": "/openalex",
-    "api.adsabs.harvard.edu": "/ads",
-    "export.arxiv.org": "/arxiv",
-}
+from scitaste_hf.sources.endpoints import mirror_path, mirror_route
+
 _CREDENTIAL_PARAMS = {"api_key", "mailto"}
 _PARAM_ALIASES = {"per_page": "per-page"}
+#: The page-size parameters of the three services, which ``max_page`` caps.
+_PAGE_PARAMS = ("per-page", "per_page", "rows", "max_results")
 
 
 def _normal_params(pairs: Iterable[tuple[str, str]]) -> frozenset[tuple[str, str]]:
@@ -86,7 +86,7 @@ class ReplayStore:
         if not isinstance(entry, dict) or "request" not in entry or "response" not in entry:
             return
         parts = urlsplit(entry["request"]["url"])
-        served = PREFIXES.get(parts.netloc, "") + parts.path
+        served = mirror_path(entry["request"]["url"])
         params = _normal_params(parse_qsl(parts.query, keep_blank_values=True))
         resp = entry["response"]
         body = resp["body"]
@@ -193,6 +193,7 @@ class ServerState:
     daily_limit: int | None = None
     latency: float = 0.0
     require_token: str | None = None
+    max_page: int | None = None
     faults: deque = field(default_factory=deque)
     log: deque = field(default_factory=lambda: deque(maxlen=100_000))  # bounded: a mirror runs for hours
     window: deque = field(default_factory=deque)
@@ -216,8 +217,8 @@ SLOW_SECONDS = 2.0
 
 def build_app(fixtures: Sequence[str | Path] = (), *, synthetic: int = 0, pools: tuple[int, int] = (40, 80),
               rate_limit: int | None = None, daily_limit: int | None = None, latency: float = 0.0,
-              require_token: str | None = None, backend=None, fault_rates: dict[str, float] | None = None,
-              seed: int = 0):
+              require_token: str | None = None, max_page: int | None = None, backend=None,
+              fault_rates: dict[str, float] | None = None, seed: int = 0):
     """The Starlette application of the replay/fault server.
 
     :param fixtures: directories of recorded interactions to replay.
@@ -227,6 +228,8 @@ def build_app(fixtures: Sequence[str | Path] = (), *, synthetic: int = 0, pools:
     :param daily_limit: requests allowed before ``X-RateLimit-Remaining`` hits zero, or None.
     :param latency: seconds added to every answer.
     :param require_token: credential the server insists on, or None.
+    :param max_page: most records a page of the backend or the synthetic graph holds, whatever was asked; None: as
+        asked.
     :param backend: answers what no recording matches: a callable ``(method, path, query, body)`` returning
         ``(status, content, media_type)`` or None (the offline mirror passes its simulated world here).
     :param fault_rates: share of requests answered with each random fault of :data:`FAULT_KINDS` (429 with
@@ -240,7 +243,7 @@ def build_app(fixtures: Sequence[str | Path] = (), *, synthetic: int = 0, pools:
 
     store = ReplayStore(fixtures)
     graph = SyntheticWorks(synthetic, ref_pool=pools[0], citer_pool=pools[1]) if synthetic else None
-    state = ServerState(rate_limit, daily_limit, latency, require_token)
+    state = ServerState(rate_limit, daily_limit, latency, require_token, max_page)
     unknown = sorted(set(fault_rates or {}) - set(FAULT_KINDS))
     if unknown or sum((fault_rates or {}).values()) > 1:
         raise ValueError(f"fault rates must be kinds of {FAULT_KINDS} summing to at most 1, got {fault_rates}")
@@ -318,6 +321,7 @@ def build_app(fixtures: Sequence[str | Path] = (), *, synthetic: int = 0, pools:
         rec = store.find(request.method, request.url.path, query)
         if rec is not None:
             return Response(rec.body, rec.status, headers={**rec.headers, **headers})
+        query = _capped(query, state.max_page)
         if backend is not None:
             found = backend(request.method, request.url.path, dict(query), await request.body())
             if found is not None:
@@ -325,8 +329,9 @@ def build_app(fixtures: Sequence[str | Path] = (), *, synthetic: int = 0, pools:
                 if not isinstance(content, str | bytes):
                     return JSONResponse(content, status, headers=headers)
                 return Response(content, status, headers=headers, media_type=media_type)
-        if graph is not None and request.url.path.startswith("/openalex/works"):
-            status, body = _synthetic_answer(graph, request.url.path, dict(query))
+        service, path = mirror_route(request.url.path) or ("", "")
+        if graph is not None and service == "openalex" and path.startswith("/works"):
+            status, body = _synthetic_answer(graph, path, dict(query))
             return JSONResponse(body, status, headers=headers)
         return JSONResponse({"error": "Not found", "message": "no recording for this request"}, 404, headers=headers)
 
@@ -352,8 +357,15 @@ def _draw(chance: random.Random, rates: dict[str, float] | None) -> str | None:
     return None
 
 
+def _capped(query: list[tuple[str, str]], max_page: int | None) -> list[tuple[str, str]]:
+    """The query with its page size cut to ``max_page``."""
+    if max_page is None:
+        return query
+    return [(k, str(min(int(v), max_page)) if k in _PAGE_PARAMS and v.isdigit() else v) for k, v in query]
+
+
 def _synthetic_answer(graph: SyntheticWorks, path: str, query: dict[str, str]) -> tuple[int, dict]:
-    rest = path.removeprefix("/openalex/works").strip("/")
+    rest = path.removeprefix("/works").strip("/")
     if rest:
         rec = graph.record(int(rest[1:])) if rest[:1] == "W" and rest[1:].isdigit() else None
         return (200, rec) if rec else (404, {"error": "Not found"})
@@ -399,12 +411,13 @@ class ServerProcess:
     :param daily_limit: requests allowed before the budget runs out, or None.
     :param latency: seconds added to every answer.
     :param require_token: credential the server insists on, or None.
+    :param max_page: most records a page holds, whatever was asked, or None.
     :param port: port to bind; 0 picks a free one.
     """
 
     def __init__(self, fixtures: Sequence[str | Path] = (), *, synthetic: int = 0, pools: tuple[int, int] = (40, 80),
                  rate_limit: int | None = None, daily_limit: int | None = None, latency: float = 0.0,
-                 require_token: str | None = None, port: int = 0) -> None:
+                 require_token: str | None = None, max_page: int | None = None, port: int = 0) -> None:
         self.args = [sys.executable, "-m", "scitaste_hf.sources.testing", "--port", str(port),
                      "--latency", str(latency), "--synthetic", str(synthetic), "--pools", f"{pools[0]},{pools[1]}"]
         for d in fixtures:
@@ -415,6 +428,8 @@ class ServerProcess:
             self.args += ["--daily-limit", str(daily_limit)]
         if require_token is not None:
             self.args += ["--require-token", require_token]
+        if max_page is not None:
+            self.args += ["--max-page", str(max_page)]
         self.proc: subprocess.Popen | None = None
         self.url = ""
 
@@ -477,6 +492,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--daily-limit", type=int, default=None, help="requests before the budget is spent")
     parser.add_argument("--latency", type=float, default=0.0, help="seconds added to every answer")
     parser.add_argument("--require-token", default=None, help="credential the server insists on")
+    parser.add_argument("--max-page", type=int, default=None, help="most records a page holds, whatever was asked")
     parser.add_argument("--port", type=int, default=0, help="port on 127.0.0.1 (0: any free port)")
     args = parser.parse_args(argv)
 
@@ -484,7 +500,8 @@ def main(argv: list[str] | None = None) -> None:
 
     pools = tuple(int(p) for p in args.pools.split(","))
     app = build_app(args.fixtures, synthetic=args.synthetic, pools=pools, rate_limit=args.rate_limit,
-                    daily_limit=args.daily_limit, latency=args.latency, require_token=args.require_token)
+                    daily_limit=args.daily_limit, latency=args.latency, require_token=args.require_token,
+                    max_page=args.max_page)
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind(("127.0.0.1", args.port))

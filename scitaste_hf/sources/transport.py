@@ -8,7 +8,8 @@ written to the cache.
 
 A listing's paging is a :class:`Pager`, an object without I/O that says which request comes next and what an
 answer yields; :meth:`Transport.records` runs it with :meth:`Transport.request` and :meth:`Transport.arecords` with
-:meth:`Transport.arequest`, so a client's sync and async methods page alike and send the same requests.
+:meth:`Transport.arequest`, so a client's sync and async methods page alike and send the same requests. A listing
+that ends with fewer records than the server announced is logged and counted (:attr:`TransportStats.short_listings`).
 
 Credentials are added to the request only at send time: the cache key, the stored URL, logs and error messages
 are built from the URL without them, and every message is passed through :meth:`Transport.redact` as well.
@@ -28,7 +29,7 @@ from collections.abc import AsyncIterator, Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
-from typing import Any, Generic, Literal, Protocol, TypeVar
+from typing import Any, Literal, Protocol, TypeVar
 
 import httpx
 import tenacity
@@ -155,30 +156,9 @@ class Pager(Protocol[T_co]):
         :param data: the answer's parsed body (:attr:`Response.data`).
         """
 
-
-class SingleCall(Generic[T]):
-    """A pager of one request: a batch lookup, so that batches run through :meth:`Transport.records` and
-    :meth:`Transport.agather` like listings.
-
-    :param call: the request.
-    :param parse: the records of its answer, from the parsed body.
-    """
-
-    def __init__(self, call: Call, parse: Callable[[Any], list[T]]) -> None:
-        self._call: Call | None = call
-        self._parse = parse
-
-    def next_call(self) -> Call | None:
-        """The request the first time, None after."""
-        call, self._call = self._call, None
-        return call
-
-    def feed(self, data: Any) -> list[T]:
-        """The records of the answer.
-
-        :param data: the answer's parsed body.
-        """
-        return self._parse(data)
+    def shortfall(self) -> tuple[int, int] | None:
+        """``(records seen, count announced)`` when the last :meth:`feed` ended a listing short of the count the
+        server announced, else None."""
 
 
 @dataclass
@@ -189,6 +169,8 @@ class TransportStats:
     cache_hits: int = 0
     retries: int = 0
     statuses: Counter = field(default_factory=Counter)
+    #: Listings that ended with fewer records than the server announced.
+    short_listings: int = 0
 
 
 class _Retryable(Exception):
@@ -329,8 +311,10 @@ class Transport:
         :param pager: the listing's paging state.
         """
         while (call := pager.next_call()) is not None:
-            yield from pager.feed(self.request(call.method, call.path, call.params, content=call.content,
-                                               headers=call.headers).data)
+            records = pager.feed(self.request(call.method, call.path, call.params, content=call.content,
+                                              headers=call.headers).data)
+            self._check_count(pager, call)
+            yield from records
 
     async def arecords(self, pager: Pager[T]) -> AsyncIterator[T]:
         """Async :meth:`records`.
@@ -339,7 +323,9 @@ class Transport:
         """
         while (call := pager.next_call()) is not None:
             resp = await self.arequest(call.method, call.path, call.params, content=call.content, headers=call.headers)
-            for record in pager.feed(resp.data):
+            records = pager.feed(resp.data)
+            self._check_count(pager, call)
+            for record in records:
                 yield record
 
     async def agather(self, pagers: Iterable[Pager[T]], done: Callable[[], None] | None = None) -> list[list[T]]:
@@ -364,6 +350,11 @@ class Transport:
         if done is not None:
             done()
         return records
+
+    @property
+    def rate_limit(self) -> tuple[int, float] | None:
+        """The ``(requests, seconds)`` this transport allows the host, or None for no limit."""
+        return None if self._throttle.limit is None else (self._throttle.limit, self._throttle.period_s)
 
     @property
     def rate_limit_status(self) -> RateLimitStatus:
@@ -401,6 +392,14 @@ class Transport:
                 await client.aclose()
 
     # ----------------------------------------------------------------------------------------- internals
+
+    def _check_count(self, pager: Pager[object], call: Call) -> None:
+        if (short := pager.shortfall()) is None:
+            return
+        with self._stats_lock:
+            self.stats.short_listings += 1
+        log.warning("%s: a listing ended after %d of the %d records the service announced; the rest are missing "
+                    "[%s %s]", self.service, *short, call.method, self.url(call.path, call.params))
 
     def _cached(self, method: str, url: str, content: bytes | None) -> Response | None:
         if self.cache is None or self.record:

@@ -150,3 +150,12 @@ def test_freeze_arguments_are_checked_before_any_request(tmp_path, capsys, extra
         code = exc.code
     assert code not in (0, None)
     assert message in capsys.readouterr().err and not (tmp_path / "ev").exists()
+
+
+@pytest.mark.parametrize("arguments", ["[" * 100_000, '{"bibcode": ' * 5_000, "not json", "[1, 2]", 42])
+def test_arguments_that_are_no_object_are_the_models_error(arguments):
+    # a model's tool-call arguments nested past the decoder's limit raised RecursionError and ended the run
+    from scitaste_hf.agent.tools import requested_bibcode
+
+    result = requested_bibcode("references", arguments, {"P1"})
+    assert result == {"error": 'arguments must be a JSON object like {"bibcode": "..."}'}

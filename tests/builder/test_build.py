@@ -1,8 +1,10 @@
 """`scitaste build` end to end against the offline mirror (a small simulated world) on 127.0.0.1: the dataset it
 writes, same-seed reproducibility, the warm re-run and the resume that send nothing, a service failing
-mid-build, and an existing output folder."""
+mid-build, an existing output folder, a service that caps its pages or cuts a listing short, what a killed build
+leaves behind, destinations that cannot be written, and two builds on one work directory."""
 
 import json
+import shutil
 import subprocess
 import sys
 from collections import Counter
@@ -57,6 +59,11 @@ def files(folder: Path) -> dict[str, bytes]:
     return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
 
 
+def work_copy(out: Path, tmp_path: Path) -> Path:
+    """A copy of a build's work directory (cache and checkpoints), for a test to change."""
+    return Path(shutil.copytree(f"{out}.work", tmp_path / "copy.work"))
+
+
 def test_dataset_has_the_benchmark_shape(built):
     import datasets
 
@@ -109,11 +116,8 @@ def test_resume_skips_finished_stages(built, mirror, tmp_path):
 
 
 def test_an_unreadable_checkpoint_is_recomputed_from_the_cache(built, mirror, tmp_path):
-    import shutil
-
     out, _ = built
-    work = tmp_path / "copy.work"
-    shutil.copytree(f"{out}.work", work)
+    work = work_copy(out, tmp_path)
     (checkpoint,) = (work / "stages").glob("label-*.json")
     checkpoint.write_bytes(checkpoint.read_bytes()[:100])  # cut short, as by a crash
     before = requests_seen(mirror)
@@ -148,7 +152,8 @@ def test_service_failing_mid_build_stops_and_resumes_without_refetching(built, s
         failed = build(url, out)
         assert failed.returncode == 2
         errors = [line for line in failed.stderr.splitlines() if line.startswith("scitaste: error:")]
-        assert len(errors) == 1 and "--resume" in errors[0] and "Traceback" not in failed.stderr
+        assert len(errors) == 1 and "--resume once the budget resets" in errors[0] and "Traceback" not in failed.stderr
+        assert "--offline" not in errors[0]  # an option `scitaste build` does not have
         assert not out.exists()
         httpx.post(f"{url}/_control/reset", timeout=10)
         resumed = build(url, out, "--resume")
@@ -174,3 +179,147 @@ def test_too_few_candidates_completes_and_says_which_are_short(built, mirror, tm
     ds = datasets.load_dataset(str(tmp_path / "short"))
     bibcodes = [r for s in ("selected", "backup") for r in ds[s]["bibcode"]]
     assert len(bibcodes) == len(set(bibcodes)) == 600  # nothing padded
+
+
+def _listings_row(stdout: str) -> str:
+    """The count of the summary's table of listings that ended short of their announced count."""
+    line = next(line for line in stdout.splitlines() if "ended short of the count" in line)
+    return line.split("│")[2].strip()
+
+
+def test_a_service_that_caps_its_pages_gives_the_same_dataset(built, servers, tmp_path_factory, tmp_path):
+    """Every listing pages on past pages shorter than asked: capped at 20 records a page, the mirror gives the
+    dataset of the cold build, and no listing ends short."""
+    reference, _ = built
+    proc, url = _mirror(servers, tmp_path_factory, "--max-page", "20")
+    try:
+        capped = build(url.rstrip("/"), tmp_path / "ds")
+    finally:
+        servers[1](proc)
+    assert capped.returncode == 0, capped.stderr[-3000:]
+    assert files(tmp_path / "ds") == files(reference)
+    assert _listings_row(capped.stdout) == "0"
+
+
+def test_a_listing_cut_short_is_counted_in_the_summary_and_the_card(built, mirror, tmp_path):
+    from urllib.parse import parse_qs, urlsplit
+
+    from dataset_builder.collect import ads_cell_query
+
+    out, _ = built
+    work = work_copy(out, tmp_path)
+    first = ads_cell_query(load_taxonomy().of("physics")[0])  # the build's first request
+    for path in work.glob("cache/*/*.json"):
+        query = parse_qs(urlsplit(json.loads(path.read_text())["request"]["url"]).query)
+        if query.get("q") == [first] and query.get("cursorMark") == ["*"]:
+            path.unlink()
+    short = {"response": {"numFound": 7, "docs": []}, "nextCursorMark": "*"}  # 7 announced, none delivered
+    httpx.post(f"{mirror}/_control/faults", json=[{"status": 200, "headers": {"content-type": "application/json"},
+                                                   "body": json.dumps(short)}], timeout=10).raise_for_status()
+    done = build(mirror, tmp_path / "ds", "--work-dir", str(work))
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert _listings_row(done.stdout) == "1"
+    assert "| ended short of the count the service announced | 1 |" in (tmp_path / "ds" / "README.md").read_text()
+    assert "NASA ADS: a listing ended after 0 of the 7 records" in done.stderr
+
+
+def test_stale_temporaries_are_removed_and_nothing_else(built, mirror, tmp_path):
+    """What a build killed mid-write leaves (hidden checkpoint and cache temporaries, an unfinished dataset folder
+    holding a whole-looking Parquet) goes on the next run; look-alikes that are not its own stay."""
+
+    out, _ = built
+    work = work_copy(out, tmp_path)
+    (host,) = (work / "cache").iterdir()
+    stale = [work / "stages" / ".sample-0123456789ab.json.k3j2h1x9.tmp", host / ".entry.json.abcd1234.tmp"]
+    for path in stale:
+        path.write_bytes(b'{"cut": ')
+    partial = tmp_path / ".ds.partial-abcd1234"
+    shutil.copytree(out, partial)
+    kept = [work / "stages" / "notes.tmp", tmp_path / ".ds.partial-keep", tmp_path / ".ds.backup",
+            tmp_path / ".other.partial-abcd1234"]
+    kept[0].write_text("mine")
+    for folder in kept[1:]:
+        folder.mkdir()
+    before = requests_seen(mirror)
+    resumed = build(mirror, tmp_path / "ds", "--work-dir", str(work), "--resume")
+    assert resumed.returncode == 0, resumed.stderr[-3000:]
+    assert not any(p.exists() for p in [*stale, partial])
+    assert all(p.exists() for p in kept)
+    assert "removed 2 temporary files and 1 unfinished dataset folders" in resumed.stderr
+    assert requests_seen(mirror) == before and files(tmp_path / "ds") == files(out)
+
+
+def test_a_write_killed_midway_leaves_nothing_that_looks_complete(built, tmp_path):
+    """A kill -9 between writing a split and finishing the folder: what is left is named as unfinished, holds no
+    file named as a split, and is what the next build removes."""
+    import signal
+    import textwrap
+
+    from dataset_builder.layout import stale_partials
+
+    out, _ = built
+    script = textwrap.dedent(f"""
+        import os, signal
+        import pyarrow.parquet as pq
+        from dataset_builder import layout
+        from scitaste_hf.schema import DEFAULT_WEIGHTS
+
+        rows = pq.read_table({str(out / "data" / "selected-00000-of-00001.parquet")!r}).to_pylist()
+        write = pq.write_table
+
+        def write_then_die(table, where, **kwargs):
+            write(table, where, **kwargs)
+            os.kill(os.getpid(), signal.SIGKILL)
+
+        pq.write_table = write_then_die
+        layout.write_dataset({str(tmp_path / "ds")!r}, {{"selected": rows, "backup": []}}, DEFAULT_WEIGHTS,
+                             synthetic=True)
+    """)
+    killed = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert killed.returncode == -signal.SIGKILL, killed.stderr[-3000:]
+    left = [p for p in tmp_path.iterdir() if p.name.startswith(".ds.")]
+    assert len(left) == 1 and left[0].name.startswith(".ds.partial-")
+    assert not list(left[0].rglob("*.parquet")) and list(left[0].rglob("*.parquet.part"))
+    assert stale_partials(tmp_path / "ds") == left and not (tmp_path / "ds").exists()
+
+
+def _sys_is_read_only() -> bool:
+    import tempfile
+
+    try:
+        with tempfile.TemporaryFile(dir="/sys"):
+            return False
+    except OSError:
+        return True
+
+
+@pytest.mark.parametrize("where", ["out under a file", "out under /sys", "work dir /sys"])
+def test_an_unwritable_destination_fails_before_any_request(mirror, tmp_path, where):
+    if "/sys" in where and not _sys_is_read_only():
+        pytest.skip("needs /sys to be a read-only file system")
+    (tmp_path / "afile").write_text("")
+    out, work = {"out under a file": (tmp_path / "afile" / "ds", tmp_path / "w"),
+                 "out under /sys": (Path("/sys/scitaste-ds"), tmp_path / "w"),
+                 "work dir /sys": (tmp_path / "ds", Path("/sys"))}[where]
+    before = requests_seen(mirror)
+    failed = build(mirror, out, "--work-dir", str(work))
+    assert failed.returncode == 2
+    (line,) = failed.stderr.strip().splitlines()
+    folder = work if where == "work dir /sys" else out.parent
+    assert line.startswith("scitaste: error: cannot ") and str(folder) in line
+    assert requests_seen(mirror) == before
+
+
+def test_a_second_build_on_the_same_work_dir_is_refused(built, mirror, tmp_path):
+    import fcntl
+
+    out, _ = built
+    work = work_copy(out, tmp_path)
+    with open(work / ".lock", "a") as held:
+        fcntl.flock(held, fcntl.LOCK_EX | fcntl.LOCK_NB)  # a build still running
+        refused = build(mirror, tmp_path / "ds", "--work-dir", str(work), "--resume")
+    assert refused.returncode == 2
+    assert refused.stderr.strip().splitlines() == [
+        f"scitaste: error: another build is using the work directory {work}; wait for it to end or give this one "
+        "another --work-dir"]
+    assert not (tmp_path / "ds").exists()

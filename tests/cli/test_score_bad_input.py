@@ -238,3 +238,21 @@ def test_a_failed_write_names_the_output_and_leaves_nothing(files, tmp_path, cap
                  "--n-resamples", "0"]) == 2
     _one_line_error(capsys, r"cannot write .*r.json: No space left on device$")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["gold.jsonl", "pred.jsonl"]
+
+
+@pytest.mark.parametrize("line", [
+    '{"bibcode": "B2", "innovation_score": ' + "9" * 5000 + ', "dimension_scores": {}}',
+    '{"bibcode": "B2", "failure": "timeout", "detail": ' + "1" * 5000 + "}",
+])
+def test_an_integer_past_the_int_string_limit_is_a_one_line_error(tmp_path, line):
+    """Python refuses to turn a string of over 4,300 digits into an int; json raises that as a plain ValueError."""
+    import subprocess
+    import sys
+
+    gold = _jsonl(tmp_path / "gold.jsonl", [_gold(i, 10 + 5 * i) for i in range(6)])
+    lines = [{"bibcode": f"B{i}", **_answer(12 + 5 * i)} for i in range(6)]
+    pred = _jsonl(tmp_path / "pred.jsonl", [*lines[:2], line, *lines[3:]])
+    proc = subprocess.run([str(Path(sys.executable).with_name("scitaste")), "score", "--predictions", str(pred),
+                           "--gold", str(gold)], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2
+    assert proc.stderr == f"scitaste: error: {pred}:3: not a JSON line (a number has too many digits)\n"

@@ -34,7 +34,7 @@ def test_demo_then_space(tmp_path, servers):
         stop(proc)
     rows = [dict(zip(table["headers"], row)) for row in table["data"]]
     assert sorted(r["mode"] for r in rows) == sorted(["pure_qa", "native_search", "dimagent_v3", "dimagent_v3_native"])
-    assert all(r["kind"] == "baseline" and r["status"] == "reproducible" for r in rows)
+    assert all(r["kind"] == "baseline" and r["status"] == "evidence-consistent" for r in rows)
     n = json.loads((out / "dataset" / "README.md").read_text().split("num_examples: ")[1].split()[0])
     assert all(r["coverage"] == f"{n}/{n}" for r in rows)
 

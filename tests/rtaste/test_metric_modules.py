@@ -1,5 +1,7 @@
 """The rtaste_brier and rtaste_ranking evaluate modules: loadable by name, thin wrappers, clear errors."""
 
+import math
+
 import pytest
 
 from scitaste_hf.errors import ScitasteError
@@ -41,7 +43,9 @@ def test_ranking_by_hand(ranking):
     assert (result["top1_hit_rate"], result["first_written_hit_rate"], result["random_hit_rate"]) == (0.75, 0.25, 0.2)
     assert result["top1_minus_random"] == pytest.approx(0.55)
     assert result["top1_minus_first_written"] == pytest.approx(0.5)
-    assert result["ci"]["top1_hit_rate"] == pytest.approx([0.5, 1.0])
+    # Hit rates 1 and 0.5 on the two papers: standard error 0.25, t on 1 degree of freedom tan(0.475 pi).
+    half = 0.25 * math.tan(math.pi * 0.475)
+    assert result["ci"]["top1_hit_rate"] == pytest.approx([0.75 - half, 0.75 + half])
     assert result["n_conditions"] == 2
 
 

@@ -83,3 +83,57 @@ def test_deeply_nested_reply_is_a_counted_failure(reply):
 def test_answer_before_deeply_nested_junk_still_counts():
     reply = json.dumps(WORKED) + " and then " + '{"a": ' * 2000
     assert parse_answer(reply).innovation_score == 46.36
+
+
+class _CountingDecoder(json.JSONDecoder):
+    """Counts the characters the answer finder makes the decoder read, failed attempts included."""
+
+    read = 0
+
+    def raw_decode(self, s, idx=0):
+        try:
+            value, end = super().raw_decode(s, idx)
+        except json.JSONDecodeError as exc:
+            _CountingDecoder.read += exc.pos - idx
+            raise
+        _CountingDecoder.read += end - idx
+        return value, end
+
+
+@pytest.mark.parametrize("unit", [
+    'lorem {" not json ',                 # a failed attempt at every brace
+    '{"k":[' + "1," * 500,                # each attempt decodes to the end of the reply: 400 levels deep
+    "{}",                                 # an object every two characters
+])
+def test_work_is_linear_in_the_reply(monkeypatch, unit):
+    # Before, a reply of n stray objects cost n full rescans (a 4.8 MiB upload held the Space for minutes).
+    monkeypatch.setattr(json, "JSONDecoder", _CountingDecoder)
+    reads = []
+    for repeats in (200, 400):
+        _CountingDecoder.read = 0
+        reply = unit * repeats
+        assert isinstance(parse_answer(reply), Failure)
+        reads.append(_CountingDecoder.read)
+        # the budget (twice the reply) is checked before each attempt, so the last one may read the reply once more
+        assert _CountingDecoder.read <= 3 * len(reply) + (1 << 16)
+    assert reads[1] <= 2.2 * reads[0] + (1 << 16)
+
+
+def test_answer_is_found_after_moderate_noise():
+    noise = 'He wrote {"x": and {"y" then ' * 300 + "".join(f'tool {i}: {{"n": {i}}}\n' for i in range(500))
+    assert parse_answer(noise + "Final: " + json.dumps(WORKED)).innovation_score == 46.36
+    # a fenced answer is found whatever precedes it
+    flood = '{"k":x' * 400_000
+    assert parse_answer(flood + "\n```json\n" + json.dumps(WORKED) + "\n```").innovation_score == 46.36
+
+
+@pytest.mark.parametrize(("reply", "reason"), [
+    ('{"innovation_score": ' + "7" * 5000 + "}", "no_json"),
+    ("```json\n" + '{"innovation_score": ' + "7" * 5000 + "}\n```", "no_json"),
+    ("Answer: " + '{"innovation_score": 1' + "0" * 5000 + ', "dimension_scores": {}}', "schema"),  # {} is JSON
+])
+def test_an_integer_too_long_to_convert_is_a_counted_failure(reply, reason):
+    # json raises a plain ValueError (Python's int-string conversion limit) for these, not JSONDecodeError
+    result = parse_answer(reply)
+    assert isinstance(result, Failure) and result.reason == reason
+    assert parse_answer(reply + " then " + json.dumps(WORKED)).innovation_score == 46.36

@@ -234,6 +234,7 @@ def test_daily_budget_stops_before_the_service_refuses(one_line):
             ads.transport.request("GET", "/search/query", {"q": "star 4"}, not_found_ok=True)
         msg = one_line(err.value)
         assert "0 of 3 requests left" in msg and "UTC" in msg
+        assert "--offline" not in msg  # no option that the commands running into a budget (build, evidence) have
         assert server.requests_log()["answered"] == 3 and ads.stats.sent == 3
         # Another client of the same host shares what the first one learnt.
         with pytest.raises(BudgetExhausted):

@@ -95,6 +95,8 @@ def test_same_file_twice_is_a_no_op(board):
         (_bytes([{**_lines()[0], "innovation_score": float("nan")}, *_lines()[1:]]), "upload:1: invalid answer fields"),
         (_bytes([{**_lines()[0], "innovation_score": float("inf")}, *_lines()[1:]]), "out_of_range"),
         (_bytes([{**_lines()[0], "innovation_score": 101}, *_lines()[1:]]), "out_of_range"),
+        (b'{"bibcode": "P000", "innovation_score": ' + b"9" * 5000 + b"}\n" + _bytes(_lines()[1:]),
+         r"upload:1: not a JSON line \(a number has too many digits\)"),
     ],
 )
 def test_bad_files_are_rejected_and_nothing_is_stored(tmp_path, data, message):
@@ -174,14 +176,14 @@ def _samples_log(lines):
                                "filtered_resps": [line["response"]]}) + "\n" for i, line in enumerate(lines)).encode()
 
 
-def test_evidence_makes_a_run_reproducible(board):
+def test_evidence_makes_a_run_evidence_consistent(board):
     lines = _lines(response=True)
     result = board.submit(_bytes(lines), "m", "dimagent_v3", submitter="u", samples=_samples_log(lines))
-    assert result.status == "reproducible"
+    assert result.status == "evidence-consistent"
     other = _lines(response=True, seed=5)
     result = board.submit(_bytes(_lines(seed=3)), "m2", "dimagent_v3", submitter="u", samples=_samples_log(other))
     assert result.status == "self-reported" and "differs" in result.message
-    assert [r["model"] for r in board.rows(status="reproducible")] == ["m"]
+    assert [r["model"] for r in board.rows(status="evidence-consistent")] == ["m"]
 
 
 def test_near_gold_copy_is_flagged_not_ranked(board):
@@ -235,3 +237,139 @@ def test_demo_dataset_is_recognised_as_synthetic(tmp_path):
         write_dataset(data / "dataset", {"selected": rows[:2], "backup": rows[2:]}, DEFAULT_WEIGHTS,
                       synthetic=synthetic)
         assert gold_source(data) == (str(data / "dataset"), synthetic)
+
+
+def test_a_replay_with_other_whitespace_or_line_order_is_the_same_run(board):
+    lines = _lines()
+    first = board.submit(_bytes(lines), "m", "pure_qa", submitter="u")
+    text = _bytes(lines).decode()
+    replays = {
+        "one more trailing newline": text + "\n",
+        "CRLF line endings": text.replace("\n", "\r\n"),
+        "trailing whitespace": text.replace("\n", "  \t\n"),
+        "other spacing inside the JSON": "".join(json.dumps(line, indent=None, separators=(",", ":")) + "\n"
+                                                 for line in lines),
+        "other line order": "".join(json.dumps(line) + "\n" for line in reversed(lines)),
+    }
+    for what, replay in replays.items():
+        again = board.submit(replay.encode(), "m", "pure_qa", submitter="u")
+        assert again.duplicate and again.run_id == first.run_id, what
+    assert len(board.rows()) == 1 and len(list(board.store.files.glob("*.jsonl"))) == 1
+    changed = _lines()
+    changed[0]["innovation_score"] = round(changed[0]["innovation_score"] + 0.1, 1)
+    assert not board.submit(_bytes(changed), "m", "pure_qa", submitter="u").duplicate
+
+
+def test_oversized_evidence_is_rejected_and_nothing_is_stored(tmp_path):
+    b = Leaderboard(tmp_path / "lb", GOLD, max_evidence_bytes=2048, rate_limit=(1000, 1))
+    lines = _lines(response=True)
+    for field in ("samples", "trace"):
+        with pytest.raises(SubmissionError) as raised:
+            b.submit(_bytes(lines), "m", "dimagent_v3", submitter="u", **{field: b"x" * 4096})
+        name = "samples log" if field == "samples" else "trace"
+        assert str(raised.value) == f"the {name} is 0.0 MiB, over the limit of 0.0 MiB"
+    assert b.rows() == [] and list(b.store.files.iterdir()) == []
+
+
+def test_default_evidence_limit_refuses_a_22_mb_samples_log(tmp_path):
+    from scitaste_hf.leaderboard.service import MAX_EVIDENCE_BYTES
+
+    b = Leaderboard(tmp_path / "lb", GOLD, rate_limit=(1000, 1))
+    lines = _lines(response=True)
+    log = _samples_log(lines)
+    padded = log + b" " * (22_000_000 - len(log))  # blank padding: a valid log, just too large
+    with pytest.raises(SubmissionError, match=r"the samples log is 21\.0 MiB, over the limit of 20\.0 MiB"):
+        b.submit(_bytes(lines), "m", "dimagent_v3", submitter="u", samples=padded)
+    assert b.rows() == [] and MAX_EVIDENCE_BYTES == 20 * 2**20
+    assert b.submit(_bytes(lines), "m", "dimagent_v3", submitter="u", samples=log).status == "evidence-consistent"
+
+
+def _baseline_trace(mode, fit_on, fail=()):
+    """Run the offline baseline through the agent loop as `scitaste eval` does: the predictions file lines it
+    yields (lm-eval's reply per paper) and the trace lines `_LoopLM._trace` writes."""
+    from scitaste_hf.agent.chat import ChatError
+    from scitaste_hf.agent.loop import failure_text, run_item
+    from scitaste_hf.baseline import BaselineChat, PriorBaseline
+
+    baseline = BaselineChat(PriorBaseline.fit(fit_on))
+
+    def chat(messages, **options):
+        if any(f"Identifier: {b}\n" in m["content"] for m in messages for b in fail):
+            raise ChatError("timeout", "no reply in 120 s")
+        return baseline(messages, **options)
+
+    predictions, trace = [], []
+    for record in GOLD:
+        outcome = run_item(chat, None, {**record, "title": "A paper", "abstract": "It studies things."}, mode)
+        text = failure_text(outcome.failure, outcome.trace.get("error", "")) if outcome.failure else outcome.text
+        predictions.append({"bibcode": record["bibcode"], "response": text})
+        trace.append(json.dumps(outcome.trace, default=str) + "\n")
+    return predictions, "".join(trace).encode()
+
+
+def test_an_agent_trace_is_evidence(board):
+    """The trace that `scitaste eval` writes makes a run evidence-consistent: the reply is the last assistant message, a
+    failed item carries none, and lines of the other modes in the same trace file are left out."""
+    predictions, trace = _baseline_trace("pure_qa", GOLD, fail=("P005",))
+    assert json.loads(trace.splitlines()[5])["error"] == "no reply in 120 s"
+    assert "messages" not in json.loads(trace.splitlines()[5])
+    _, other_mode = _baseline_trace("native_search", GOLD[:12])  # other priors: other answers
+    result = board.submit(_bytes(predictions), "baseline", "pure_qa", submitter="u", trace=trace + other_mode)
+    assert (result.status, result.message) == (
+        "evidence-consistent", "scored as run #1: evidence-consistent (the evidence records every submitted answer; "
+                               "this shows they agree, not that a model produced them)")
+    assert board.result(result.run_id)["overall"]["n_scored"] == 23
+    changed, _ = _baseline_trace("pure_qa", GOLD[:12], fail=("P005",))
+    second = board.submit(_bytes(changed), "other", "pure_qa", submitter="u", trace=trace)
+    assert second.status == "self-reported" and "the evidence's answer for P000 differs" in second.message
+    answered, _ = _baseline_trace("pure_qa", GOLD)  # P005 answered here, failed in the trace
+    third = board.submit(_bytes(answered), "third", "pure_qa", submitter="u", trace=trace)
+    assert third.status == "self-reported" and "the evidence's answer for P005 differs" in third.message
+
+
+def test_two_stores_on_one_folder_write_while_one_is_read(tmp_path):
+    """Two writers on one folder (the Space, and `scitaste demo` storing its runs) while the Space's pages read its
+    store: no write fails with "database is locked" and every run is kept."""
+    import hashlib
+
+    from scitaste_hf.leaderboard.store import Store
+
+    space, other = Store(tmp_path), Store(tmp_path)
+    summary = {"overall": {"note": "y" * 200}}
+
+    def insert(store, name):
+        return store.insert(hashlib.sha256(name.encode()).hexdigest(), Meta(model=name, mode="pure_qa",
+                            submitted_at="2026-01-01T00:00:00"), "self-reported", summary, {}, 1, 1, copy=True)
+
+    for i in range(300):
+        insert(space, f"before-{i}")
+    errors, writing_done = [], threading.Event()
+
+    def write(store, k):
+        try:
+            for i in range(60):
+                insert(store, f"w{k}-{i}")
+        except Exception as exc:  # collected and asserted below
+            errors.append(exc)
+
+    def read():
+        try:
+            while not writing_done.is_set():
+                space.rows()
+                space.copy_pending()
+        except Exception as exc:  # collected and asserted below
+            errors.append(exc)
+
+    readers = [threading.Thread(target=read) for _ in range(3)]
+    writers = [threading.Thread(target=write, args=(space if k % 2 else other, k)) for k in range(4)]
+    for t in readers + writers:
+        t.start()
+    for t in writers:
+        t.join()
+    writing_done.set()
+    for t in readers:
+        t.join()
+    assert errors == []
+    assert len(space.rows()) == 540 and len(other.copy_pending()) == 540
+    space.close()
+    other.close()

@@ -20,10 +20,18 @@ def _upload(tmp_path, name, lines):
     return path
 
 
-def _answers(noise_shift):
-    return [{"bibcode": r["bibcode"], "innovation_score": min(100.0, r["innovation_score"] + noise_shift),
-             "dimension_scores": {k: min(100.0, v + noise_shift) for k, v in r["dimension_scores"].items()}}
-            for r in _example_gold()]
+def _answers(variant):
+    """Honest-looking answers, one set per ``variant``: the example labels plus errors of SD 5 (the labels shifted
+    by a constant would be a disguised copy, flagged and not ranked)."""
+    import numpy as np
+
+    rng = np.random.default_rng(round(10 * variant))
+
+    def noisy(x):
+        return float(np.clip(x + rng.normal(0, 5), 0, 100).round(1))
+
+    return [{"bibcode": r["bibcode"], "innovation_score": noisy(r["innovation_score"]),
+             "dimension_scores": {k: noisy(v) for k, v in r["dimension_scores"].items()}} for r in _example_gold()]
 
 
 def _leaderboard(client):
@@ -117,3 +125,241 @@ def test_runs_are_copied_to_a_hub_dataset_repo(tmp_path, fake_hub, space_starter
     assert copied == local  # predictions and metadata of the example run and of Model-H
     db = sqlite3.connect(hub / "org" / "results" / "leaderboard.sqlite")
     assert {m for (m,) in db.execute("SELECT model FROM runs")} == {"synthetic-example-model", "Model-H"}
+
+
+def _constant(value):
+    """Answers that give every paper the same scores: Spearman and Pearson are undefined."""
+    return [{"bibcode": r["bibcode"], "innovation_score": value,
+             "dimension_scores": dict.fromkeys(r["dimension_scores"], value)} for r in _example_gold()]
+
+
+def _per_discipline_constant():
+    """The offline baseline's kind of answers: one value per discipline, so undefined within each discipline."""
+    disciplines = sorted({r["discipline"] for r in _example_gold()})
+    return [{**line, "innovation_score": 20.0 + 10 * disciplines.index(r["discipline"])}
+            for line, r in zip(_constant(40.0), _example_gold())]
+
+
+def test_every_filter_combination_renders_runs_with_undefined_statistics(space, tmp_path):
+    """A run whose statistics are undefined renders as blanks, under every combination of the board's filters."""
+    import itertools
+    import threading
+    from concurrent.futures import ThreadPoolExecutor
+
+    from gradio_client import Client, handle_file
+
+    from scitaste_hf.leaderboard import Leaderboard
+    from scitaste_hf.schema import DISCIPLINES, MODES, WAPE_BANDS
+
+    url, data_dir = space
+    client = Client(url, verbose=False)
+    copy = [{k: r[k] for k in ("bibcode", "innovation_score", "dimension_scores")} for r in _example_gold()]
+    # A trace in the agent's format, so that one run is evidence-consistent and the status filter has a row to show.
+    trace = _upload(tmp_path, "trace.jsonl", [
+        {"bibcode": line["bibcode"], "mode": "native_search", "messages": [
+            {"role": "user", "content": "Score this paper."},
+            {"role": "assistant", "content": json.dumps({k: v for k, v in line.items() if k != "bibcode"})}]}
+        for line in _per_discipline_constant()])
+    for name, lines, mode, evidence in (("Constant", _constant(50.0), "pure_qa", None),
+                                        ("Per-discipline", _per_discipline_constant(), "native_search", trace),
+                                        ("Copycat", copy, "dimagent_v3_native", None)):
+        message = client.predict(handle_file(str(_upload(tmp_path, f"{name}.jsonl", lines))), name, mode, "", "",
+                                 None, evidence and handle_file(str(evidence)), api_name="/submit")
+        assert message.startswith("Accepted"), message
+    board = Leaderboard(data_dir, _example_gold())  # the same store, read here for the expected rows
+    assert {r["model"]: r["spearman"] for r in board.rows(mode="pure_qa")}["Constant"] is None
+    assert [(r["status"], r["spearman"]) for r in board.rows(mode="native_search", discipline="physics")] == [
+        ("evidence-consistent", None)]
+
+    # every combination of the four filters; "show flagged runs" alternates, so each setting meets each filter
+    combinations = [(*c, k % 2 == 1) for k, c in enumerate(itertools.product(
+        ["all", *MODES], ["overall", *DISCIPLINES], ["all", *(b.grade for b in WAPE_BANDS)],
+        ["all", "evidence-consistent", "self-reported"]))]
+    local = threading.local()
+
+    def check(combination):
+        local.client = getattr(local, "client", None) or Client(url, verbose=False)
+        mode, discipline, grade, status, flagged = combination
+        table = local.client.predict(*combination, api_name="/leaderboard")
+        got = [dict(zip(table["headers"], row)) for row in table["data"]]
+        expected = board.rows(mode=None if mode == "all" else mode,
+                              discipline=None if discipline == "overall" else discipline,
+                              grade=None if grade == "all" else grade, status=None if status == "all" else status,
+                              include_flagged=flagged)
+        assert [r["run"] for r in got] == [r["run"] for r in expected], combination
+        for shown, row in zip(got, expected):
+            for column, key in (("Spearman", "spearman"), ("Pearson", "pearson")):
+                assert shown[column] == (None if row[key] is None else round(row[key], 3)), (combination, column)
+        return sum(shown["Spearman"] is None for shown in got)
+
+    with ThreadPoolExecutor(8) as pool:
+        blanks = list(pool.map(check, combinations))
+    assert len(combinations) == 5 * 7 * 7 * 3 and sum(blanks) > 0
+    board.store.close()
+
+
+@pytest.mark.parametrize(("run_a", "run_b", "message"), [
+    ("abc", 1, "run A must be a run number from the list"),
+    (1, "9" * 30, "run B must be a run number from the list"),
+    (1, "1.5", "run B must be a run number from the list"),
+])
+def test_compare_with_bad_runs_says_why_in_one_sentence(space, run_a, run_b, message):
+    from gradio_client import Client
+    from gradio_client.exceptions import AppError
+
+    url, _ = space
+    with pytest.raises(AppError) as raised:
+        Client(url, verbose=False).predict(run_a, run_b, api_name="/compare")
+    assert str(raised.value) == message
+
+
+def test_importing_the_app_writes_nothing(tmp_path):
+    """`scitaste space` and the Space run the file; importing it alone (a test, a bench) opens no store."""
+    import os
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if k not in ("SCITASTE_DATA", "SCITASTE_GOLD")}
+    code = "import runpy, sys; app = runpy.run_path(sys.argv[1]); print(callable(app['serve']))"
+    proc = subprocess.run([sys.executable, "-c", code, str(bundled_dir("space") / "app.py")], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0 and proc.stdout.strip() == "True", proc.stderr[-2000:]
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_oversized_evidence_upload_is_rejected_and_nothing_is_stored(space, tmp_path):
+    from gradio_client import Client, handle_file
+
+    url, data_dir = space
+    before = sorted((data_dir / "submissions").iterdir())
+    predictions = _upload(tmp_path, "p.jsonl", _answers(4.5))
+    samples = tmp_path / "samples.jsonl"
+    samples.write_bytes(b" " * 22_000_000)
+    message = Client(url, verbose=False).predict(handle_file(str(predictions)), "Model-E", "pure_qa", "", "",
+                                                 handle_file(str(samples)), None, api_name="/submit")
+    assert message == "Rejected: the samples log is 21.0 MiB, over the limit of 20.0 MiB"
+    assert sorted((data_dir / "submissions").iterdir()) == before
+
+
+class _StuckHub:
+    """A Hub endpoint on 127.0.0.1 that drops every connection; once armed, it holds the next one open without an
+    answer until released: a Hub copy that hangs."""
+
+    def __init__(self):
+        import socket
+        import threading
+
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.url = f"http://127.0.0.1:{self.listener.getsockname()[1]}"
+        self.armed, self.holding, self.released = threading.Event(), threading.Event(), threading.Event()
+        threading.Thread(target=self._serve, daemon=True).start()
+
+    def _serve(self):
+        import threading
+
+        while True:
+            try:
+                conn, _ = self.listener.accept()
+            except OSError:  # closed by close()
+                return
+            if self.armed.is_set() and not self.holding.is_set():
+                self.holding.set()
+                threading.Thread(target=self._hold, args=(conn,), daemon=True).start()
+            else:
+                conn.close()
+
+    def _hold(self, conn):
+        self.released.wait()
+        conn.close()
+
+    def close(self):
+        self.released.set()
+        self.listener.close()
+
+
+def _hub_env(endpoint):
+    return {"HF_ENDPOINT": endpoint, "HF_TOKEN": "hf_test_secret_token", "HF_HUB_OFFLINE": "0",
+            "HF_HUB_DISABLE_XET": "1", "SCITASTE_RESULTS_REPO": "org/results", "SCITASTE_SUBMIT_LIMIT": "100"}
+
+
+def _hub_pending(data_dir):
+    import sqlite3
+
+    with sqlite3.connect(data_dir / "leaderboard.sqlite") as db:
+        return sorted(key for (key,) in db.execute("SELECT sha256 FROM hub_pending"))
+
+
+def _run_keys(data_dir):
+    import sqlite3
+
+    with sqlite3.connect(data_dir / "leaderboard.sqlite") as db:
+        return sorted(key for (key,) in db.execute("SELECT sha256 FROM runs"))
+
+
+def test_a_slow_large_submission_does_not_hold_up_a_small_one(tmp_path, space_starter, servers):
+    """A 4.6 MB submission held in its Hub copy (a Hub that takes the connection and never answers) and a small one
+    sent while it is held: the small one is stored and answered first, then the large one, whose copy is still
+    hanging; both runs are kept, pending their copy."""
+    from gradio_client import Client, handle_file
+
+    hub = _StuckHub()
+    data_dir = tmp_path / "data"
+    proc, url = space_starter(data_dir, tmp_path / "log.txt", _hub_env(hub.url))
+    try:
+        padded = [{**line, "reasoning": "x" * 15_000} for line in _answers(1.0)]
+        large = _upload(tmp_path, "large.jsonl", padded)
+        assert 4_500_000 < large.stat().st_size < 5 * 2**20
+        hub.armed.set()
+        job_large = Client(url, verbose=False).submit(handle_file(str(large)), "Model-Large", "pure_qa", "", "",
+                                                      api_name="/submit")
+        assert hub.holding.wait(120), "the large submission never reached its Hub copy"
+        small = _upload(tmp_path, "small.jsonl", _answers(2.0))
+        job_small = Client(url, verbose=False).submit(handle_file(str(small)), "Model-Small", "pure_qa", "", "",
+                                                      api_name="/submit")
+        message_small = job_small.result(timeout=60)
+        assert not job_large.done()  # still held in its copy: the small one did not wait behind it
+        # the Hub never answers: the large one is answered all the same once its wait for the copy is over
+        message_large = job_large.result(timeout=120)
+        assert hub.holding.is_set() and not hub.released.is_set()
+        leaderboard = _leaderboard(Client(url, verbose=False))
+    finally:
+        hub.close()
+        servers[1](proc)
+    for message in (message_small, message_large):
+        assert message.startswith("Accepted: scored as run #") and message.endswith(
+            "; it is stored here, and its copy to the Hub dataset repo is pending and will be retried"), message
+    rows = {r["model"]: r for r in leaderboard}
+    assert {m: rows[m]["coverage"] for m in ("Model-Large", "Model-Small")} == {"Model-Large": "300/300",
+                                                                              "Model-Small": "300/300"}
+    assert len(_run_keys(data_dir)) == 3 and _hub_pending(data_dir) == _run_keys(data_dir)  # with the example run
+
+
+def test_unreachable_hub_keeps_the_run_and_copies_it_on_the_next_start(tmp_path, fake_hub, space_starter, servers):
+    import socket
+
+    from gradio_client import Client, handle_file
+
+    with socket.socket() as s:  # a port nothing listens on
+        s.bind(("127.0.0.1", 0))
+        closed = f"http://127.0.0.1:{s.getsockname()[1]}"
+    data_dir = tmp_path / "data"
+    proc, url = space_starter(data_dir, tmp_path / "log.txt", _hub_env(closed))
+    try:
+        message = Client(url, verbose=False).predict(handle_file(str(_upload(tmp_path, "p.jsonl", _answers(2.0)))),
+                                                     "Model-U", "pure_qa", "", "", api_name="/submit")
+    finally:
+        servers[1](proc)
+    assert message == ("Accepted: scored as run #2: self-reported (no samples log or trace attached); it is stored "
+                       "here, and its copy to the Hub dataset repo is pending and will be retried")
+    assert len(_hub_pending(data_dir)) == 2 and _hub_pending(data_dir) == _run_keys(data_dir)
+
+    env, hub = fake_hub
+    proc, _ = space_starter(data_dir, tmp_path / "log2.txt", {**env, "SCITASTE_RESULTS_REPO": "org/results"})
+    servers[1](proc)
+    assert _hub_pending(data_dir) == []
+    local = sorted(p.name for p in (data_dir / "submissions").iterdir())
+    assert sorted(p.name for p in (hub / "org" / "results" / "submissions").iterdir()) == local
+    import sqlite3
+
+    copied = sqlite3.connect(hub / "org" / "results" / "leaderboard.sqlite")
+    assert {m for (m,) in copied.execute("SELECT model FROM runs")} == {"synthetic-example-model", "Model-U"}

@@ -1,20 +1,27 @@
 """The lm-eval task scitaste_pure_qa: plain lm_eval over a local dataset, against a scripted chat server."""
 
 import json
+import math
 import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
-from scitaste_hf.lm_tasks import METRICS, process_results, scheme2, wape
+from scitaste_hf.lm_tasks import BOUNDS, METRICS, SKILL_METRICS, process_results, scheme2, wape
 from scitaste_hf.records import load_records
 from scitaste_hf.schema import DIMENSIONS
 from scitaste_hf.scoring import score_run
+from scitaste_hf.scoring.bootstrap import skill
 
 ROOT = Path(__file__).resolve().parents[2]
 SCITASTE = str(Path(sys.executable).with_name("scitaste"))
 GOLD = load_records(ROOT / "scitaste_hf" / "data" / "examples" / "gold.jsonl")
+
+
+def _gold_vector(record):
+    return [record["innovation_score"], *(record["dimension_scores"][k] for k in DIMENSIONS)]
 
 
 def _answer(record, shift):
@@ -52,6 +59,37 @@ def test_aggregations_equal_score_run():
     assert scheme2(items) == pytest.approx(expected["scheme2"]["score"])
     assert wape(items) == pytest.approx(expected["scheme2"]["wape"])
     assert set(process_results(GOLD[0], ["{}"])) == set(METRICS)
+    # the interval bounds are score_run's bootstrap (1,000 resamples, seed 0) of the same run
+    with_ci = score_run(GOLD[:60], predictions)["overall"]
+    assert [BOUNDS[f"scheme2_ci_{e}"](items) for e in ("low", "high")] == pytest.approx(
+        with_ci["scheme2"]["ci"]["score"])
+    assert [BOUNDS[f"scheme1_ci_{e}"](items) for e in ("low", "high")] == pytest.approx(
+        with_ci["scheme1"]["ci"]["scheme1"])
+    assert BOUNDS["scheme2_ci_low"](items) < scheme2(items) < BOUNDS["scheme2_ci_high"](items)
+    # skill over the floor each item carries (here the gold mean): the scoring package's own, on the scored items
+    floor = np.mean([_gold_vector(r) for r in GOLD[:60]], axis=0).tolist()
+    floored = [{**item, "floor": floor} for item in items]
+    scored = [(i["pred"], i["gold"]) for i in floored if i["pred"] is not None]
+    expected_skill = skill(np.array([p for p, _ in scored]), np.array([floor] * len(scored)),
+                           np.array([g for _, g in scored]))
+    for scheme in ("scheme1", "scheme2"):
+        assert SKILL_METRICS[f"{scheme}_skill"](floored) == pytest.approx(expected_skill[scheme]["skill"])
+        assert [SKILL_METRICS[f"{scheme}_skill_ci_{e}"](floored) for e in ("low", "high")] == pytest.approx(
+            expected_skill[scheme]["interval"])
+    assert math.isnan(SKILL_METRICS["scheme1_skill"](items))  # items without a floor: no skill, never a 0
+
+
+def test_the_task_template_lists_every_metric():
+    import yaml
+
+    class _Loader(yaml.SafeLoader):
+        pass
+
+    _Loader.add_constructor("!function", lambda loader, node: loader.construct_scalar(node))
+    template = yaml.load((ROOT / "lm_eval_tasks" / "scitaste" / "_scitaste_template.yaml").read_text(), _Loader)
+    listed = [m["metric"] for m in template["metric_list"]]
+    assert listed == list(METRICS)
+    assert all(m["aggregation"] == f"utils.{m['metric']}" for m in template["metric_list"])
 
 
 def test_lm_eval_run_against_a_scripted_chat_server(tmp_path, servers):
@@ -118,5 +156,17 @@ def test_scitaste_eval_with_the_baseline(tmp_path):
     assert results["coverage,none"] == 1.0
     assert results["wape,none"] == pytest.approx(expected["overall"]["scheme2"]["wape"])
     assert results["scheme1,none"] == pytest.approx(expected["overall"]["scheme1"]["scheme1"])
+    with_ci = score_run(selected, {r["bibcode"]: Answer.model_validate(baseline.answer(r)) for r in selected})
+    assert [results[f"scheme2_ci_{e},none"] for e in ("low", "high")] == pytest.approx(
+        with_ci["overall"]["scheme2"]["ci"]["score"])
+    # skill over the constant floor learned from the backup split, as the scoring package computes it
+    floor = np.mean([_gold_vector(r) for r in backup], axis=0).tolist()
+    expected_skill = skill(np.array([Answer.model_validate(baseline.answer(r)).vector() for r in selected]),
+                           np.array([floor] * len(selected)), np.array([_gold_vector(r) for r in selected]))
+    assert results["scheme1_skill,none"] == pytest.approx(expected_skill["scheme1"]["skill"])
+    assert results["scheme2_skill,none"] == pytest.approx(expected_skill["scheme2"]["skill"])
+    # lm-eval names the run after the model, not a random string
+    assert json.loads(next((tmp_path / "out").rglob("results_*.json")).read_text())["model_name"] == \
+        "scitaste-baseline"
     # one prior per discipline: no ranking within a discipline, so little correlation to reward
     assert results["scheme1,none"] < 60
