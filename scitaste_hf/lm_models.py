@@ -36,13 +36,14 @@ _RUNNER_ARGS = frozenset({"batch_size", "max_batch_size", "device"})
 
 
 def _tools(evidence_dir: str | None, data_dir: str | None):
-    """Frozen evidence: ``evidence_dir``, else ``$SCITASTE_EVIDENCE_DIR``, else ``tool_evidence`` beside the data;
-    None when there is none (tool modes then fail each item with a clear reason)."""
-    from scitaste_hf.agent.evidence import EVIDENCE_DIR, FrozenToolBox
+    """Frozen evidence: ``evidence_dir``, else ``$SCITASTE_EVIDENCE_DIR``, else the ``tool_evidence`` config of the
+    dataset ``data_dir`` (its folder or a Hub id, so a Hub dataset needs no API key either); each may also be an
+    evidence folder or a dataset (:meth:`~scitaste_hf.agent.evidence.FrozenToolBox.find`). None when there is none
+    (tool modes then stop before their first request with a clear reason)."""
+    from scitaste_hf.agent.evidence import FrozenToolBox
 
-    folder = evidence_dir or os.environ.get("SCITASTE_EVIDENCE_DIR") or (
-        str(Path(data_dir) / EVIDENCE_DIR) if data_dir else None)
-    return FrozenToolBox.load(folder) if folder and Path(folder).is_dir() else None
+    source = evidence_dir or os.environ.get("SCITASTE_EVIDENCE_DIR") or data_dir
+    return FrozenToolBox.find(source) if source else None
 
 
 class _LoopLM(LM):

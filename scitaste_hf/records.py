@@ -30,14 +30,36 @@ def load_records(source: str | Path, split: str = "selected") -> list[dict[str, 
     if not path.exists() and not _HUB_ID.match(str(source)):
         raise ScitasteError(f"gold file or dataset folder not found: {source}")
     import datasets
+    from huggingface_hub.errors import HfHubHTTPError
 
+    on_hub = not path.exists()
+    instead = "give a local dataset folder or a .jsonl/.parquet file instead"
+    if on_hub and not _cached(str(source)):
+        from scitaste_hf.hub import require_hub
+
+        require_hub(f"dataset {source}", instead)
     try:
         ds = datasets.load_dataset(str(source), split=split)
     except ValueError as exc:
         raise ScitasteError(f"cannot load split {split!r} of {source}: {str(exc).splitlines()[0]}") from None
     except (FileNotFoundError, datasets.exceptions.DatasetNotFoundError) as exc:
         raise ScitasteError(f"no dataset at {source}: {str(exc).splitlines()[0]}") from None
+    except ConnectionError as exc:  # offline, and no cached copy
+        raise ScitasteError(f"{str(exc).splitlines()[0]}; {instead}") from None
+    except HfHubHTTPError as exc:  # the Hub answered, and refused (a private or gated dataset, a bad token)
+        raise ScitasteError(f"the Hub refused dataset {source}: {str(exc).splitlines()[0]}; {instead}") from None
     return ds.to_list()
+
+
+def _cached(repo_id: str) -> bool:
+    """Whether the Hub dataset ``repo_id`` has a copy in the local Hugging Face cache (loadable offline)."""
+    from huggingface_hub import scan_cache_dir
+    from huggingface_hub.errors import CacheNotFound
+
+    try:
+        return any(r.repo_id == repo_id and r.repo_type == "dataset" for r in scan_cache_dir().repos)
+    except CacheNotFound:
+        return False
 
 
 def jsonl_lines(text: str) -> list[str]:

@@ -33,3 +33,9 @@ def metric_path(name: str) -> Path:
     if not (path / f"{name}.py").is_file():
         raise ScitasteError(f"unknown metric {name!r}; available: {', '.join(metric_names())}")
     return path
+
+
+def install_hint(extra: str) -> str:
+    """How to install one of the package's extras. scitaste-hf is installed from its repository (no package index
+    carries it), so the hint names the checkout, not a package name that pip would fail to find."""
+    return f"pip install '.[{extra}]' in the scitaste-hf repository"

@@ -8,8 +8,10 @@ plain text.
 
 from __future__ import annotations
 
+import gc
 import os
 import re
+import threading
 from pathlib import Path
 
 import gradio as gr
@@ -18,9 +20,9 @@ import pandas as pd
 from scitaste_hf.errors import ScitasteError
 from scitaste_hf.leaderboard import Leaderboard
 from scitaste_hf.leaderboard.integrity import COPY_SHARE, COPY_TOLERANCE, RANKED_SHARE, RANKED_TOLERANCE
-from scitaste_hf.leaderboard.service import MAX_BYTES, MAX_EVIDENCE_BYTES
+from scitaste_hf.leaderboard.service import FLOOR_NAMES, MAX_BYTES, MAX_EVIDENCE_BYTES
 from scitaste_hf.leaderboard.setup import open_leaderboard, reported_results
-from scitaste_hf.leaderboard.store import EVIDENCE_CONSISTENT, SELF_REPORTED
+from scitaste_hf.leaderboard.store import EVIDENCE_CONSISTENT, FLAGGED, SELF_REPORTED
 from scitaste_hf.schema import (
     CITATION,
     DEFAULT_WEIGHTS,
@@ -30,19 +32,35 @@ from scitaste_hf.schema import (
     SCHEME1_GRADES,
     WAPE_BANDS,
 )
+from scitaste_hf.scoring.ranks import RANK_RESAMPLES
 
 ALL = "all"
-COLUMNS = ["run", "model", "mode", "Scheme-1", "S1 grade", "S1 95% CI", "Scheme-2", "S2 grade", "S2 95% CI",
-           "WAPE %", "Spearman", "Pearson", "MAE", "bias", "coverage", "status", "kind", "date", "organisation", "link"]
-#: Pixel widths of :data:`COLUMNS`, wide enough that no header breaks inside a word.
-WIDTHS = ["60px", "220px", "170px", "100px", "95px", "125px", "100px", "95px", "125px", "95px", "105px", "95px",
-          "80px", "80px", "100px", "125px", "90px", "110px", "140px", "200px"]
-COMPARE_COLUMNS = ["scope", "papers", "metric", "A - B", "95% CI", "p"]
+#: The board's columns: what the order rests on first (rank interval, top group, skill over the constant floor),
+#: then both schemes with their grades and intervals, the statistics behind Scheme 1, coverage and who sent the run.
+COLUMNS = ["rank", "top group", "run", "model", "mode", "S1 skill", "S1 skill 95% CI", "vs floor", "Scheme-1",
+           "S1 grade", "S1 95% CI", "S2 skill", "S2 skill 95% CI", "Scheme-2", "S2 grade", "S2 95% CI", "WAPE %",
+           "Spearman", "Pearson", "MAE", "bias", "coverage", "status", "kind", "date", "organisation", "link"]
+#: Pixel widths of :data:`COLUMNS`, wide enough that no header breaks inside a word and no status ("evidence-
+#: consistent", the longest) or mark ("not above floor") wraps: a cell breaks a word that does not fit.
+WIDTHS = ["70px", "80px", "60px", "220px", "170px", "90px", "135px", "135px", "100px", "95px", "125px", "90px",
+          "135px", "100px", "95px", "125px", "95px", "105px", "95px", "80px", "80px", "100px", "180px", "100px",
+          "110px", "140px", "200px"]
+#: The reference rows' table: the floors with the same numbers, and how many of the view's runs beat each.
+FLOOR_COLUMNS = ["reference row", "runs above it", *COLUMNS[COLUMNS.index("S1 skill"):COLUMNS.index("coverage") + 1]]
+FLOOR_WIDTHS = ["260px", "110px", *WIDTHS[COLUMNS.index("S1 skill"):COLUMNS.index("coverage") + 1]]
+COMPARE_COLUMNS = ["scope", "papers", "metric", "A - B", "95% CI", "p", "detectable (80% power)", "verdict"]
+#: Mark of a run whose rank interval reaches the leader's.
+TOP = "\u2605"
+NOT_ABOVE = "not above floor"
 #: Gradio's own cap on an uploaded file: above the leaderboard's limits, so that a file over those gets the
 #: leaderboard's one-line reason, while a far larger one is refused before it is written.
 MAX_UPLOAD_BYTES = 2 * MAX_EVIDENCE_BYTES
 #: Submissions processed at once, so that one large upload does not hold up everyone else's.
 SUBMIT_CONCURRENCY = 4
+#: Models in the Scheme-2 chart and runs in the heatmap: the first ones in the board's order (a chart of thousands
+#: says nothing, and takes long to draw).
+CHART_MODELS, HEATMAP_RUNS = 15, 30
+_HIGHLIGHT = {"coverage": "background-color: #fde68a", "vs floor": "background-color: #fee2e2"}
 
 
 def _num(x, digits=1):
@@ -58,31 +76,113 @@ def _run_id(value, label: str) -> int:
     return int(str(value))
 
 
-def _ci(ci, scale=1.0):
-    return "" if not ci else f"[{ci[0] * scale:.1f}, {ci[1] * scale:.1f}]"
+def _ci(ci, scale=1.0, digits=1):
+    if not ci or ci[0] is None or ci[1] is None:
+        return ""
+    return f"[{ci[0] * scale:.{digits}f}, {ci[1] * scale:.{digits}f}]"
+
+
+def _rank(rank) -> str:
+    return "" if not rank else str(rank[0]) if rank[0] == rank[1] else f"{rank[0]}-{rank[1]}"
+
+
+def _vs_floor(above) -> str:
+    return "" if above is None else "above" if above else NOT_ABOVE
+
+
+def _round(x, digits, scale=1.0):
+    return None if x is None else round(float(x) * scale, digits)
+
+
+def _scores(r) -> list:
+    """A row's values in the columns from "S1 skill" to "coverage" (None for an undefined statistic): what depends
+    on the run's answers and the scope alone."""
+    get = r.get  # the skill keys are missing from runs scored before skill was stored, until they are upgraded
+    return (_round(get("s1_skill"), 3), _ci(get("s1_skill_ci"), digits=3), _vs_floor(get("s1_above_floor")),
+            _round(r["scheme1"], 1), r["scheme1_grade"] or "", _ci(r["scheme1_ci"]),
+            _round(get("s2_skill"), 3), _ci(get("s2_skill_ci"), digits=3),
+            _round(r["scheme2"], 1), r["scheme2_grade"] or "", _ci(r["scheme2_ci"]),
+            _round(r["wape"], 1, 100.0), _round(r["spearman"], 3), _round(r["pearson"], 3), _round(r["mae"], 2),
+            _round(r["bias"], 2), f"{r['n_scored']}/{r['n_total']}")
+
+
+def _run_values(board: Leaderboard, scope: str):
+    """A run row's value in each of :data:`COLUMNS`, from what the board keeps of it. A board of 10,000 runs has
+    270,000 cells: a run's scores are formatted once per scope (and kept with the run until it is rescored), a view
+    only adds its rank."""
+    def values(meta, numbers, rank, top) -> tuple:
+        scores = board.per_run(meta["run"], ("scores", scope), lambda: _scores(numbers))
+        return (_rank(rank), TOP if top else "", meta["run"], meta["model"], meta["mode"], *scores, meta["status"],
+                meta["kind"], meta["date"], meta["organisation"], meta["link"])
+
+    return values
+
+
+def _floor_values(r) -> tuple:
+    """A floor's value in each of :data:`FLOOR_COLUMNS`."""
+    return (r["model"], f"{r['runs_above']} of {r['runs']}", *_scores(r))
+
+
+def _highlighted(column, value) -> bool:
+    if column == "coverage":
+        scored, _, total = value.partition("/")
+        return scored != total
+    return value == NOT_ABOVE
+
+
+def _frame(columns, data) -> dict:
+    """What gr.Dataframe renders: the values (a row per tuple; None, an undefined statistic, shows as a blank
+    cell), and the style of the cells to highlight (coverage below 100%, "not above floor").
+
+    No text per cell (the table shows each value as it is, rounded), and a style only for the rows that have a
+    highlighted cell (the table reads a missing style as none): Gradio walks every cell it is given, and a pandas
+    Styler's three entries per cell took seconds on a board of 10,000 runs. Rows are tuples, which the garbage
+    collector stops tracking, so that views kept in the cache do not slow down every later collection.
+    """
+    highlighted = [(j, _HIGHLIGHT[c]) for j, c in enumerate(columns) if c in _HIGHLIGHT]
+    styles: list[tuple[str, ...]] = [()] * len(data)
+    for i, row in enumerate(data):
+        marks = {j: style for j, style in highlighted if _highlighted(columns[j], row[j])}
+        if marks:
+            styles[i] = tuple(marks.get(j, "") for j in range(len(columns)))
+    return {"headers": list(columns), "data": data,
+            "metadata": {"display_value": None, "styling": styles if any(styles) else None}}
+
+
+def _datatypes(columns) -> list[str]:
+    numeric = {"run", "S1 skill", "Scheme-1", "S2 skill", "Scheme-2", "WAPE %", "Spearman", "Pearson", "MAE", "bias"}
+    return ["number" if c in numeric else "str" for c in columns]
+
+
+def _filters(mode, discipline, grade, status, flagged) -> dict:
+    return {"mode": None if mode in (None, ALL) else mode,
+            "discipline": None if discipline in (None, "overall") else discipline,
+            "grade": None if grade in (None, ALL) else grade, "status": None if status in (None, ALL) else status,
+            "include_flagged": bool(flagged)}
 
 
 def table(board: Leaderboard, mode=ALL, discipline="overall", grade=ALL, status=ALL, flagged=False):
-    """The leaderboard as a styled DataFrame: coverage below 100% highlighted."""
-    rows = board.rows(mode=None if mode == ALL else mode,
-                      discipline=None if discipline == "overall" else discipline,
-                      grade=None if grade == ALL else grade, status=None if status == ALL else status,
-                      include_flagged=flagged)
-    frame = pd.DataFrame(
-        [[r["run"], r["model"], r["mode"], _num(r["scheme1"]), r["scheme1_grade"] or "", _ci(r["scheme1_ci"]),
-          _num(r["scheme2"]), r["scheme2_grade"] or "", _ci(r["scheme2_ci"]),
-          _num(None if r["wape"] is None else 100 * r["wape"]), _num(r["spearman"], 3), _num(r["pearson"], 3),
-          _num(r["mae"], 2), _num(r["bias"], 2), f"{r['n_scored']}/{r['n_total']}", r["status"], r["kind"],
-          r["date"], r["organisation"], r["link"]] for r in rows],
-        columns=COLUMNS,
-    )
+    """The leaderboard view: the runs in the board's order with their rank intervals (built once per view until
+    the store changes)."""
+    filters = _filters(mode, discipline, grade, status, flagged)
+    values = _run_values(board, filters["discipline"] or "overall")
+    return board.memo(("table", *filters.values()), lambda: _frame(COLUMNS, board.map_rows(values, **filters)))
 
-    def highlight(column):
-        return ["background-color: #fde68a" if str(v).split("/")[0] != str(v).split("/")[-1] else "" for v in column]
 
-    formats = {"Scheme-1": "{:.1f}", "Scheme-2": "{:.1f}", "WAPE %": "{:.1f}", "Spearman": "{:.3f}",
-               "Pearson": "{:.3f}", "MAE": "{:.2f}", "bias": "{:+.2f}"}
-    return frame.style.apply(highlight, subset=["coverage"]).format(formats, na_rep="")
+def floors_table(board: Leaderboard, mode=ALL, discipline="overall", grade=ALL, status=ALL, flagged=False):
+    """The no-information floors of the view as reference rows (never runs)."""
+    filters = _filters(mode, discipline, grade, status, flagged)
+    return board.memo(("floors", *filters.values()),
+                      lambda: _frame(FLOOR_COLUMNS, [_floor_values(f) for f in board.floors(**filters)]))
+
+
+def warm(board: Leaderboard) -> None:
+    """Build the default view of every scope once, so that each run's formatted scores are kept (they outlive new
+    runs; only the ranks are computed again) and the first visitor of a discipline does not wait for them. The
+    Space runs this in the background once it is built."""
+    for scope in ("overall", *DISCIPLINES):
+        table(board, ALL, scope)
+        floors_table(board, ALL, scope)
 
 
 def reported_table():
@@ -92,11 +192,31 @@ def reported_table():
 
 
 def run_choices(board: Leaderboard):
-    return [(f"#{r['run']} {r['model']} ({r['mode']})", r["run"]) for r in board.rows(include_flagged=True)]
+    """The runs to compare or plot, in the board's order (flagged runs last, and marked so); never a floor."""
+    return board.memo("choices", lambda: [
+        (f"#{r['run']} {r['model']} ({r['mode']})" + (" [flagged]" if r["status"] == FLAGGED else ""), r["run"])
+        for r in board.rows(include_flagged=True)])
+
+
+def default_pair(board: Leaderboard):
+    """The runs preselected for a comparison: the first two of the board's order. A flagged run is never
+    preselected (it is not ranked, and a copy of the labels would otherwise be run A)."""
+    ranked = [value for label, value in run_choices(board) if not label.endswith(" [flagged]")]
+    return [*ranked, None, None][:2]
+
+
+def _verdict(metric, s) -> str:
+    if s["distinguishable"] is None:
+        return ""
+    if not s["distinguishable"]:
+        return "not distinguishable"
+    a_better = s["difference"] < 0 if metric == "wape" else s["difference"] > 0
+    return "A better" if a_better else "B better"
 
 
 def compare_table(board: Leaderboard, run_a, run_b):
-    """Paired bootstrap differences (A - B) with intervals, overall and per discipline."""
+    """Paired bootstrap differences (A - B) with intervals, overall and per discipline; beside each, the smallest
+    difference this many papers resolve with 80% power, and whether the two runs can be told apart at all."""
     if run_a is None or run_b is None:
         raise gr.Error("choose two runs")
     try:
@@ -110,28 +230,70 @@ def compare_table(board: Leaderboard, run_a, run_b):
             scale = 100.0 if metric == "wape" else 1.0
             # An interval or p-value is None when too few resamples define it (a tiny scope).
             rows.append([scope, stats["n"], metric, round(s["difference"] * scale, 2), _ci(s["interval"], scale),
-                         _num(s["p_value"], 4)])
+                         _num(s["p_value"], 4), None if s["detectable"] is None else round(s["detectable"] * scale, 2),
+                         _verdict(metric, s)])
     return pd.DataFrame(rows, columns=COMPARE_COLUMNS)
 
 
 def scheme2_by_model(board: Leaderboard):
-    rows = board.rows()
-    return pd.DataFrame([{"model": r["model"], "mode": r["mode"], "Scheme-2": r["scheme2"]} for r in rows
-                         if r["scheme2"] is not None], columns=["model", "mode", "Scheme-2"])
+    """The best Scheme-2 of each model in each mode, for the first :data:`CHART_MODELS` models of the board's
+    order: columns model, mode, Scheme-2."""
+    def build():
+        best: dict[tuple[str, str], float] = {}
+        models: list[str] = []
+        for r in board.rows():
+            if r["scheme2"] is None or (r["model"] not in models and len(models) >= CHART_MODELS):
+                continue
+            if r["model"] not in models:
+                models.append(r["model"])
+            best[r["model"], r["mode"]] = max(best.get((r["model"], r["mode"]), r["scheme2"]), r["scheme2"])
+        return pd.DataFrame([(m, mode, v) for (m, mode), v in best.items()], columns=["model", "mode", "Scheme-2"])
+
+    return board.memo("scheme2-by-model", build)
+
+
+def _figure(width, height):
+    # A Figure of its own, not pyplot's: pyplot keeps every figure it makes and is not thread-safe, and the Space
+    # draws in several threads at once.
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(width, height))
+    return fig, fig.add_subplot()
+
+
+def scheme2_chart(board: Leaderboard):
+    """Scheme-2 by model and mode as grouped bars: each mode's score beside the others (scores of different modes
+    do not add up), with the floors' Scheme-2 as dashed lines."""
+    data = scheme2_by_model(board)
+    models = list(dict.fromkeys(data["model"]))
+    modes = [m for m in MODES if m in set(data["mode"])]
+    fig, ax = _figure(max(6.0, 1.2 + 0.5 * len(models) * max(1, len(modes))), 4.2)
+    width = 0.8 / max(1, len(modes))
+    for k, mode in enumerate(modes):
+        part = data[data["mode"] == mode]
+        ax.bar([models.index(m) + (k - (len(modes) - 1) / 2) * width for m in part["model"]], part["Scheme-2"],
+               width, label=mode)
+    for floor, style in zip(board.floors(), ("--", ":")):
+        if floor["scheme2"] is not None:
+            ax.axhline(floor["scheme2"], color="grey", linestyle=style, linewidth=1,
+                       label=f"{floor['model']} ({floor['scheme2']:.1f})")
+    ax.set_xticks(range(len(models)), models, rotation=20, ha="right")
+    ax.set_ylim(0, 100)
+    ax.set_ylabel("Scheme-2 (best run of the model in the mode)")
+    ax.set_title("Scheme-2 by model and mode")
+    ax.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.0, 1.0))
+    fig.tight_layout()
+    return fig
 
 
 def heatmap(board: Leaderboard, mode):
-    """Scheme-2 by discipline and model for one mode (the paper's Table 10 as a picture)."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    runs = board.rows(mode=mode)
+    """Scheme-2 by discipline and model for one mode (the paper's Table 10 as a picture), for the first
+    :data:`HEATMAP_RUNS` runs of the board's order in that mode."""
+    runs = board.rows(mode=mode)[:HEATMAP_RUNS]
     labels = [f"#{r['run']} {r['model']}" for r in runs]
     per_discipline = {d: {r["run"]: r["scheme2"] for r in board.rows(mode=mode, discipline=d)} for d in DISCIPLINES}
     grid = [[per_discipline[d].get(r["run"]) for d in DISCIPLINES] for r in runs]
-    fig, ax = plt.subplots(figsize=(8, 1 + 0.45 * max(1, len(runs))))
+    fig, ax = _figure(8, 1 + 0.45 * max(1, len(runs)))
     if runs:
         data = pd.DataFrame(grid, index=labels, columns=DISCIPLINES, dtype=float)
         image = ax.imshow(data.values, cmap="viridis", vmin=0, vmax=100, aspect="auto")
@@ -142,7 +304,7 @@ def heatmap(board: Leaderboard, mode):
                 if v == v:
                     ax.text(j, i, f"{v:.1f}", ha="center", va="center", color="white" if v < 60 else "black")
         fig.colorbar(image, ax=ax, label="Scheme-2")
-    ax.set_title(f"Scheme-2 by discipline, mode {mode}")
+    ax.set_title(f"Scheme-2 by discipline, mode {mode} (first {HEATMAP_RUNS} runs of the board's order)")
     fig.tight_layout()
     return fig
 
@@ -189,6 +351,45 @@ gold SD 10) + 0.5 Part B (weighted dimension Spearman 30, weighted dimension acc
 
 Every score has a 95% percentile-bootstrap interval (1,000 resamples of the papers). Answers that cannot be
 scored are failures, excluded and shown as coverage, never zeros.
+
+## What knowing nothing earns: the floors
+
+Two reference rows sit above the table. They are not submissions: they are never ranked, counted, compared or
+copied anywhere.
+
+- **{FLOOR_NAMES["constant"]}** gives every paper the same answer: the average of each number over the public
+  `backup` papers (over the gold papers themselves when the data has no `backup` split).
+- **{FLOOR_NAMES["discipline_prior"]}** gives every paper of a discipline the same answer: the median over that
+  discipline's `backup` papers, or its gold papers (what the offline baseline answers without tools).
+
+Neither looks at the paper in front of it. Yet the constant floor earns a Scheme-2 grade C: WAPE only measures
+how far the innovation scores are from the labels on average, and the average answer is never very far.
+
+**Skill** says how much of what the constant floor gets wrong a run gets right, on the same papers: for Scheme 1,
+the share of the floor's distance to a perfect 100 that the run closes; for Scheme 2, the share of the floor's
+WAPE that the run removes. The floor has a skill of exactly 0, a perfect run 1, a run worse than the floor a
+negative skill. A run is marked **{NOT_ABOVE}** when the 95% interval of its Scheme-1 skill does not exclude 0:
+on these papers it cannot be told apart from knowing nothing. "runs above it" says how many of the shown runs
+beat each floor.
+
+## Why the board is ordered by Scheme-1 skill, not by Scheme-2
+
+Ordered by Scheme-2, the board would put the floors above runs that clearly know something about the papers: a
+run that ranks the papers well but spreads its scores more widely than the labels (a judge with real information
+and some noise) can have a larger WAPE than the answer that is the same for every paper. Scheme 1 rewards
+ordering the papers correctly, and a predictor without information orders nothing, so its Scheme-1 skill is 0
+and every run whose answers carry information about the papers lands above it. That is the default order.
+Scheme-2 and its grade stay in the table: click the **Scheme-2** header to sort by it.
+
+## How sure a rank is
+
+300 papers cannot separate close runs: two models whose WAPE differs by 2 points are told apart only about a
+third of the time. So a rank is shown as a range. The papers are resampled {RANK_RESAMPLES} times, the same
+resamples for every run of the board; in each, the runs of the view are ranked by Scheme-1 skill, and a run's
+**rank** is the range that holds 95% of its ranks ("1-3": anywhere from first to third). Runs whose range
+reaches the leader's share the **top group** ({TOP}): the data cannot tell them apart from the leader. Flagged
+runs are never ranked. The **Compare** tab gives, beside each difference, the smallest difference that this many
+papers resolve with 80% power, and says *not distinguishable* when the difference's 95% interval includes 0.
 
 ## What a run's status does and does not prove
 
@@ -248,7 +449,7 @@ def submit(board: Leaderboard, file, model, mode, organisation, link, samples, t
 
 def build_app(board: Leaderboard, synthetic: bool = False) -> gr.Blocks:
     """The leaderboard app over ``board``."""
-    # The full window width: the table has twenty columns.
+    # The full window width: the table has twenty-seven columns.
     with gr.Blocks(title="SciTaste-Bench leaderboard", fill_width=True) as demo:
         gr.Markdown("# SciTaste-Bench leaderboard\n"
                     "Can language models judge the innovativeness of scientific papers?")
@@ -264,9 +465,14 @@ def build_app(board: Leaderboard, synthetic: bool = False) -> gr.Blocks:
                     grade = gr.Dropdown([ALL, *(b.grade for b in WAPE_BANDS)], value=ALL, label="Scheme-2 grade")
                     status = gr.Dropdown([ALL, EVIDENCE_CONSISTENT, SELF_REPORTED], value=ALL, label="status")
                     flagged = gr.Checkbox(False, label="show flagged runs")
+                floor_table = gr.Dataframe(value=floors_table(board), interactive=False, column_widths=FLOOR_WIDTHS,
+                                           datatype=_datatypes(FLOOR_COLUMNS), pinned_columns=1,
+                                           label="Reference rows: what knowing nothing earns on the same papers "
+                                                 "(not submissions; never ranked, counted or compared; see About)")
                 board_table = gr.Dataframe(value=table(board), interactive=False, show_search="search",
-                                           pinned_columns=2, column_widths=WIDTHS,
-                                           label="Scored runs (best Scheme-2 first)")
+                                           pinned_columns=4, column_widths=WIDTHS, datatype=_datatypes(COLUMNS),
+                                           label=f"Scored runs, best Scheme-1 skill over the constant floor first; "
+                                                 f"rank: 95% interval, {TOP}: top group (see About)")
                 details = gr.JSON(label="Run details: select a row")
                 gr.Markdown("### Reported in the paper (not scored here)")
                 gr.Dataframe(value=reported_table(), interactive=False, label="reported results")
@@ -275,28 +481,31 @@ def build_app(board: Leaderboard, synthetic: bool = False) -> gr.Blocks:
                 def leaderboard(mode, discipline, grade, status, flagged):
                     return table(board, mode, discipline, grade, status, flagged)
 
+                def reference(mode, discipline, grade, status, flagged):
+                    return floors_table(board, mode, discipline, grade, status, flagged)
+
                 gr.on([f.change for f in filters], leaderboard, filters, board_table, api_name="leaderboard")
+                gr.on([f.change for f in filters], reference, filters, floor_table, api_name="floors")
 
                 def show(evt: gr.SelectData):
-                    return board.result(int(evt.row_value[0]))
+                    return board.result(int(evt.row_value[COLUMNS.index("run")]))
 
                 board_table.select(show, None, details, api_name=False)
             with gr.Tab("Compare"):
                 choices = run_choices(board)
+                first, second = default_pair(board)
                 with gr.Row():
-                    # The two best runs are preselected: the comparison most visitors want first.
-                    run_a = gr.Dropdown(choices, value=choices[0][1] if choices else None, label="run A",
-                                        allow_custom_value=True)
-                    run_b = gr.Dropdown(choices, value=choices[1][1] if len(choices) > 1 else None, label="run B",
-                                        allow_custom_value=True)
+                    # The two first ranked runs are preselected: the comparison most visitors want first.
+                    run_a = gr.Dropdown(choices, value=first, label="run A", allow_custom_value=True)
+                    run_b = gr.Dropdown(choices, value=second, label="run B", allow_custom_value=True)
                 compare_button = gr.Button("Compare (paired bootstrap)", variant="primary")
                 compare_out = gr.Dataframe(value=pd.DataFrame(columns=COMPARE_COLUMNS), interactive=False,
-                                           label="A - B with 95% intervals")
+                                           label="A - B with 95% intervals; detectable: the smallest difference "
+                                                 "these papers resolve with 80% power")
                 compare_button.click(lambda a, b: compare_table(board, a, b), [run_a, run_b], compare_out,
                                      api_name="compare")
             with gr.Tab("Plots"):
-                bars = gr.BarPlot(scheme2_by_model(board), x="model", y="Scheme-2", color="mode",
-                                  title="Scheme-2 by model and mode", y_lim=[0, 100])
+                bars = gr.Plot(scheme2_chart(board), label="Scheme-2 by model and mode")
                 heat_mode = gr.Dropdown(list(MODES), value="dimagent_v3", label="mode for the heatmap")
                 heat = gr.Plot(heatmap(board, "dimagent_v3"))
                 heat_mode.change(lambda m: heatmap(board, m), heat_mode, heat, api_name=False)
@@ -334,29 +543,47 @@ def build_app(board: Leaderboard, synthetic: bool = False) -> gr.Blocks:
             with gr.Tab("About"):
                 gr.Markdown(about())
 
-        def refresh(*filter_values):
+        def refresh(*filter_values, visit=False):
             choices = run_choices(board)
-            first = choices[0][1] if choices else None
-            return (table(board, *filter_values), gr.update(choices=choices), gr.update(choices=choices),
-                    gr.update(choices=choices, value=first), scheme2_by_model(board), scatter(board, first))
+            first, second = default_pair(board)
+            # A page visit preselects the comparison afresh (never a flagged run); after a submission the choices
+            # grow and what the visitor picked stays.
+            if visit:
+                pick_a, pick_b = gr.update(choices=choices, value=first), gr.update(choices=choices, value=second)
+            else:
+                pick_a, pick_b = gr.update(choices=choices), gr.update(choices=choices)
+            return (table(board, *filter_values), floors_table(board, *filter_values), pick_a, pick_b,
+                    gr.update(choices=choices, value=first), scheme2_chart(board), scatter(board, first))
 
         # Built once, shown many times: every page visit and every new run reloads what depends on the store.
-        reloaded = [board_table, run_a, run_b, scatter_run, bars, scatter_plot]
-        demo.load(refresh, filters, reloaded, api_name=False)
+        reloaded = [board_table, floor_table, run_a, run_b, scatter_run, bars, scatter_plot]
+        demo.load(lambda *values: refresh(*values, visit=True), filters, reloaded, api_name=False)
         submitted.then(refresh, filters, reloaded, api_name=False)
     return demo
 
 
+def main_board() -> tuple[Leaderboard, bool]:
+    """The board as a Space opens it: data folder and gold labels from the environment."""
+    return open_leaderboard(os.environ.get("SCITASTE_DATA", "data"), os.environ.get("SCITASTE_GOLD"))
+
+
 def main_app() -> gr.Blocks:
     """The app as a Space runs it: data folder and gold labels from the environment."""
-    board, synthetic = open_leaderboard(os.environ.get("SCITASTE_DATA", "data"), os.environ.get("SCITASTE_GOLD"))
-    return build_app(board, synthetic)
+    return build_app(*main_board())
 
 
 def serve(**launch_options) -> None:
     """Open the leaderboard and serve the app: the Space's entry point (``python app.py``) and ``scitaste
     space``'s. Nothing is opened on import, so importing this file writes no store anywhere."""
-    main_app().launch(max_file_size=MAX_UPLOAD_BYTES, **launch_options)
+    board, synthetic = main_board()
+    app = build_app(board, synthetic)
+    # Everything built so far (Gradio, and every stored run read into the board's cache) lives as long as the
+    # server: set it aside from the garbage collector, whose full passes over a board of 10,000 runs otherwise
+    # cost a tenth of a second several times a view.
+    gc.collect()
+    gc.freeze()
+    threading.Thread(target=warm, args=(board,), daemon=True, name="scitaste-warm").start()
+    app.launch(max_file_size=MAX_UPLOAD_BYTES, **launch_options)
 
 
 if __name__ == "__main__":

@@ -143,13 +143,14 @@ class ChatClient:
         once at most).
     max_retry_after : float
         Longest ``Retry-After`` honoured; a server asking for more is waited on this long (with a warning).
-    transport : httpx.BaseTransport, optional
-        For tests and special networking, as httpx allows.
+    transport : httpx.AsyncBaseTransport, optional
+        For tests and special networking, as httpx allows (requests run on an event loop, so that one deadline
+        bounds each of them whole: :mod:`scitaste_hf.bounded`).
     """
 
     def __init__(self, base_url: str, model: str, *, api_key: str | None = None, profile: Profile | None = None,
                  timeout: float = 120.0, max_retries: int = 4, max_retry_after: float = 30.0,
-                 transport: httpx.BaseTransport | None = None) -> None:
+                 transport: httpx.AsyncBaseTransport | None = None) -> None:
         self.url = base_url.rstrip("/") + "/chat/completions"
         self.model = model
         self.profile = profile or Profile()
@@ -157,11 +158,11 @@ class ChatClient:
         self.max_retries = max_retries
         self.max_retry_after = max_retry_after
         self._secret = api_key or None
-        headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
-        self.http = httpx.Client(timeout=timeout, headers=headers, transport=transport)
+        self._headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+        self._transport = transport
 
     def with_profile(self, profile: Profile) -> ChatClient:
-        """The same endpoint, model and connection pool under another profile."""
+        """The same endpoint and model under another profile."""
         twin = copy.copy(self)
         twin.profile = profile
         return twin
@@ -226,8 +227,7 @@ class ChatClient:
                             raise
                         error = exc
                 else:
-                    text = self.redact(raw.decode("utf-8", "replace"))[:200]
-                    error = ChatError("api_error", f"HTTP {status} from {self.url}: {text}")
+                    error = ChatError("api_error", f"HTTP {status} from {self.url}: {self._error_text(raw)}")
                     if status not in (408, 409, 429) and status < 500:
                         raise error  # a request the endpoint rejects will not pass on a retry
                     delay = max(delay, self._retry_after(headers.get("Retry-After")))
@@ -240,19 +240,14 @@ class ChatClient:
         raise AssertionError("unreachable")
 
     def _post(self, body: dict[str, Any], limit: float) -> tuple[int, httpx.Headers, bytes]:
-        """Status, headers and body of one request, read within ``limit`` seconds in all (httpx's timeouts bound
-        each read, so a server that trickles its reply would otherwise hold the request indefinitely)."""
-        ends = time.monotonic() + limit
-        with self.http.stream("POST", self.url, json=body, timeout=limit) as response:
-            chunks, size = [], 0
-            for chunk in response.iter_bytes():
-                size += len(chunk)
-                if time.monotonic() > ends:
-                    raise httpx.ReadTimeout(f"the reply took longer than {limit:.0f} s")
-                if size > MAX_REPLY_BYTES:
-                    raise _Malformed(self.url, f"a reply of more than {MAX_REPLY_BYTES >> 20} MiB")
-                chunks.append(chunk)
-            return response.status_code, response.headers, b"".join(chunks)
+        """Status, headers and body of one request, the whole exchange within ``limit`` seconds."""
+        from scitaste_hf.bounded import TooLarge, exchange
+
+        try:
+            return exchange("POST", self.url, limit=limit, max_bytes=MAX_REPLY_BYTES, headers=self._headers,
+                            json=body, transport=self._transport)
+        except TooLarge as exc:
+            raise _Malformed(self.url, str(exc)) from None
 
     def _retry_after(self, value: str | None) -> float:
         """Seconds a ``Retry-After`` header asks for (a number or an HTTP date), at most ``max_retry_after``."""
@@ -272,6 +267,18 @@ class ChatClient:
                         self.max_retry_after)
         return min(wait, self.max_retry_after)
 
+    def _error_text(self, raw: bytes) -> str:
+        """An error answer's message, redacted both as sent and as its JSON decodes (an endpoint may echo the key
+        with escapes), at most 200 characters."""
+        text = self.redact(raw.decode("utf-8", "replace"))
+        try:
+            data = json.loads(text)
+        except (ValueError, RecursionError):
+            return text[:200]
+        message = data.get("error") if isinstance(data, dict) else None
+        message = message.get("message") if isinstance(message, dict) else message
+        return self.redact(_clean(message if isinstance(message, str) else json.dumps(data, ensure_ascii=False)))[:200]
+
     def _reply(self, raw: bytes, latency: float) -> Reply:
         text = self.redact(raw.decode("utf-8", "replace"))
         try:
@@ -289,13 +296,14 @@ class ChatClient:
                      usage if isinstance(usage, dict) else {}, latency)
 
     def _content(self, content: Any) -> str:
-        """The reply text: a string, or the text parts of a list of content parts (OpenAI's other form)."""
+        """The reply text: a string, or the text parts of a list of content parts (OpenAI's other form);
+        redacted as decoded and cleaned of what UTF-8 cannot encode."""
         if content is None or isinstance(content, str):
-            return content or ""
+            return self.redact(_clean(content or ""))
         if isinstance(content, list) and all(isinstance(p, dict) for p in content):
             texts = [p.get("text") for p in content if p.get("type") == "text"]
             if all(isinstance(t, str) for t in texts):
-                return "".join(texts)
+                return self.redact(_clean("".join(texts)))
         raise _Malformed(self.url, f"content is {_kind(content)}, not text")
 
     def _calls(self, tool_calls: Any) -> list[dict[str, Any]]:
@@ -311,12 +319,19 @@ class ChatClient:
             arguments = function.get("arguments") if isinstance(function, dict) else None
             if not isinstance(name, str) or not isinstance(arguments, str | dict | None):
                 raise _Malformed(self.url, f"a tool call is not {{function: {{name, arguments}}}}: "
-                                           f"{json.dumps(call)[:120]}")
+                                           f"{self.redact(_clean(json.dumps(call, ensure_ascii=False)))[:120]}")
             call_id = call.get("id")
-            calls.append({"id": call_id if isinstance(call_id, str) and call_id else f"call_{len(calls)}",
-                          "name": name,
-                          "arguments": arguments if isinstance(arguments, str) else json.dumps(arguments or {})})
+            text = arguments if isinstance(arguments, str) else json.dumps(arguments or {}, ensure_ascii=False)
+            calls.append({"id": self.redact(_clean(call_id)) if isinstance(call_id, str) and call_id
+                          else f"call_{len(calls)}",
+                          "name": self.redact(_clean(name)), "arguments": self.redact(_clean(text))})
         return calls
+
+
+def _clean(text: str) -> str:
+    """``text`` with what UTF-8 cannot encode (a lone surrogate from a ``\\ud800`` escape) replaced: one such
+    character would otherwise make lm-eval's samples file, and so the run's evidence, fail to write."""
+    return text.encode("utf-8", "replace").decode("utf-8")
 
 
 def _kind(value: Any) -> str:

@@ -1,6 +1,10 @@
 """Frozen tool evidence: every tool's output for every paper, fetched once and stored as the ``tool_evidence``
 dataset config (Parquet: bibcode, tool, payload as JSON, fetched_at), so that every model sees identical
 evidence, no API key is needed to evaluate, and a run can be reproduced years later.
+
+Inside a dataset folder the evidence lives in ``tool_evidence/`` and the dataset card declares it as the config
+``tool_evidence`` (:data:`CONFIG_PATH`), so ``datasets.load_dataset(DIR_OR_REPO, "tool_evidence")`` reads it and
+``scitaste publish dataset`` pushes it with the splits.
 """
 
 from __future__ import annotations
@@ -19,6 +23,9 @@ from scitaste_hf.output import write_bytes_atomic
 FILE = "tool_evidence-00000-of-00001.parquet"
 #: Where a dataset keeps its frozen evidence by default: ``DATA/tool_evidence``.
 EVIDENCE_DIR = "tool_evidence"
+#: The dataset config that holds the evidence, and its files relative to the dataset's root (the card's ``configs``).
+CONFIG = "tool_evidence"
+CONFIG_PATH = f"{EVIDENCE_DIR}/tool_evidence-*.parquet"
 CARD = """---
 configs:
 - config_name: tool_evidence
@@ -108,17 +115,82 @@ class FrozenToolBox:
         self.papers = {bibcode for bibcode, _ in self.evidence}
 
     @classmethod
-    def load(cls, folder: str | Path) -> FrozenToolBox:
-        """Load the ``tool_evidence`` config written by :func:`freeze`."""
+    def load(cls, source: str | Path) -> FrozenToolBox:
+        """Load frozen evidence (see :meth:`find`).
+
+        Raises
+        ------
+        ScitasteError
+            When ``source`` holds no evidence, or a Hub dataset cannot be fetched.
+        """
+        found = cls.find(source)
+        if found is None:
+            raise ScitasteError(f"no frozen evidence at {source} (neither {FILE} nor a dataset with a {CONFIG} "
+                                "config); run `scitaste evidence freeze` first")
+        return found
+
+    @classmethod
+    def find(cls, source: str | Path) -> FrozenToolBox | None:
+        """Frozen evidence from ``source``, or None where it has none.
+
+        Parameters
+        ----------
+        source : path or Hub id
+            A folder written by :func:`freeze` (read directly); else a dataset, its folder in the Hub layout or a
+            Hub dataset id, whose ``tool_evidence`` config is read with :func:`datasets.load_dataset` (a folder
+            whose card predates that config is read from its ``tool_evidence/`` folder).
+
+        Raises
+        ------
+        ScitasteError
+            When ``source`` is a Hub id and the Hub cannot be reached (and nothing is cached), or has no such
+            dataset.
+        """
         import pyarrow.parquet as pq
 
-        path = Path(folder) / FILE
-        if not path.is_file():
-            raise ScitasteError(f"no frozen evidence at {path}; run `scitaste evidence freeze` first")
-        table = pq.read_table(path, columns=["bibcode", "tool", "payload"]).to_pydict()
-        return cls({(b, t): json.loads(p) for b, t, p in zip(table["bibcode"], table["tool"], table["payload"])})
+        path = Path(source)
+        if (path / FILE).is_file():
+            return cls.from_rows(pq.read_table(path / FILE, columns=["bibcode", "tool", "payload"]).to_pylist())
+        if path.is_dir():
+            if (path / "README.md").is_file() and (rows := _config_rows(str(path))) is not None:
+                return cls.from_rows(rows)
+            return cls.find(path / EVIDENCE_DIR) if (path / EVIDENCE_DIR / FILE).is_file() else None
+        # The same test of a Hub id as the records' loader, so that data_dir means one dataset for both.
+        from scitaste_hf.records import _HUB_ID
+
+        if not _HUB_ID.match(str(source)):
+            return None
+        rows = _config_rows(str(source))
+        return None if rows is None else cls.from_rows(rows)
+
+    @classmethod
+    def from_rows(cls, rows: Iterable[Mapping[str, Any]]) -> FrozenToolBox:
+        """Evidence from rows of the ``tool_evidence`` config (``bibcode``, ``tool``, ``payload`` as JSON)."""
+        return cls({(r["bibcode"], r["tool"]): json.loads(r["payload"]) for r in rows})
 
     def call(self, name: str, arguments: Mapping[str, Any] | str) -> dict[str, Any]:
         """The stored output; unknown tools, bad arguments and unknown papers answer ``{"error": ...}``."""
         bibcode = requested_bibcode(name, arguments, self.papers)
         return bibcode if isinstance(bibcode, dict) else self.evidence[(bibcode, name)]
+
+
+def _config_rows(source: str) -> list[dict[str, Any]] | None:
+    """The rows of the ``tool_evidence`` config of the dataset ``source`` (folder or Hub id); None when the dataset
+    declares no such config or it has no files."""
+    import datasets
+
+    from scitaste_hf.hub import require_hub
+    from scitaste_hf.records import _cached
+
+    instead = "pass evidence_dir=... a local evidence folder"
+    if not Path(source).exists() and not _cached(source):
+        require_hub(f"the tool evidence of {source}", instead)
+    try:
+        table = datasets.load_dataset(source, CONFIG, split="train").data.table
+    except ValueError:  # an unknown config, or one whose files are absent: the dataset has no evidence
+        return None
+    except (FileNotFoundError, datasets.exceptions.DatasetNotFoundError) as exc:
+        raise ScitasteError(f"no dataset at {source}: {str(exc).splitlines()[0]}") from None
+    except ConnectionError as exc:
+        raise ScitasteError(f"{str(exc).splitlines()[0]}; {instead}") from None
+    return table.select(["bibcode", "tool", "payload"]).to_pylist()

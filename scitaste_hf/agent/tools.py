@@ -84,7 +84,7 @@ def requested_bibcode(name: str, arguments: Mapping[str, Any] | str, known) -> s
     if isinstance(arguments, str):
         try:
             arguments = json.loads(arguments or "{}")
-        except (json.JSONDecodeError, RecursionError):  # nesting past the decoder's limit is no object either
+        except (ValueError, RecursionError):  # nor is nesting past the decoder's limit, or an integer too long
             arguments = None
     if not isinstance(arguments, Mapping):
         return {"error": "arguments must be a JSON object like {\"bibcode\": \"...\"}"}

@@ -39,14 +39,18 @@ class _Mirror:
         if self.proc is None:
             from scitaste_hf.errors import ScitasteError
 
-            console.print(f"starting the mirror over a synthetic world of {self.papers} papers ...")
+            console.print(f"starting the mirror over a synthetic world of {self.papers} papers (about a minute at "
+                          "the default size) ...")
             self.proc = subprocess.Popen(_scitaste("mirror", "serve", "--papers", str(self.papers), "--seed",
                                                    str(self.seed), "--port", "0"), stdout=subprocess.PIPE, text=True)
             line = ""
-            while not line.startswith("READY"):
-                line = self.proc.stdout.readline()
-                if not line:
-                    raise ScitasteError("the mirror did not start; run `scitaste mirror serve` to see why")
+            # The world is built before the mirror answers: show that it is under way, and what it says.
+            with console.status("building the simulated world ...", spinner="dots"):
+                while not line.startswith("READY"):
+                    line = self.proc.stdout.readline()
+                    if not line:
+                        raise ScitasteError("the mirror did not start; run `scitaste mirror serve` to see why")
+                    console.print(f"[dim]mirror: {line.rstrip()}[/dim]", highlight=False)
             self.url = line.split()[1]
         return self.url
 
@@ -108,17 +112,26 @@ def run(args: argparse.Namespace) -> int:
     _step(console, "5/5 leaderboard")
     from rich.table import Table
 
-    table = Table(title="scitaste-baseline on the synthetic demo dataset (not the benchmark)")
-    for column in ("run", "mode", "Scheme-1", "Scheme-2", "grade", "WAPE %", "coverage", "status"):
+    table = Table(title="scitaste-baseline on the synthetic demo dataset (not the benchmark); ordered by Scheme-1 "
+                        "skill over the constant floor", title_justify="left")
+    for column in ("rank", "run", "mode", "Scheme-1", "S1 skill [95%]", "Scheme-2", "grade", "WAPE %", "coverage",
+                   "status"):
         table.add_column(column)
-    for row in board.rows():
-        table.add_row(str(row["run"]), row["mode"], f"{row['scheme1']:.1f}", f"{row['scheme2']:.1f}",
-                      row["scheme2_grade"], f"{100 * row['wape']:.1f}", f"{row['n_scored']}/{row['n_total']}",
-                      row["status"])
+    for row in [*board.rows(), *board.floors()]:
+        low, high = row.get("s1_skill_ci") or (None, None)
+        skill = "" if row.get("s1_skill") is None else f"{row['s1_skill']:+.2f}" + (
+            "" if low is None else f" [{low:+.2f}, {high:+.2f}]")
+        rank = row.get("rank")
+        table.add_row("" if rank is None else (f"{rank[0]}" if rank[0] == rank[1] else f"{rank[0]}-{rank[1]}"),
+                      "floor" if row.get("run") is None else str(row["run"]), row.get("mode") or row.get("model", ""),
+                      f"{row['scheme1']:.1f}", skill, f"{row['scheme2']:.1f}", row["scheme2_grade"],
+                      f"{100 * row['wape']:.1f}", f"{row['n_scored']}/{row['n_total']}", row["status"])
     console.print(table)
+    from scitaste_hf.resources import install_hint
+
     console.print(f"dataset: {dataset}\nfrozen evidence: {evidence}\nlm-eval outputs: {results}\n"
                   f"predictions: {out / 'predictions'}\nleaderboard store: {out / 'leaderboard.sqlite'}\n"
-                  f"open the leaderboard: scitaste space --data {out}  (pip install 'scitaste-hf[space]')",
+                  f"open the leaderboard: scitaste space --data {out}  ({install_hint('space')})",
                   markup=False)
     return 0
 
@@ -142,7 +155,7 @@ def _store(console, out: Path, dataset: Path, results: Path):
     from scitaste_hf.schema import MODES, Answer
 
     gold = load_records(dataset, "selected")
-    board = Leaderboard(out, gold)
+    board = Leaderboard(out, gold, backup=load_records(dataset, "backup"))
     (out / "predictions").mkdir(exist_ok=True)
     wape, scheme1 = load_metric("scitaste_wape"), load_metric("scitaste_scheme1")
     by_bibcode = {r["bibcode"]: r for r in gold}

@@ -1,7 +1,15 @@
 """Run lm-eval with scitaste-hf's models and tasks: every `lm_eval` argument passes through unchanged; the task
-folder is added to --include_path and the scitaste models (scitaste-baseline) are registered first.
+folder is added to --include_path and the scitaste models (scitaste-agent, scitaste-baseline) are registered
+first.
+
+usage: scitaste eval --model MODEL --model_args KEY=VALUE,... --tasks TASKS [lm_eval options]
 
     scitaste eval --model scitaste-baseline --tasks scitaste_pure_qa --metadata '{"data_dir": "DIR"}'
+    scitaste eval --model scitaste-agent --model_args base_url=http://localhost:8000/v1,model=NAME
+        --tasks scitaste --metadata '{"data_dir": "DIR"}' --output_path results --log_samples --use_cache cache
+
+Data: --metadata '{"data_dir": DIR}' (a dataset folder, or a .jsonl/.parquet file), else $SCITASTE_DATA_DIR,
+else the Hub dataset.
 """
 
 from __future__ import annotations
@@ -24,6 +32,41 @@ def _option(args: list[str], name: str) -> str | None:
         if arg.startswith(name + "="):
             return arg.split("=", 1)[1]
     return None
+
+
+def _print_help() -> None:
+    """scitaste's own usage, the --model_args of its models (from their docstrings), then where lm-eval's
+    options are described."""
+    import inspect
+
+    try:
+        from scitaste_hf.lm_models import AgentLM, BaselineLM
+    except ImportError:
+        AgentLM = BaselineLM = None
+    from scitaste_hf.lm_tasks import TASKS
+
+    print(__doc__)
+    print(f"tasks: scitaste (the group of the four modes), {', '.join(TASKS.values())}, rtaste_judge\n")
+    for model in (AgentLM, BaselineLM):
+        if model is not None:
+            print(f"--model {model.name}\n    {inspect.cleandoc(model.__doc__ or '')}\n")
+    print("Every other option is lm_eval's and passes through unchanged: see `lm_eval --help` (or "
+          "`lm_eval run --help`).")
+
+
+def _data_dir(args: list[str]) -> str | None:
+    """The local data the tasks will read: ``data_dir`` in ``--metadata`` or ``--model_args`` (lm-eval hands the
+    model's arguments to the tasks too), else ``$SCITASTE_DATA_DIR``; None when they will read the Hub."""
+    import json
+    import os
+
+    try:
+        metadata = json.loads(_option(args, "--metadata") or "{}")
+    except json.JSONDecodeError:
+        metadata = {}  # lm-eval reports a malformed --metadata itself
+    model_args = dict(part.split("=", 1) for part in (_option(args, "--model_args") or "").split(",") if "=" in part)
+    found = (metadata.get("data_dir") if isinstance(metadata, dict) else None) or model_args.get("data_dir")
+    return found or os.environ.get("SCITASTE_DATA_DIR") or None
 
 
 def _named_baseline(args: list[str]) -> list[str]:
@@ -50,11 +93,22 @@ def run_passthrough(argv: list[str]) -> int:
 
     from scitaste_hf.errors import ScitasteError
 
+    if any(a in ("-h", "--help") for a in argv):
+        _print_help()
+        return 0
+    if _data_dir(argv) is None:  # the tasks will read the Hub dataset: say now, not after lm-eval's start-up
+        from scitaste_hf.hub import require_hub
+        from scitaste_hf.schema import HUB_DATASET
+
+        require_hub(f"dataset {HUB_DATASET} (the tasks' default data)",
+                    "pass --metadata '{\"data_dir\": \"DIR\"}' with a local dataset folder, or set SCITASTE_DATA_DIR")
+    from scitaste_hf.resources import install_hint
+
     try:
         import lm_eval.models  # noqa: F401  lm-eval imports its built-in models only into an empty registry
         from lm_eval.__main__ import cli_evaluate
     except ImportError:
-        raise ScitasteError("scitaste eval needs lm-eval: pip install 'scitaste-hf[lmeval]'") from None
+        raise ScitasteError(f"scitaste eval needs lm-eval: {install_hint('lmeval')}") from None
     import scitaste_hf.lm_models  # noqa: F401  registers scitaste-baseline
     from scitaste_hf.resources import bundled_dir
 

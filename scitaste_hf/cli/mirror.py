@@ -63,7 +63,7 @@ def run(args: argparse.Namespace) -> int:
     print(f"building the mirror: {what} ...", flush=True)
     app = build_mirror(args.world, seed=args.seed, papers=args.papers, rate_limit=args.rate_limit,
                        daily_limit=args.daily_limit or DEFAULT_DAILY_LIMIT, latency=args.latency,
-                       max_page=args.max_page, fault_rates=faults)
+                       max_page=args.max_page, fault_rates=faults, progress=lambda m: print(m, flush=True))
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:

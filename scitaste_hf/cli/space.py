@@ -1,7 +1,8 @@
 """Serve the leaderboard Space (space/app.py) on 127.0.0.1 over a local data folder.
 
 The folder holds the store (SQLite + submitted files). Gold labels: --gold, else DATA/dataset (as written by
-`scitaste demo`), else the bundled synthetic example. Needs the `space` extra: pip install 'scitaste-hf[space]'.
+`scitaste demo`), else the bundled synthetic example. Needs the `space` extra (pip install '.[space]' in the
+repository).
 """
 
 from __future__ import annotations
@@ -22,12 +23,12 @@ def run(args: argparse.Namespace) -> int:
     import runpy
 
     from scitaste_hf.errors import ScitasteError
-    from scitaste_hf.resources import bundled_dir
+    from scitaste_hf.resources import bundled_dir, install_hint
 
     try:
         import gradio  # noqa: F401
     except ImportError:
-        raise ScitasteError("the Space needs Gradio: pip install 'scitaste-hf[space]'") from None
+        raise ScitasteError(f"the Space needs Gradio: {install_hint('space')}") from None
     os.environ["SCITASTE_DATA"] = str(args.data)
     if args.gold:
         os.environ["SCITASTE_GOLD"] = args.gold

@@ -1,12 +1,18 @@
 """The leaderboard service behind the Space: validate, score and store submissions; serve table rows,
 comparisons and plot data. Pure Python over :mod:`scitaste_hf.scoring` and the local :class:`Store`; the
 Gradio app only renders what this returns.
+
+Every number shown is computed by :mod:`scitaste_hf.scoring`: the scores and their intervals, the skill over the
+constant floor (:func:`~scitaste_hf.scoring.score_run`), the no-information floors themselves
+(:func:`~scitaste_hf.scoring.floors.floor_matrices`, scored like a run and shown as reference rows, never stored),
+the rank intervals (:mod:`scitaste_hf.scoring.ranks`) and the paired comparison.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import re
 import threading
 import time
@@ -17,13 +23,22 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from scitaste_hf.errors import ScitasteError
-from scitaste_hf.leaderboard.integrity import near_gold, verify_evidence
+from scitaste_hf.leaderboard.integrity import RULE_VERSION, near_gold, verify_evidence
 from scitaste_hf.leaderboard.store import EVIDENCE_CONSISTENT, FLAGGED, SELF_REPORTED, Meta, Store
+from scitaste_hf.leaderboard.views import RunCache, order_key
 from scitaste_hf.predictions import parse_predictions
 from scitaste_hf.records import jsonl_lines
-from scitaste_hf.schema import DISCIPLINES, MODES, Answer, Failure
+from scitaste_hf.schema import DEFAULT_WEIGHTS, DIMENSIONS, DISCIPLINES, MODES, Answer, Failure
 from scitaste_hf.scoring import paired_bootstrap, score_run
+from scitaste_hf.scoring._arrays import as_answer_matrix
+from scitaste_hf.scoring.bootstrap import SEED
+from scitaste_hf.scoring.floors import FLOORS, floor_matrices
+from scitaste_hf.scoring.ranks import RANK_RESAMPLES, detectable_difference, replicates
+
+logger = logging.getLogger(__name__)
 
 #: Seconds a submission (or the start) waits for its Hub copy before telling the user that it is pending.
 HUB_COPY_WAIT = 10.0
@@ -37,6 +52,11 @@ MAX_EVIDENCE_BYTES = 4 * MAX_BYTES
 _EVIDENCE_NAMES = {"samples": "samples log", "trace": "trace"}
 #: Submissions one submitter may attempt per window (valid or not).
 RATE_LIMIT = (5, 3600.0)
+#: Version of what is derived from a run's answers besides its status (the table numbers, the skill and the
+#: replicates); part of :attr:`Leaderboard.derived_key`, so raising it rescores every stored run on the next open.
+DERIVED_VERSION = 1
+#: How the board names the no-information floors (:data:`scitaste_hf.scoring.floors.FLOORS`) in its reference rows.
+FLOOR_NAMES = {"constant": "floor: constant (knows nothing)", "discipline_prior": "floor: discipline prior"}
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9 ._:/+()@-]{0,99}$")
 _LINK = re.compile(r"^https?://[^\s<>\"'`]{1,300}$")
 
@@ -80,9 +100,11 @@ def run_key(predictions: Mapping[str, Answer | Failure], mode: str) -> str:
 
 
 def _compact(block: Mapping[str, Any]) -> dict[str, Any]:
-    """The numbers of one scope of a :func:`score_run` result that the table shows."""
+    """The numbers of one scope of a :func:`score_run` result that the table shows, with the skill over the
+    constant floor (``s1_skill``, ``s1_skill_ci``, ``s1_above_floor`` and the same for Scheme 2)."""
     s1, s2 = block["scheme1"] or {}, block["scheme2"] or {}
-    return {
+    skill = block.get("skill") or {}
+    out = {
         "scheme1": s1.get("scheme1"), "scheme1_grade": s1.get("grade"),
         "scheme1_ci": (s1.get("ci") or {}).get("scheme1"),
         "scheme2": s2.get("score"), "scheme2_grade": s2.get("grade"), "scheme2_ci": (s2.get("ci") or {}).get("score"),
@@ -90,6 +112,31 @@ def _compact(block: Mapping[str, Any]) -> dict[str, Any]:
         "spearman": s1.get("spearman"), "pearson": s1.get("pearson"), "mae": s1.get("mae"), "bias": s1.get("bias"),
         "n_scored": block["n_scored"], "n_total": block["n_total"],
     }
+    for scheme, prefix in (("scheme1", "s1"), ("scheme2", "s2")):
+        numbers = skill.get(scheme) or {}
+        out.update({f"{prefix}_skill": numbers.get("skill"), f"{prefix}_skill_ci": numbers.get("interval"),
+                    f"{prefix}_above_floor": numbers.get("above_floor")})
+    return out
+
+
+def _summary(result: Mapping[str, Any]) -> dict[str, Any]:
+    """What the table shows of a :func:`score_run` result, per scope."""
+    return {"overall": _compact(result["overall"]), **{d: _compact(b) for d, b in result["by_discipline"].items()}}
+
+
+def _view_key(mode: str | None, discipline: str | None, grade: str | None, status: str | None,
+              include_flagged: bool) -> tuple:
+    return mode or None, discipline or "overall", grade or None, status or None, bool(include_flagged)
+
+
+def _answer_rows(predictions: Mapping[str, Answer | Failure], gold: Sequence[Mapping[str, Any]]) -> np.ndarray:
+    """The answers as an (n, 8) matrix in gold order; a NaN row for each failure."""
+    P = np.full((len(gold), 1 + len(DIMENSIONS)), np.nan)
+    for i, record in enumerate(gold):
+        answer = predictions.get(record["bibcode"])
+        if isinstance(answer, Answer):
+            P[i] = answer.vector()
+    return P
 
 
 def _check_size(what: str, data: bytes, limit: int) -> None:
@@ -116,13 +163,21 @@ class Leaderboard:
         The Hub dataset copy (:class:`~scitaste_hf.leaderboard.hub_mirror.HubMirror`): called with the store
         after each new run and on start, it copies the runs the store lists as pending and returns whether none
         is left; its failure never loses a run.
+    backup : sequence of records, optional
+        The ``backup`` split of the same dataset: the no-information floors are learned from it (as
+        :func:`~scitaste_hf.scoring.floors.floor_matrices` does); without it, from the gold set itself.
+    background_upgrade : bool
+        Bring stored runs up to date (:meth:`upgrade`) in a background thread (default), so that opening an old
+        store does not wait for it; False upgrades before returning.
     """
 
     def __init__(self, data_dir: str | Path, gold: Sequence[Mapping[str, Any]], *, max_bytes: int = MAX_BYTES,
                  max_evidence_bytes: int = MAX_EVIDENCE_BYTES, rate_limit: tuple[int, float] = RATE_LIMIT,
-                 mirror=None) -> None:
+                 mirror=None, backup: Sequence[Mapping[str, Any]] | None = None,
+                 background_upgrade: bool = True) -> None:
         self.store = Store(data_dir)
         self.gold = list(gold)
+        self.backup = None if backup is None else list(backup)
         self.gold_ids = {r["bibcode"] for r in self.gold}
         self.max_bytes = max_bytes
         self.max_evidence_bytes = max_evidence_bytes
@@ -130,8 +185,46 @@ class Leaderboard:
         self.mirror = mirror
         self._attempts: dict[str, deque[float]] = defaultdict(deque)
         self._submit_lock = threading.Lock()
+        self._G = as_answer_matrix(self.gold, "gold")
+        disciplines = np.array([r["discipline"] for r in self.gold])
+        present = set(disciplines.tolist())
+        #: The scopes of a run's numbers, in :func:`score_run`'s order: overall, then each discipline.
+        self.scopes = ("overall", *[d for d in DISCIPLINES if d in present], *sorted(present - set(DISCIPLINES)))
+        self._masks = {scope: np.ones(len(self.gold), dtype=bool) if scope == "overall" else disciplines == scope
+                       for scope in self.scopes}
+        self._floor_answers = floor_matrices(self._G, disciplines, self.backup)
+        self.derived_key = self._derived_key()
+        self._floor_rows: dict[str, list[dict[str, Any]]] | None = None
+        self._floor_lock = threading.Lock()
+        self._cache = RunCache(self.store)
+        self._upgrade_lock = threading.Lock()
+        self._closing = threading.Event()
+        self.upgrading: threading.Thread | None = None
         self.reconciled = self.reconcile()
+        if self.store.stale(RULE_VERSION, self.derived_key):
+            if background_upgrade:
+                self.upgrading = threading.Thread(target=self.upgrade, daemon=True, name="scitaste-upgrade")
+                self.upgrading.start()
+            else:
+                self.upgrade()
         self.copy_to_hub()
+
+    def _derived_key(self) -> str:
+        """What a run's stored numbers and replicates depend on besides its answers: the gold set, the floors (and
+        so the backup split), the resamples and :data:`DERIVED_VERSION`."""
+        digest = hashlib.sha256(json.dumps([DERIVED_VERSION, RANK_RESAMPLES, SEED, dict(DEFAULT_WEIGHTS),
+                                            [(r["bibcode"], r["discipline"]) for r in self.gold]]).encode())
+        digest.update(np.ascontiguousarray(self._G).tobytes())
+        for name in sorted(self._floor_answers):
+            digest.update(name.encode() + np.round(self._floor_answers[name], 9).tobytes())
+        return digest.hexdigest()[:32]
+
+    def close(self) -> None:
+        """Stop a background upgrade (it resumes on the next open) and close the store."""
+        self._closing.set()
+        if self.upgrading is not None:
+            self.upgrading.join()
+        self.store.close()
 
     # -- submissions ---------------------------------------------------------------------------------
 
@@ -193,7 +286,8 @@ class Leaderboard:
         existing = self._stored(keys)
         if existing is not None:
             return existing
-        status, note, result = self._assess(predictions, evidence, mode)
+        status, note = self._status(predictions, evidence, mode)
+        derived = self._derive(predictions)
         with self._submit_lock:
             existing = self._stored(keys)  # the same answers may have been stored while these were scored
             if existing is not None:
@@ -201,7 +295,7 @@ class Leaderboard:
             meta = Meta(model=model, mode=mode, organisation=organisation, link=link, kind=kind,
                         submitter=submitter, submitted_at=datetime.now(UTC).isoformat(timespec="seconds"))
             self.store.store_submission(key, data, meta, evidence)
-            run_id = self._insert(key, meta, status, result)
+            run_id = self._insert(key, meta, status, *derived)
         message = f"scored as run #{run_id}: {status}" + (f" ({note})" if note else "")
         if not self.copy_to_hub():
             message += "; it is stored here, and its copy to the Hub dataset repo is pending and will be retried"
@@ -236,13 +330,12 @@ class Leaderboard:
         copy.join(wait)
         return bool(outcome and outcome[0])
 
-    def _assess(self, predictions: Mapping[str, Answer | Failure], evidence: Mapping[str, bytes], mode: str
-                ) -> tuple[str, str, dict[str, Any]]:
-        """Score a run and judge its integrity: its status, a note on why, and the :func:`score_run` result.
+    def _status(self, predictions: Mapping[str, Answer | Failure], evidence: Mapping[str, bytes], mode: str
+                ) -> tuple[str, str]:
+        """Judge a run's integrity by the current rule: its status and a note on why.
 
         The statuses and what each proves are in :mod:`scitaste_hf.leaderboard.integrity`.
         """
-        result = score_run(self.gold, predictions)
         copy = near_gold(predictions, self.gold)
         if copy:
             status, note = FLAGGED, f"{copy}: closer than an honest judge gets; not ranked"
@@ -253,14 +346,25 @@ class Leaderboard:
                                                  "not that a model produced them")
         else:
             status, note = SELF_REPORTED, "no samples log or trace attached"
-        return status, note, result
+        return status, note
 
-    def _insert(self, key: str, meta: Meta, status: str, result: dict[str, Any]) -> int:
-        summary = {"overall": _compact(result["overall"]),
-                   **{d: _compact(b) for d, b in result["by_discipline"].items()}}
+    def _derive(self, predictions: Mapping[str, Answer | Failure]
+                ) -> tuple[dict[str, Any], dict[str, Any], dict[str, np.ndarray]]:
+        """Score a run: the :func:`score_run` result (floors learned from the backup split when there is one), the
+        table's numbers per scope, and per scope its replicates, the Scheme-1 skill over the constant floor on
+        the board's shared resamples (:func:`~scitaste_hf.scoring.ranks.replicates`), which rank it."""
+        result = score_run(self.gold, predictions, backup=self.backup)
+        P, F = _answer_rows(predictions, self.gold), self._floor_answers["constant"]
+        values = {scope: replicates(P[m], self._G[m], F[m], weights=DEFAULT_WEIGHTS)
+                  for scope, m in self._masks.items()}
+        return result, _summary(result), values
+
+    def _insert(self, key: str, meta: Meta, status: str, result: dict[str, Any], summary: dict[str, Any],
+                values: dict[str, np.ndarray]) -> int:
         overall = result["overall"]
         return self.store.insert(key, meta, status, summary, result, overall["n_scored"], overall["n_total"],
-                                 copy=self.mirror is not None)
+                                 copy=self.mirror is not None, replicates=values, integrity_version=RULE_VERSION,
+                                 derived=self.derived_key)
 
     def reconcile(self) -> int:
         """Score and insert submissions whose file was stored but whose row was not (a crash in between)."""
@@ -271,34 +375,115 @@ class Leaderboard:
                 predictions = self.parse(data)
             except ScitasteError:
                 continue  # validated before it was stored; a changed gold set cannot re-admit it
-            status, _, result = self._assess(predictions, self.store.evidence(key), meta.mode)
-            self._insert(key, meta, status, result)
+            status, _ = self._status(predictions, self.store.evidence(key), meta.mode)
+            self._insert(key, meta, status, *self._derive(predictions))
             done += 1
+        return done
+
+    def upgrade(self) -> int:
+        """Bring the stored runs up to date, once (idempotent; a second call finds nothing to do): a run whose status
+        an older integrity rule set is judged again by the current one (:data:`~scitaste_hf.leaderboard.integrity.
+        RULE_VERSION`), so that a copy an old rule let through is flagged; a run scored by an older version, or
+        against another gold set or other floors, is scored again, with its replicates (:attr:`derived_key`).
+
+        Runs whose stored file no longer parses against the gold set are left as they are. Returns the number of
+        runs brought up to date.
+        """
+        done = 0
+        with self._upgrade_lock:
+            for row in self.store.stale(RULE_VERSION, self.derived_key):
+                if self._closing.is_set():
+                    break
+                try:
+                    predictions = self.parse(self.store.submission_file(row["sha256"]).read_bytes())
+                except (ScitasteError, OSError):
+                    continue
+                if row["integrity_version"] < RULE_VERSION:
+                    status, _ = self._status(predictions, self.store.evidence(row["sha256"]), row["mode"])
+                    self.store.set_status(row["id"], status, RULE_VERSION)
+                    if status != row["status"]:
+                        logger.info("run #%s re-assessed by integrity rule %s: %s -> %s", row["id"], RULE_VERSION,
+                                    row["status"], status)
+                if row["derived"] != self.derived_key:
+                    result, summary, values = self._derive(predictions)
+                    self.store.set_derived(row["id"], summary, result, values, self.derived_key)
+                done += 1
         return done
 
     # -- reading -------------------------------------------------------------------------------------
 
     def rows(self, *, mode: str | None = None, discipline: str | None = None, grade: str | None = None,
              status: str | None = None, include_flagged: bool = False) -> list[dict[str, Any]]:
-        """Table rows, best Scheme-2 first: one per run, the scores of ``discipline`` (default overall).
+        """Table rows, one per run, the scores of ``discipline`` (default overall), in the board's order: best
+        Scheme-1 skill over the constant floor first (:func:`~scitaste_hf.leaderboard.views.order_key`).
 
-        Flagged runs are left out unless ``include_flagged``; ``grade`` matches the Scheme-2 grade.
+        Flagged runs are left out unless ``include_flagged``, and then come last, unranked; ``grade`` matches the
+        Scheme-2 grade. Each ranked run has ``rank``, its 95% rank interval ``(best, worst)`` among the view's
+        ranked runs, and ``top_group``, whether that interval reaches the leader's (None for a run not ranked,
+        or whose replicates are not computed yet). Computed once per view until the store changes; the floors
+        are never among the rows (see :meth:`floors`).
+        """
+        return self._cache.view(_view_key(mode, discipline, grade, status, include_flagged))
+
+    def map_rows(self, row, *, mode: str | None = None, discipline: str | None = None, grade: str | None = None,
+                 status: str | None = None, include_flagged: bool = False) -> list[Any]:
+        """``row(meta, numbers, rank, top_group)`` for each row of :meth:`rows`, without building its dict: the run's
+        metadata (``run``, ``model``, ``mode``, ``kind``, ``status``, ``organisation``, ``link``, ``date``), the
+        numbers of the scope, the rank interval and the top group (the first two shared: not to be changed). For
+        what renders thousands of rows."""
+        key = _view_key(mode, discipline, grade, status, include_flagged)
+        return [row(*entry) for entry in self._cache.entries(key)]
+
+    def generation(self) -> int:
+        """A number that changes whenever the stored runs do (for caches of what is built from :meth:`rows`)."""
+        return self._cache.generation()
+
+    def memo(self, key: Any, build) -> Any:
+        """``build()``, computed once per hashable ``key`` until the stored runs change."""
+        return self._cache.memo(("memo", key), build)
+
+    def per_run(self, run_id: int, key: Any, build) -> Any:
+        """``build()``, computed once per run and hashable ``key`` until the run is rescored (it must not depend on
+        the run's status)."""
+        return self._cache.per_run(run_id, key, build)
+
+    def floors(self, *, mode: str | None = None, discipline: str | None = None, grade: str | None = None,
+               status: str | None = None, include_flagged: bool = False) -> list[dict[str, Any]]:
+        """The no-information floors of a view as reference rows, never runs: each floor's answers
+        (:func:`~scitaste_hf.scoring.floors.floor_matrices` over the board's gold, learned from the backup split
+        when there is one) scored by :func:`score_run` like a run, on the papers of ``discipline``.
+
+        Each row has the keys of a :meth:`rows` row (``run`` None, ``kind`` "floor", ``status`` "reference") and
+        ``runs_above``: how many of the view's ranked runs it would place above it (better Scheme-1 skill), out of
+        ``runs``. The filters only choose those runs: a floor answers the same in every mode.
         """
         scope = discipline or "overall"
+        runs = [r for r in self.rows(mode=mode, discipline=discipline, grade=grade, status=status,
+                                     include_flagged=include_flagged) if r["status"] != FLAGGED]
         out = []
-        for row in self.store.rows():
-            if (mode and row["mode"] != mode) or (status and row["status"] != status):
-                continue
-            if row["status"] == FLAGGED and not include_flagged:
-                continue
-            numbers = json.loads(row["summary"]).get(scope)
-            if numbers is None or (grade and numbers["scheme2_grade"] != grade):
-                continue
-            out.append({"run": row["id"], "model": row["model"], "mode": row["mode"], "kind": row["kind"],
-                        "status": row["status"], "organisation": row["organisation"], "link": row["link"],
-                        "date": row["submitted_at"][:10], "scope": scope, **numbers})
-        out.sort(key=lambda r: -1 if r["scheme2"] is None else r["scheme2"], reverse=True)
+        for floor in self._floors().get(scope, []):
+            above = sum(order_key(r) < order_key(floor) for r in runs)
+            out.append({**floor, "runs_above": above, "runs": len(runs)})
         return out
+
+    def _floors(self) -> dict[str, list[dict[str, Any]]]:
+        """Scope -> the floors' rows (scored once, on first use)."""
+        with self._floor_lock:
+            if self._floor_rows is None:
+                rows: dict[str, list[dict[str, Any]]] = defaultdict(list)
+                for name in FLOORS:
+                    if name not in self._floor_answers:
+                        continue
+                    answers = {r["bibcode"]: Answer.model_validate(
+                        {"innovation_score": float(v[0]), "dimension_scores": dict(zip(DIMENSIONS, map(float, v[1:])))})
+                        for r, v in zip(self.gold, self._floor_answers[name])}
+                    for scope, numbers in _summary(score_run(self.gold, answers, backup=self.backup)).items():
+                        rows[scope].append({"run": None, "model": FLOOR_NAMES[name], "mode": "", "kind": "floor",
+                                            "status": "reference", "organisation": "", "link": "", "date": "",
+                                            "scope": scope, "floor": name, **numbers, "rank": None,
+                                            "top_group": None})
+                self._floor_rows = dict(rows)
+            return self._floor_rows
 
     def result(self, run_id: int) -> dict[str, Any]:
         """The full stored result of a run, with its metadata."""
@@ -316,17 +501,28 @@ class Leaderboard:
         return self.parse(self.store.submission_file(row["sha256"]).read_bytes())
 
     def compare(self, run_a: int, run_b: int, *, n_resamples: int = 1000, seed: int = 0) -> dict[str, Any]:
-        """Paired bootstrap of run A minus run B on the papers both scored, overall and per discipline."""
+        """Paired bootstrap of run A minus run B on the papers both scored, overall and per discipline.
+
+        Per scope, ``n`` and per statistic (``scheme1``, ``scheme2``, ``wape``) what
+        :func:`~scitaste_hf.scoring.paired_bootstrap` gives, plus ``detectable``: the smallest true difference
+        that a comparison this precise detects with 80% power
+        (:func:`~scitaste_hf.scoring.ranks.detectable_difference` of the interval), and ``distinguishable``:
+        whether the interval excludes 0 (both None without an interval).
+        """
         a, b = self._answers(run_a), self._answers(run_b)
         out = {}
-        for scope in ("overall", *DISCIPLINES):
+        for scope in self.scopes:
             both = [r for r in self.gold if (scope == "overall" or r["discipline"] == scope)
                     and isinstance(a.get(r["bibcode"]), Answer) and isinstance(b.get(r["bibcode"]), Answer)]
             if len(both) < 2:
                 continue
-            out[scope] = {"n": len(both), **paired_bootstrap(
-                [a[r["bibcode"]] for r in both], [b[r["bibcode"]] for r in both], both,
-                n_resamples=n_resamples, seed=seed)}
+            stats = paired_bootstrap([a[r["bibcode"]] for r in both], [b[r["bibcode"]] for r in both], both,
+                                     n_resamples=n_resamples, seed=seed)
+            for numbers in stats.values():
+                interval = numbers["interval"]
+                numbers["detectable"] = None if interval is None else detectable_difference(interval)
+                numbers["distinguishable"] = None if interval is None else not interval[0] <= 0 <= interval[1]
+            out[scope] = {"n": len(both), **stats}
         return out
 
     def scatter(self, run_id: int) -> list[dict[str, Any]]:

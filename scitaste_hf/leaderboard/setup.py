@@ -31,6 +31,18 @@ def gold_source(data_dir: str | Path, gold: str | None = None) -> tuple[str, boo
     return str(_EXAMPLES.joinpath("gold.jsonl")), True
 
 
+def backup_split(source: str) -> list[dict[str, Any]] | None:
+    """The ``backup`` split beside the gold labels, which the board's no-information floors are learned from: a
+    dataset folder or Hub id has one; a file of records (the bundled example) has none, and then the floors come
+    from the gold labels themselves. None also when the dataset lacks the split."""
+    if Path(source).is_file():
+        return None
+    try:
+        return load_records(source, "backup") or None
+    except ScitasteError:
+        return None
+
+
 def rate_limit_from_env() -> tuple[int, float]:
     """``SCITASTE_SUBMIT_LIMIT`` as ``N`` or ``N/SECONDS`` submission attempts per submitter (default 5/3600)."""
     value = os.environ.get("SCITASTE_SUBMIT_LIMIT")
@@ -63,7 +75,8 @@ def open_leaderboard(data_dir: str | Path, gold: str | None = None) -> tuple[Lea
     """The leaderboard over ``data_dir``; returns it and whether its gold labels are the synthetic example.
 
     With ``HF_TOKEN`` and ``SCITASTE_RESULTS_REPO`` set, every new run is also copied to that dataset repo; a copy
-    that failed (the Hub unreachable) is retried here, on start, and with the next run.
+    that failed (the Hub unreachable) is retried here, on start, and with the next run. The floors are learned from
+    the ``backup`` split when the gold source has one (:func:`backup_split`).
     """
     source, synthetic = gold_source(data_dir, gold)
     mirror = None
@@ -72,7 +85,8 @@ def open_leaderboard(data_dir: str | Path, gold: str | None = None) -> tuple[Lea
         from scitaste_hf.leaderboard.hub_mirror import HubMirror
 
         mirror = HubMirror(repo, token)
-    board = Leaderboard(data_dir, load_records(source, "selected"), mirror=mirror, rate_limit=rate_limit_from_env())
+    board = Leaderboard(data_dir, load_records(source, "selected"), mirror=mirror, rate_limit=rate_limit_from_env(),
+                        backup=backup_split(source))
     if synthetic and not board.store.rows():
         board.submit(Path(str(_EXAMPLES.joinpath("predictions.jsonl"))).read_bytes(), "synthetic-example-model",
                      "dimagent_v3", "scitaste-hf (synthetic example)", kind="example")

@@ -5,6 +5,13 @@ copied are listed in the store (:meth:`Store.copy_pending`) so that a failed cop
 submission is committed in two steps, the file first (atomic rename) and the database row second, and
 :meth:`Store.pending` lists files whose row is missing, so a crash between the two is reconciled on the next
 start without loss or duplication (the run's key, a SHA-256 of its answers and mode, is unique).
+
+Besides its scores, each run keeps what its rank needs: its Scheme-1 skill over the constant floor on the board's
+shared bootstrap resamples (:func:`scitaste_hf.scoring.ranks.replicates`), per scope (overall and each
+discipline), as float16 blobs in ``replicates``; and two marks of freshness, ``integrity_version`` (the integrity
+rule that set its status) and ``derived`` (the key of the gold set and floors its scores and replicates were computed
+against). A run stored by an older version lacks them and is brought up to date by
+:meth:`scitaste_hf.leaderboard.Leaderboard.upgrade` (see :meth:`Store.stale`).
 """
 
 from __future__ import annotations
@@ -17,6 +24,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+import numpy as np
 
 from scitaste_hf.output import write_bytes_atomic
 
@@ -35,10 +44,28 @@ CREATE TABLE IF NOT EXISTS runs (
     n_scored INTEGER NOT NULL,
     n_total INTEGER NOT NULL,
     summary TEXT NOT NULL,
-    result TEXT NOT NULL
+    result TEXT NOT NULL,
+    integrity_version INTEGER NOT NULL DEFAULT 0,
+    derived TEXT NOT NULL DEFAULT ''
 );
 CREATE TABLE IF NOT EXISTS hub_pending (sha256 TEXT PRIMARY KEY);
+CREATE TABLE IF NOT EXISTS replicates (
+    scope TEXT NOT NULL,
+    run_id INTEGER NOT NULL,
+    data BLOB NOT NULL,
+    PRIMARY KEY (scope, run_id)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS replicates_run ON replicates (run_id);
 """
+#: Version of the layout above (SQLite's ``user_version``): 1 added ``integrity_version``, ``derived`` and the
+#: ``replicates`` table (keyed by scope first: a view reads one scope's replicates of every run at once).
+SCHEMA_VERSION = 1
+#: Columns added since the first layout, with their definitions, for stores written before them.
+_ADDED_COLUMNS = {"integrity_version": "INTEGER NOT NULL DEFAULT 0", "derived": "TEXT NOT NULL DEFAULT ''"}
+#: How replicates are stored: half precision (a skill's resampled values only decide ranks), 2 bytes a value.
+REPLICATE_DTYPE = np.float16
+#: Most ids in one ``IN (...)`` list (SQLite's default limit on variables is far above it).
+_CHUNK = 900
 
 #: Run kinds: a community submission, a row of the offline baseline, or the bundled synthetic example.
 KINDS = ("submission", "baseline", "example")
@@ -48,6 +75,20 @@ STATUSES = (EVIDENCE_CONSISTENT, SELF_REPORTED, FLAGGED)
 #: Former names of statuses, rewritten when a store is opened: "reproducible" claimed more than a samples log
 #: consistent with the answers proves (anyone can write one).
 RENAMED_STATUSES = {"reproducible": EVIDENCE_CONSISTENT}
+
+
+#: The columns of a table row (everything but the full result).
+_ROW_COLUMNS = ("id, sha256, model, mode, organisation, link, kind, status, submitted_at, n_scored, n_total, summary,"
+                " derived")
+
+
+def _put_replicates(db: sqlite3.Connection, run_id: int, replicates: dict[str, np.ndarray]) -> None:
+    # Clipped into float16's range first: a skill far below the floor (a run much worse than knowing nothing) keeps
+    # its place, last, without an overflow warning; NaN (undefined on a resample) stays NaN.
+    limit = float(np.finfo(REPLICATE_DTYPE).max)
+    db.executemany("INSERT OR REPLACE INTO replicates (run_id, scope, data) VALUES (?, ?, ?)",
+                   [(run_id, scope, np.clip(np.asarray(values, dtype=np.float64), -limit, limit)
+                     .astype(REPLICATE_DTYPE).tobytes()) for scope, values in replicates.items()])
 
 
 @dataclass(frozen=True)
@@ -78,12 +119,30 @@ class Store:
         self.files = self.root / "submissions"
         self.files.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
+        # Per commit through this connection, the runs it changed (PRAGMA data_version counts only other
+        # connections' commits): what a cache needs to catch up with this process's own writes.
+        self._own: list[tuple[int, ...]] = []
+        self._touched: list[int] = []
         self._db = sqlite3.connect(self.root / "leaderboard.sqlite", check_same_thread=False, isolation_level=None)
         self._db.row_factory = sqlite3.Row
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute("PRAGMA synchronous=NORMAL")
-        self._db.executescript(_SCHEMA)
+        self._migrate()
         self._rename_statuses()
+
+    def _migrate(self) -> None:
+        """Bring a store written by an older version to :data:`SCHEMA_VERSION` (idempotent; one writer at a time,
+        so two processes opening an old store at once add each column once)."""
+        if self._db.execute("PRAGMA user_version").fetchone()[0] >= SCHEMA_VERSION:
+            return
+        with self.transaction() as db:
+            for statement in filter(str.strip, _SCHEMA.split(";")):
+                db.execute(statement)
+            columns = {row["name"] for row in db.execute("PRAGMA table_info(runs)")}
+            for name, definition in _ADDED_COLUMNS.items():
+                if name not in columns:
+                    db.execute(f"ALTER TABLE runs ADD COLUMN {name} {definition}")
+            db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
 
     def _rename_statuses(self) -> None:
         """Rewrite the statuses of :data:`RENAMED_STATUSES` in a store written before the rename (idempotent; no
@@ -107,9 +166,23 @@ class Store:
             try:
                 yield self._db
             except BaseException:
+                self._touched.clear()
                 self._db.execute("ROLLBACK")
                 raise
             self._db.execute("COMMIT")
+            self._own.append(tuple(self._touched))
+            self._touched.clear()
+
+    def change_marker(self) -> tuple[int, int]:
+        """A value that changes whenever the store does, whoever wrote to it: SQLite's ``data_version`` (commits
+        by other connections, other processes included) and the number of this connection's own commits."""
+        with self._lock:
+            return self._db.execute("PRAGMA data_version").fetchone()[0], len(self._own)
+
+    def own_changes(self, since: int) -> set[int]:
+        """The runs changed by this connection's commits after the first ``since`` (see :meth:`change_marker`)."""
+        with self._lock:
+            return {run_id for commit in self._own[since:] for run_id in commit}
 
     def write_file(self, name: str, data: bytes) -> Path:
         """Write ``submissions/<name>`` atomically (temporary file, fsync, rename)."""
@@ -145,11 +218,14 @@ class Store:
         return int(rows[0]["id"]) if rows else None
 
     def insert(self, sha256: str, meta: Meta, status: str, summary: dict[str, Any], result: dict[str, Any],
-               n_scored: int, n_total: int, *, copy: bool = False) -> int:
+               n_scored: int, n_total: int, *, copy: bool = False, replicates: dict[str, np.ndarray] | None = None,
+               integrity_version: int = 0, derived: str = "") -> int:
         """Insert a scored run; a run already stored under ``sha256`` is returned unchanged (a no-op).
 
         With ``copy``, the run is also listed as waiting for its Hub copy, in the same transaction, so that a
-        crash cannot leave a stored run that is never copied.
+        crash cannot leave a stored run that is never copied. ``replicates`` (scope -> values),
+        ``integrity_version`` and ``derived`` are stored with it (see the module docstring); left out, the run is
+        brought up to date on the next open.
         """
         with self.transaction() as db:
             row = db.execute("SELECT id FROM runs WHERE sha256 = ?", (sha256,)).fetchone()
@@ -157,13 +233,80 @@ class Store:
                 return int(row["id"])
             cur = db.execute(
                 "INSERT INTO runs (sha256, model, mode, organisation, link, kind, status, submitter, submitted_at,"
-                " n_scored, n_total, summary, result) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                " n_scored, n_total, summary, result, integrity_version, derived)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (sha256, meta.model, meta.mode, meta.organisation, meta.link, meta.kind, status, meta.submitter,
-                 meta.submitted_at, n_scored, n_total, json.dumps(summary), json.dumps(result)),
+                 meta.submitted_at, n_scored, n_total, json.dumps(summary), json.dumps(result), integrity_version,
+                 derived),
             )
+            run_id = int(cur.lastrowid)
+            self._touched.append(run_id)
+            _put_replicates(db, run_id, replicates or {})
             if copy:
                 db.execute("INSERT OR IGNORE INTO hub_pending (sha256) VALUES (?)", (sha256,))
-            return int(cur.lastrowid)
+            return run_id
+
+    def stale(self, integrity_version: int, derived: str) -> list[sqlite3.Row]:
+        """Runs to bring up to date: their status was set by an older integrity rule than ``integrity_version``,
+        or their scores and replicates were not computed against ``derived`` (an older store, another gold set
+        or other floors). Those of an older rule come first: a copy that an old rule let through is the more
+        urgent."""
+        return self._query(
+            "SELECT id, sha256, mode, status, integrity_version, derived FROM runs"
+            " WHERE integrity_version < ? OR derived != ? ORDER BY integrity_version < ? DESC, id",
+            (integrity_version, derived, integrity_version))
+
+    def set_status(self, run_id: int, status: str, integrity_version: int) -> None:
+        """Record a run's status as decided by integrity rule ``integrity_version``."""
+        with self.transaction() as db:
+            self._touched.append(run_id)
+            db.execute("UPDATE runs SET status = ?, integrity_version = ? WHERE id = ?",
+                       (status, integrity_version, run_id))
+
+    def set_derived(self, run_id: int, summary: dict[str, Any], result: dict[str, Any],
+                    replicates: dict[str, np.ndarray], derived: str) -> None:
+        """Replace a run's scores and replicates by ones computed against ``derived``."""
+        with self.transaction() as db:
+            self._touched.append(run_id)
+            db.execute("UPDATE runs SET summary = ?, result = ?, derived = ? WHERE id = ?",
+                       (json.dumps(summary), json.dumps(result), derived, run_id))
+            db.execute("DELETE FROM replicates WHERE run_id = ?", (run_id,))
+            _put_replicates(db, run_id, replicates)
+
+    def states(self) -> list[tuple[int, str, str]]:
+        """Every run's ``(id, status, derived)``: what tells a cache of the runs what changed (plain tuples: read on
+        every change of a board of 10,000 runs)."""
+        with self._lock:
+            cursor = self._db.cursor()
+            cursor.row_factory = None
+            return cursor.execute("SELECT id, status, derived FROM runs").fetchall()
+
+    def rows_by_id(self, ids: list[int]) -> list[sqlite3.Row]:
+        """The runs ``ids`` as :meth:`rows` gives them (in no particular order)."""
+        out: list[sqlite3.Row] = []
+        for start in range(0, len(ids), _CHUNK):
+            chunk = ids[start:start + _CHUNK]
+            out += self._query(f"SELECT {_ROW_COLUMNS} FROM runs WHERE id IN ({', '.join('?' * len(chunk))})",
+                               tuple(chunk))
+        return out
+
+    def replicates_of(self, run_id: int) -> dict[str, np.ndarray]:
+        """Scope -> the replicates of one run (as stored)."""
+        rows = self._query("SELECT scope, data FROM replicates WHERE run_id = ?", (run_id,))
+        return {r["scope"]: np.frombuffer(r["data"], dtype=REPLICATE_DTYPE) for r in rows}
+
+    def replicates(self, scope: str, ids: list[int] | None = None) -> dict[int, np.ndarray]:
+        """Run id -> its replicates of ``scope`` (as stored: :data:`REPLICATE_DTYPE`), for the runs ``ids`` (default:
+        every run)."""
+        if ids is None:
+            rows = self._query("SELECT run_id, data FROM replicates WHERE scope = ?", (scope,))
+        else:
+            rows = []
+            for start in range(0, len(ids), _CHUNK):
+                chunk = ids[start:start + _CHUNK]
+                rows += self._query("SELECT run_id, data FROM replicates WHERE scope = ? AND run_id IN "
+                                    f"({', '.join('?' * len(chunk))})", (scope, *chunk))
+        return {int(r["run_id"]): np.frombuffer(r["data"], dtype=REPLICATE_DTYPE) for r in rows}
 
     def copy_pending(self) -> list[str]:
         """The keys of the runs whose Hub copy has not succeeded yet."""
@@ -200,9 +343,7 @@ class Store:
 
     def rows(self) -> list[sqlite3.Row]:
         """Every stored run, newest first, without the full results."""
-        return self._query(
-            "SELECT id, sha256, model, mode, organisation, link, kind, status, submitted_at, n_scored, n_total, summary"
-            " FROM runs ORDER BY id DESC")
+        return self._query(f"SELECT {_ROW_COLUMNS} FROM runs ORDER BY id DESC")
 
     def run(self, run_id: int) -> sqlite3.Row | None:
         """One run with its full result."""

@@ -60,7 +60,7 @@ def world_backend(world: World) -> Callable[[str, str, dict[str, str], bytes], t
 
 def build_mirror(world: str = "sim", *, seed: int = 0, papers: int = 6000, rate_limit: int | None = None,
                  daily_limit: int | None = DEFAULT_DAILY_LIMIT, latency: float = 0.0, max_page: int | None = None,
-                 fault_rates: dict[str, float] | None = None):
+                 fault_rates: dict[str, float] | None = None, progress: Callable[[str], None] | None = None):
     """The mirror's ASGI application.
 
     Parameters
@@ -80,7 +80,11 @@ def build_mirror(world: str = "sim", *, seed: int = 0, papers: int = 6000, rate_
         Most records a page of the simulated world holds, whatever ``per-page``/``rows``/``max_results`` asked.
     fault_rates : mapping, optional
         Share of random faults per kind (``429``, ``500``, ``empty``, ``truncated``, ``slow``), seeded with ``seed``.
+    progress : callable, optional
+        Told each step of building a simulated world as it starts, with the time the last one took.
     """
+    import time
+
     from scitaste_hf.sources.testing import build_app
 
     if world == "recorded":
@@ -88,5 +92,10 @@ def build_mirror(world: str = "sim", *, seed: int = 0, papers: int = 6000, rate_
                          fault_rates=fault_rates, seed=seed)
     from scitaste_hf.simworld.world import generate
 
-    return build_app(backend=world_backend(generate(papers, seed)), rate_limit=rate_limit, daily_limit=daily_limit,
+    tell = progress or (lambda message: None)
+    started = time.perf_counter()
+    tell(f"generating {papers} candidate papers, their citation graph and journals")
+    generated = generate(papers, seed)
+    tell(f"indexing the world for the three services ({time.perf_counter() - started:.0f} s so far)")
+    return build_app(backend=world_backend(generated), rate_limit=rate_limit, daily_limit=daily_limit,
                      latency=latency, max_page=max_page, fault_rates=fault_rates, seed=seed)

@@ -12,7 +12,7 @@ from scitaste_hf.rtaste.release import Release
 from scitaste_hf.rtaste.schema import N_MVES, MVERegistration
 
 # The SciTaste answer parser's JSON finder (fenced blocks, then objects in prose) serves judges' replies too.
-from scitaste_hf.scoring.answers import json_objects
+from scitaste_hf.scoring.answers import last_json_object
 
 _RELATION_WORDS = {"greater": "is greater than", "less": "is less than", "in_interval": "lies in the interval"}
 
@@ -62,10 +62,8 @@ def parse_probabilities(text: str) -> list[float] | None:
     text : str
         The judge's reply.
     """
-    found = None
-    for _, obj in json_objects(text or ""):
-        if "probabilities" in obj:
-            found = obj["probabilities"]
+    obj, _ = last_json_object(text or "", lambda o: "probabilities" in o)
+    found = obj["probabilities"] if obj is not None else None
     if not isinstance(found, list) or len(found) != N_MVES:
         return None
     if any(isinstance(p, bool) or not isinstance(p, int | float) or not 0.0 <= p <= 1.0 for p in found):

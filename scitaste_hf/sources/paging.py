@@ -3,7 +3,7 @@ queries and ADS bigqueries.
 
 A listing ends once the records wanted have come, once the count the server announced (OpenAlex ``meta.count``,
 ADS ``numFound``, arXiv ``totalResults``) has come, or when the server offers no further page: no cursor, a
-cursor that does not move, an empty page. It never ends because a page held fewer records than were asked for:
+cursor that does not move, an empty page, or (offset paging) the same page again. It never ends because a page held fewer records than were asked for:
 a server may cap its page size below the request, and stopping there would silently drop the rest. An empty
 page always ends it, so that a server offering a cursor with nothing behind it cannot hold a listing forever.
 A listing that ends before the announced count has a *shortfall*, which the transport logs and counts.
@@ -68,6 +68,7 @@ class OffsetListing(Generic[T]):
         self._tally = Tally(limit)
         self._start = 0
         self._done = False
+        self._previous: list[T] = []
 
     def next_call(self) -> Call | None:
         """The request for the next page (no larger than ``limit`` still allows), or None after the last."""
@@ -83,6 +84,8 @@ class OffsetListing(Generic[T]):
         :param data: the page's parsed body.
         """
         records, total = self._parse(data)
+        # a server that ignores `start` sends the same page again and again: that page brings nothing new
+        records, self._previous = ([] if records and records == self._previous else records), list(records)
         self._start += len(records)
         kept = self._tally.take(records)
         self._done = self._tally.ends(total, more=bool(records))

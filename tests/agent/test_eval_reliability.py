@@ -227,7 +227,8 @@ def test_tool_mode_without_evidence_stops_before_any_request(servers, tmp_path):
     records = load_records(ROOT / "scitaste_hf" / "data" / "examples" / "gold.jsonl")[:3]
     proc, url, log = _server(servers, tmp_path, {"rules": [], "default": ANSWER})
     try:
-        model = AgentLM(f"{url}/v1", "m", data_dir=str(tmp_path / "no-such-dataset"))
+        model = AgentLM(f"{url}/v1", "m", data_dir=str(tmp_path / "no-such-dataset"),
+                        trace_path=str(tmp_path / "trace.jsonl"))
         with pytest.raises(ScitasteError, match="the tool modes need frozen evidence"):
             model.generate_until(_requests(records, "dimagent_v3"))
         assert model.generate_until(_requests(records))  # the tool-free mode needs none

@@ -152,10 +152,86 @@ def test_freeze_arguments_are_checked_before_any_request(tmp_path, capsys, extra
     assert message in capsys.readouterr().err and not (tmp_path / "ev").exists()
 
 
-@pytest.mark.parametrize("arguments", ["[" * 100_000, '{"bibcode": ' * 5_000, "not json", "[1, 2]", 42])
+@pytest.mark.parametrize("arguments", ["[" * 100_000, '{"bibcode": ' * 5_000, '{"bibcode": ' + "1" * 5000 + "}",
+                                       "not json", "[1, 2]", 42])
 def test_arguments_that_are_no_object_are_the_models_error(arguments):
     # a model's tool-call arguments nested past the decoder's limit raised RecursionError and ended the run
     from scitaste_hf.agent.tools import requested_bibcode
 
     result = requested_bibcode("references", arguments, {"P1"})
     assert result == {"error": 'arguments must be a JSON object like {"bibcode": "..."}'}
+
+
+def _dataset(tmp_path, refs):
+    from dataset_builder.layout import write_dataset
+    from scitaste_hf.schema import DEFAULT_WEIGHTS, DIMENSIONS, record_features
+
+    records = [{**dict.fromkeys(record_features()), "bibcode": b, "discipline": p.discipline,
+                "openalex_id": p.openalex_id, "doi": p.doi, "title": "t", "abstract": "a", "year": 2000,
+                "innovation_score": 50.0, "dimension_scores": dict.fromkeys(DIMENSIONS, 50.0)} for b, p in refs.items()]
+    return write_dataset(tmp_path / "ds", {"selected": records, "backup": records[:1]}, DEFAULT_WEIGHTS,
+                         synthetic=True)
+
+
+def test_a_dataset_folder_serves_its_evidence_as_the_tool_evidence_config(mirror, papers, tmp_path, capsys,
+                                                                          monkeypatch):
+    """Frozen into the dataset folder by default, the evidence is the dataset's `tool_evidence` config: datasets
+    loads it by name, the default config stays the two splits, and the models' loader reads it that way."""
+    import datasets
+
+    from scitaste_hf.agent.evidence import EVIDENCE_DIR
+    from scitaste_hf.lm_models import _tools
+
+    refs, _, _ = papers
+    dataset = _dataset(tmp_path, refs)
+    assert main(["evidence", "freeze", "--dataset", str(dataset), "--mirror-url", mirror]) == 0
+    assert "it is the dataset's tool_evidence config" in capsys.readouterr().out
+    assert (dataset / EVIDENCE_DIR / FILE).is_file()
+    assert set(datasets.load_dataset(str(dataset))) == {"selected", "backup"}
+    rows = datasets.load_dataset(str(dataset), "tool_evidence", split="train")
+    assert len(rows) == 9 * len(refs) and {r["bibcode"] for r in rows} == set(refs)
+    assert {r["tool"] for r in rows} == set(TOOL_NAMES)
+    direct = FrozenToolBox.load(dataset / EVIDENCE_DIR).evidence
+
+    calls = []
+    real = datasets.load_dataset
+    monkeypatch.setattr(datasets, "load_dataset", lambda *a, **k: calls.append(a) or real(*a, **k))
+    assert FrozenToolBox.load(dataset).evidence == direct
+    assert _tools(None, str(dataset)).evidence == direct
+    assert calls == [(str(dataset), "tool_evidence")] * 2  # through the config, not the folder beside the data
+    assert _tools(str(dataset / EVIDENCE_DIR), None).evidence == direct  # an evidence folder, read as before
+
+
+def test_a_card_from_before_the_config_still_finds_the_folder(papers, tmp_path):
+    from scitaste_hf.agent.evidence import EVIDENCE_DIR, freeze
+
+    class Tools:
+        def call(self, name, arguments):
+            return {"tool": name}
+
+    refs, _, _ = papers
+    dataset = _dataset(tmp_path, refs)
+    freeze(Tools(), refs, dataset / EVIDENCE_DIR, source="stub")
+    card = dataset / "README.md"
+    text = card.read_text()
+    card.write_text(text[:text.index("- config_name: tool_evidence")] + text[text.index("dataset_info:"):])
+    assert len(FrozenToolBox.load(dataset).evidence) == 9 * len(refs)
+
+
+def test_evidence_of_a_hub_dataset_without_the_hub_is_one_line(tmp_path, monkeypatch):
+    from scitaste_hf.errors import ScitasteError
+    from scitaste_hf.lm_models import _tools
+
+    monkeypatch.chdir(tmp_path)
+    assert _tools(None, str(tmp_path / "no-such-dataset")) is None  # a missing folder: tool modes stop later
+    with pytest.raises(ScitasteError, match=r"HF_HUB_OFFLINE is set, so the tool evidence of org/bench cannot be "
+                                            r"fetched from the Hub; pass evidence_dir=") as err:
+        _tools(None, "org/bench")
+    assert "\n" not in str(err.value)
+
+
+def test_freeze_of_a_records_file_needs_out(tmp_path, capsys):
+    records = tmp_path / "gold.jsonl"
+    records.write_text(json.dumps({"bibcode": "B1", "discipline": "physics"}) + "\n")
+    assert main(["evidence", "freeze", "--dataset", str(records), "--mirror-url", "http://127.0.0.1:9"]) == 2
+    assert "--out DIR is needed when --dataset is a records file" in capsys.readouterr().err

@@ -118,6 +118,10 @@ def test_layout_loads_with_load_dataset_and_is_byte_identical(tmp_path):
     assert row["innovation_score"] == pytest.approx(composite(row["dimension_scores"]), abs=0.01)
     readme = (a / "README.md").read_text()
     assert "Synthetic demo build" in readme and "license: cc0-1.0" in readme
+    # its terms fit synthetic data: no third-party terms, no real authors (those belong to a real build's card)
+    assert "ADS terms of use" not in readme and "work of their authors" not in readme
+    real = (write_dataset(tmp_path / "real", full, DEFAULT_WEIGHTS, synthetic=False) / "README.md").read_text()
+    assert "license: other" in real and "ADS terms of use" in real and "describe no real paper" not in real
     with pytest.raises(ScitasteError, match="already exists"):
         write_dataset(a, full, DEFAULT_WEIGHTS, synthetic=True)
 

@@ -68,21 +68,43 @@ def test_failure_reason_is_checked():
         Failure("oops")
 
 
-@pytest.mark.parametrize("reply", [
-    '{"a": ' * 1500,
-    '{"a": ' * 1500 + "1" + "}" * 1500,
-    "```json\n" + "[" * 5000 + "\n```",
-    "Deep: " + '{"a": ' * 100_000 + "1" + "}" * 100_000,
+@pytest.mark.parametrize(("reply", "reason"), [
+    ('{"a": ' * 1500, "no_json"),
+    ('{"a": ' * 1500 + "1" + "}" * 1500, "schema"),  # the innermost levels are objects (without an answer)
+    ("```json\n" + "[" * 5000 + "\n```", "no_json"),
+    ("Deep: " + '{"a": ' * 100_000 + "1" + "}" * 100_000, "schema"),
 ])
-def test_deeply_nested_reply_is_a_counted_failure(reply):
+def test_deeply_nested_reply_is_a_counted_failure(reply, reason):
     # Beyond the decoder's recursion limit json raises RecursionError, not JSONDecodeError.
     result = parse_answer(reply)
-    assert isinstance(result, Failure) and result.reason == "no_json"
+    assert isinstance(result, Failure) and result.reason == reason
 
 
-def test_answer_before_deeply_nested_junk_still_counts():
-    reply = json.dumps(WORKED) + " and then " + '{"a": ' * 2000
-    assert parse_answer(reply).innovation_score == 46.36
+def test_answer_before_or_after_deeply_nested_junk_still_counts():
+    junk = '{"a": ' * 2000
+    assert parse_answer(json.dumps(WORKED) + " and then " + junk).innovation_score == 46.36
+    assert parse_answer(junk + "1" + "}" * 2000 + " Final: " + json.dumps(WORKED)).innovation_score == 46.36
+
+
+@pytest.mark.parametrize("before", [
+    "".join('{"y": 1925, "c": 3}\n' for _ in range(10_000)),       # 170 kB of small objects
+    "{} " * 20_000,
+    "".join(f'{{"score": {k % 100}}} ' for k in range(3_000)),
+    "".join(f"```\n{{\"n\": {k}}}\n```\n" for k in range(3_000)),  # thousands of small fences
+])
+def test_long_honest_replies_keep_their_answer(before):
+    # the work budget cut these before their final answer; scanning from the end finds it first
+    assert parse_answer(before + "Final answer: " + json.dumps(WORKED)).innovation_score == 46.36
+    fenced = before + "```json\n" + json.dumps(WORKED) + "\n```"
+    assert parse_answer(fenced).innovation_score == 46.36
+    # and an answer written before long material is still found
+    assert parse_answer("My answer: " + json.dumps(WORKED) + "\n" + before).innovation_score == 46.36
+
+
+def test_an_unclosed_fence_before_spaces_is_linear():
+    # two optional runs of spaces in the fence pattern made this cubic (17 s at 2,000 spaces)
+    assert isinstance(parse_answer("```" + " " * 200_000), Failure)
+    assert parse_answer("```" + " " * 200_000 + json.dumps(WORKED)).innovation_score == 46.36
 
 
 class _CountingDecoder(json.JSONDecoder):
@@ -107,16 +129,18 @@ class _CountingDecoder(json.JSONDecoder):
 ])
 def test_work_is_linear_in_the_reply(monkeypatch, unit):
     # Before, a reply of n stray objects cost n full rescans (a 4.8 MiB upload held the Space for minutes).
-    monkeypatch.setattr(json, "JSONDecoder", _CountingDecoder)
+    from scitaste_hf.scoring import answers
+
+    monkeypatch.setattr(answers, "_DECODER", _CountingDecoder())
     reads = []
-    for repeats in (200, 400):
+    for repeats in (2000, 4000):
         _CountingDecoder.read = 0
         reply = unit * repeats
         assert isinstance(parse_answer(reply), Failure)
         reads.append(_CountingDecoder.read)
         # the budget (twice the reply) is checked before each attempt, so the last one may read the reply once more
-        assert _CountingDecoder.read <= 3 * len(reply) + (1 << 16)
-    assert reads[1] <= 2.2 * reads[0] + (1 << 16)
+        assert _CountingDecoder.read <= 3 * len(reply) + answers._WORK_FLOOR
+    assert reads[1] <= 2.2 * reads[0] + answers._WORK_FLOOR
 
 
 def test_answer_is_found_after_moderate_noise():

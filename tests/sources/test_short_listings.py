@@ -85,3 +85,19 @@ def test_arxiv_empty_page_before_total_results(faults, caplog):
         assert [e.id for e in asyncio.run(collect())] == ["2101.00001"]
     assert len(faults.requests_log()["requests"]) == 2
     assert arxiv.stats.short_listings == 1 and "1 of the 5 records" in _warnings(caplog)[0]
+
+
+def test_a_server_that_ignores_the_offset_ends_the_listing(caplog):
+    # an arXiv-like server that sends the same one-entry page whatever `start` asks, announcing a million: the
+    # listing used to page on forever (7,271 requests in 20 s)
+    from scitaste_hf.sources.paging import OffsetListing
+    from scitaste_hf.sources.transport import Call
+
+    calls = []
+    listing = OffsetListing(lambda start, size: calls.append(start) or Call("GET", "/query", {"start": start}),
+                            lambda data: (data["entries"], data["total"]), page_size=100)
+    got = []
+    while (call := listing.next_call()) is not None and len(calls) < 50:
+        got += listing.feed({"entries": ["2101.00001"], "total": 1_000_000})
+    assert got == ["2101.00001"] and len(calls) == 2
+    assert listing.shortfall() == (1, 1_000_000)

@@ -43,8 +43,16 @@ def test_offline_default_shows_the_example_run(space):
     from gradio_client import Client
 
     url, _ = space
-    rows = _leaderboard(Client(url, verbose=False))
+    client = Client(url, verbose=False)
+    rows = _leaderboard(client)
     assert [(r["model"], r["kind"], r["coverage"]) for r in rows] == [("synthetic-example-model", "example", "295/300")]
+    assert rows[0]["rank"] == "1" and rows[0]["top group"] == "\u2605" and rows[0]["S1 skill"] > 0
+    # the floors come as reference rows of their own, never among the runs
+    floors = client.predict("all", "overall", "all", "all", False, api_name="/floors")
+    reference = [dict(zip(floors["headers"], row)) for row in floors["data"]]
+    assert [(r["reference row"], r["runs above it"]) for r in reference] == [
+        ("floor: constant (knows nothing)", "1 of 1"), ("floor: discipline prior", "1 of 1")]
+    assert reference[0]["S1 skill"] == 0 and reference[0]["S2 grade"] == "C"
 
 
 def test_submit_valid_and_invalid_files(space, tmp_path):
@@ -86,6 +94,9 @@ def test_compare_two_runs(space):
     table = client.predict(runs[0], runs[1], api_name="/compare")
     scopes = {row[0] for row in table["data"]}
     assert "overall" in scopes and "physics" in scopes
+    rows = [dict(zip(table["headers"], row)) for row in table["data"]]
+    assert all(r["verdict"] in ("not distinguishable", "A better", "B better") and r["detectable (80% power)"] > 0
+               for r in rows)
 
 
 def test_flood_from_one_client_is_rate_limited(tmp_path, space_starter, servers):
