@@ -191,7 +191,7 @@ def space_requirements(pkg: Package, url: str) -> str:
     from packaging.requirements import Requirement
     from packaging.utils import canonicalize_name
 
-    lines = [f"{pkg.name}[{SPACE_EXTRA}] @ {url}"]
+    lines = []
     for text in pkg.requires:
         req = Requirement(text)
         if req.marker is not None and "extra" in str(req.marker):
@@ -199,9 +199,10 @@ def space_requirements(pkg: Package, url: str) -> str:
                 continue
             req.marker = None
         lines.append(str(req))
+    # sorted: an installed copy's metadata lists its requirements in another order than pyproject.toml does
     return ("# Written by `scitaste publish`. No package index carries scitaste-hf: the Space installs it from the\n"
             "# wheel pushed with it, by URL, as its build installs this file before the repo's files are copied in.\n"
-            + "\n".join(lines) + "\n")
+            + "\n".join([f"{pkg.name}[{SPACE_EXTRA}] @ {url}", *sorted(lines)]) + "\n")
 
 
 def space_python(pkg: Package) -> str:
