@@ -97,7 +97,7 @@ def test_a_server_that_ignores_the_offset_ends_the_listing(caplog):
     listing = OffsetListing(lambda start, size: calls.append(start) or Call("GET", "/query", {"start": start}),
                             lambda data: (data["entries"], data["total"]), page_size=100)
     got = []
-    while (call := listing.next_call()) is not None and len(calls) < 50:
+    while listing.next_call() is not None and len(calls) < 50:
         got += listing.feed({"entries": ["2101.00001"], "total": 1_000_000})
     assert got == ["2101.00001"] and len(calls) == 2
     assert listing.shortfall() == (1, 1_000_000)
