@@ -5,7 +5,8 @@ A listing ends once the records wanted have come, once the count the server anno
 ADS ``numFound``, arXiv ``totalResults``) has come, or when the server offers no further page: no cursor, a
 cursor that does not move, an empty page, or (offset paging) the same page again. It never ends because a page
 held fewer records than were asked for: a server may cap its page size below the request, and stopping there
-would silently drop the rest. An empty page always ends it, so that a server offering a cursor with nothing behind it cannot hold a listing forever.
+would silently drop the rest. An empty page always ends it, so that a server offering a cursor with nothing
+behind it cannot hold a listing forever.
 A listing that ends before the announced count has a *shortfall*, which the transport logs and counts.
 """
 
