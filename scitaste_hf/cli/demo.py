@@ -39,8 +39,8 @@ class _Mirror:
         if self.proc is None:
             from scitaste_hf.errors import ScitasteError
 
-            console.print(f"starting the mirror over a synthetic world of {self.papers} papers (about a minute at "
-                          "the default size) ...")
+            console.print(f"starting the mirror over a synthetic world of {self.papers} papers (about 20 s at the "
+                          "default size) ...")
             self.proc = subprocess.Popen(_scitaste("mirror", "serve", "--papers", str(self.papers), "--seed",
                                                    str(self.seed), "--port", "0"), stdout=subprocess.PIPE, text=True)
             line = ""
