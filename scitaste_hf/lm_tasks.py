@@ -117,7 +117,9 @@ def _scored(items_json: str, intervals: bool) -> dict[str, Any]:
             predictions[item["bibcode"]] = Failure(item["reason"] or "other")
         else:
             predictions[item["bibcode"]] = Answer.model_validate(record({**item, "gold": item["pred"]}))
-    return score_run([record(i) for i in items], predictions, n_resamples=N_RESAMPLES if intervals else 0)
+    # floors=False: the skill metrics use the documents' own floor (_skill), not one learned from these items
+    return score_run([record(i) for i in items], predictions, n_resamples=N_RESAMPLES if intervals else 0,
+                     floors=False)
 
 
 def _value(block: Mapping[str, Any] | None, scheme: str, key: str) -> float:

@@ -54,6 +54,12 @@ def _print_help() -> None:
           "`lm_eval run --help`).")
 
 
+def _pairs(model_args: str | None) -> dict[str, str]:
+    """``KEY=VALUE,...`` (``--model_args``) as a dict, keys stripped as lm-eval strips them."""
+    return {key.strip(): value for key, value in
+            (part.split("=", 1) for part in (model_args or "").split(",") if "=" in part)}
+
+
 def _data_dir(args: list[str]) -> str | None:
     """The local data the tasks will read: ``data_dir`` in ``--metadata`` or ``--model_args`` (lm-eval hands the
     model's arguments to the tasks too), else ``$SCITASTE_DATA_DIR``; None when they will read the Hub."""
@@ -64,8 +70,8 @@ def _data_dir(args: list[str]) -> str | None:
         metadata = json.loads(_option(args, "--metadata") or "{}")
     except json.JSONDecodeError:
         metadata = {}  # lm-eval reports a malformed --metadata itself
-    model_args = dict(part.split("=", 1) for part in (_option(args, "--model_args") or "").split(",") if "=" in part)
-    found = (metadata.get("data_dir") if isinstance(metadata, dict) else None) or model_args.get("data_dir")
+    found = (metadata.get("data_dir") if isinstance(metadata, dict) else None) or \
+        _pairs(_option(args, "--model_args")).get("data_dir")
     return found or os.environ.get("SCITASTE_DATA_DIR") or None
 
 
@@ -78,7 +84,7 @@ def _named_baseline(args: list[str]) -> list[str]:
         inline = arg.startswith("--model_args=")
         if (arg == "--model_args" and k + 1 < len(args)) or inline:
             value = arg.split("=", 1)[1] if inline else args[k + 1]
-            if "model" in {part.split("=", 1)[0].strip() for part in value.split(",")}:
+            if "model" in _pairs(value):
                 return args
             named = f"{value},model=scitaste-baseline" if value.strip() else "model=scitaste-baseline"
             return [*args[:k], "--model_args", named, *args[k + (1 if inline else 2):]]
