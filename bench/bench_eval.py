@@ -1,6 +1,6 @@
-"""Evaluation throughput: 300 papers in dimagent mode through scitaste-agent's loop at num_concurrent=16 against
-a scripted OpenAI-compatible server that answers in 200 ms (two requests per paper), as a share of the ideal;
-and the cost of one tool call on frozen evidence.
+"""Evaluation throughput: 300 papers in dimagent_v3_live mode (the live loop) through scitaste-agent at
+num_concurrent=16 against a scripted OpenAI-compatible server that answers in 200 ms (two requests per paper), as
+a share of the ideal; and the cost of one tool call on frozen evidence.
 
     python bench/bench_eval.py [--papers 300] [--concurrent 16] [--latency 0.2]
 """
@@ -56,8 +56,9 @@ def main() -> None:
             model = AgentLM(base_url=f"http://127.0.0.1:{port}/v1", model="scripted",
                             num_concurrent=args.concurrent, trace_path=str(Path(tmp) / "trace.jsonl"))
             model.tools = evidence
-            requests = [SimpleNamespace(doc={"bibcode": f"P{i}", "discipline": "physics", "title": "t",
-                                             "abstract": "a"}, args=("", {"scitaste_mode": "dimagent_v3"}))
+            # the live loop: two requests a paper (the model's calls, then its answer)
+            requests = [SimpleNamespace(doc={"bibcode": f"P{i}", "discipline": "physics", "title": "t", "abstract": "a",
+                                             "scitaste_mode": "dimagent_v3_live"}, args=("", {}))
                         for i in range(args.papers)]
             start = time.perf_counter()
             replies = model.generate_until(requests)
@@ -66,7 +67,7 @@ def main() -> None:
             server.terminate()
             server.wait()
     ideal = args.papers * 2 * args.latency / args.concurrent
-    print(f"{args.papers} papers, dimagent mode, num_concurrent={args.concurrent}, server latency "
+    print(f"{args.papers} papers, dimagent_v3_live mode, num_concurrent={args.concurrent}, server latency "
           f"{args.latency * 1000:.0f} ms: {took:.2f} s against an ideal {ideal:.2f} s = {100 * ideal / took:.0f}% "
           f"of the ideal throughput   target >= 80%   ({sum(r == answer for r in replies)} answers)")
     bibcode = "P0"

@@ -3,3 +3,11 @@
 
 class ScitasteError(ValueError):
     """Bad input, bad configuration or a missing resource; the message says what to do."""
+
+
+class TaskUnavailable(SystemExit):
+    """A benchmark task that cannot run as asked (a model that lacks what the mode needs, or no frozen evidence).
+
+    A ``SystemExit`` on purpose: raised while lm-eval loads the tasks, it ends even stock ``lm_eval`` with this one
+    line instead of a traceback, before any paper is sent; :meth:`__str__` is the line.
+    """

@@ -3,9 +3,10 @@
 - ``scitaste-agent``: any OpenAI-compatible chat endpoint run through the DimAgent-v3 loop of the task's mode.
 - ``scitaste-baseline``: the offline, deterministic floor of the leaderboard, through the same loop.
 
-The mode comes from the task's ``generation_kwargs`` (``scitaste_mode``; tool-free when absent) and the paper
-from the request's document. A failed item never stops a run: it becomes a counted failure with its reason.
-Each item appends a trace line (messages, tool calls, latency, token usage) to a JSONL file.
+The mode and the paper come from the request's document (``scitaste_mode``, which the task's ``load_docs`` adds;
+tool-free when absent), and so does the frozen evidence the task found, unless ``evidence_dir`` is given here. A
+failed item never stops a run: it becomes a counted failure with its reason. Each item appends a trace line
+(messages, tool calls, latency, token usage) to a JSONL file.
 
 Under ``--use_cache`` each paper is stored in lm-eval's cache as soon as it is done, so a run that was killed
 resumes with the papers it had not finished. A failure of the endpoint (``api_error``, ``timeout``) is never
@@ -18,6 +19,7 @@ import inspect
 import json
 import os
 import threading
+import weakref
 from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -28,22 +30,30 @@ from lm_eval.api.registry import register_model
 
 from scitaste_hf.agent.loop import TOOL_MODES, TRANSIENT_FAILURES, failure_of, failure_text, run_item
 from scitaste_hf.errors import ScitasteError
-from scitaste_hf.schema import HUB_DATASET
+from scitaste_hf.schema import HUB_DATASET, MODE_SPECS
 
 #: What lm-eval's runner adds to every model's arguments (from ``--batch_size`` and ``--device``); these models
 #: have nothing to do with them.
 _RUNNER_ARGS = frozenset({"batch_size", "max_batch_size", "device"})
 
 
-def _tools(evidence_dir: str | None, data_dir: str | None):
-    """Frozen evidence: ``evidence_dir``, else ``$SCITASTE_EVIDENCE_DIR``, else the ``tool_evidence`` config of the
-    dataset ``data_dir`` (its folder or a Hub id, so a Hub dataset needs no API key either); each may also be an
-    evidence folder or a dataset (:meth:`~scitaste_hf.agent.evidence.FrozenToolBox.find`). None when there is none
-    (tool modes then stop before their first request with a clear reason)."""
+def _tools(evidence_dir: str | None):
+    """Frozen evidence named for the model: ``evidence_dir``, else ``$SCITASTE_EVIDENCE_DIR``; None when neither is
+    set (then each document's ``evidence``, where its task found it, is used)."""
     from scitaste_hf.agent.evidence import FrozenToolBox
 
-    source = evidence_dir or os.environ.get("SCITASTE_EVIDENCE_DIR") or data_dir
-    return FrozenToolBox.find(source) if source else None
+    source = evidence_dir or os.environ.get("SCITASTE_EVIDENCE_DIR")
+    return FrozenToolBox.load(source) if source else None
+
+
+#: The scitaste models alive in this process. lm-eval builds the model before it loads the tasks, so a task that
+#: only these models can run (the live loop, the provider's search) asks them here whether to start at all.
+_ALIVE: weakref.WeakSet = weakref.WeakSet()
+
+
+def can_run(mode: str) -> bool:
+    """Whether a scitaste model alive in this process can run ``mode`` (see :meth:`_LoopLM.runs`)."""
+    return any(model.runs(mode) for model in list(_ALIVE))
 
 
 class _LoopLM(LM):
@@ -60,6 +70,16 @@ class _LoopLM(LM):
         self.item_timeout = item_timeout
         self.trace_path = Path(trace_path or os.environ.get("SCITASTE_TRACE", "scitaste-traces.jsonl"))
         self._lock = threading.Lock()
+        _ALIVE.add(self)
+
+    def runs(self, mode: str) -> bool:
+        """Whether this model can run ``mode``: every mode, unless a subclass lacks what the mode needs."""
+        return mode in MODE_SPECS
+
+    def evidence_as_text(self, doc: Mapping[str, Any]) -> bool:
+        """Whether a round 1 made by the harness goes to this model as text rather than tool messages (the task's
+        ``evidence_as``); the baseline reads tool messages only."""
+        return False
 
     @classmethod
     def check_model_args(cls, model_args: Mapping[str, Any]) -> None:
@@ -88,11 +108,18 @@ class _LoopLM(LM):
 
     @staticmethod
     def _mode(request) -> str:
-        gen_kwargs = request.args[1] if len(request.args) > 1 and isinstance(request.args[1], dict) else {}
-        return gen_kwargs.get("scitaste_mode", "pure_qa")
+        return request.doc.get("scitaste_mode") or "pure_qa"
+
+    def _toolbox(self, request):
+        """The model's own evidence, else the one the request's task found (None when neither has any)."""
+        from scitaste_hf.lm_tasks import toolbox
+
+        source = request.doc.get("evidence")
+        return self.tools if self.tools is not None else toolbox(source) if source else None
 
     def _one(self, request) -> str:
-        outcome = run_item(self.chat, self.tools, request.doc, self._mode(request), time_budget=self.item_timeout)
+        outcome = run_item(self.chat, self._toolbox(request), request.doc, self._mode(request),
+                           time_budget=self.item_timeout, evidence_as_text=self.evidence_as_text(request.doc))
         text = failure_text(outcome.failure, outcome.trace.get("error", "")) if outcome.failure else outcome.text
         with self._lock:
             if outcome.failure not in TRANSIENT_FAILURES:  # stored as soon as it is done: a killed run resumes
@@ -108,11 +135,16 @@ class _LoopLM(LM):
         Raises
         ------
         ScitasteError
-            When a tool mode is asked for and there is no frozen evidence (before any request is sent).
+            When a tool mode is asked for and there is no frozen evidence, or a mode this model cannot run
+            (before any request is sent).
         """
-        if self.tools is None and any(self._mode(r) in TOOL_MODES for r in requests):
-            raise ScitasteError("the tool modes need frozen evidence: run `scitaste evidence freeze` (or "
-                                "`scitaste build`) and pass evidence_dir=... or data_dir=... in --model_args")
+        for request in requests:
+            mode = self._mode(request)
+            if not self.runs(mode):
+                raise ScitasteError(f"{self.name} cannot run mode {mode} here (see `scitaste eval --help`)")
+            if mode in TOOL_MODES and self._toolbox(request) is None:
+                raise ScitasteError("the tool modes need frozen evidence: run `scitaste evidence freeze` (or "
+                                    "`scitaste build`) and pass evidence_dir=... or data_dir=... in --model_args")
         with ThreadPoolExecutor(max_workers=self.num_concurrent) as pool:
             return list(pool.map(self._one, requests))
 
@@ -136,8 +168,11 @@ class AgentLM(_LoopLM):
         Papers in flight at once.
     profile : str
         A key of :data:`scitaste_hf.agent.chat.PROFILES` (parameters the provider accepts).
-    evidence_dir, data_dir : str
-        Frozen evidence (see :func:`_tools`).
+    evidence_dir : str
+        Frozen evidence (see :func:`_tools`); by default the tasks' (``data_dir``'s ``tool_evidence`` config, or
+        the Hub dataset's).
+    data_dir : str
+        Read by the tasks (lm-eval hands ``--model_args`` to them too).
     trace_path : str
         JSONL trace file (default ``$SCITASTE_TRACE``, which ``scitaste eval`` points beside lm-eval's
         ``--output_path``, else ``scitaste-traces.jsonl``).
@@ -158,10 +193,22 @@ class AgentLM(_LoopLM):
         from scitaste_hf.agent.chat import make_client
 
         self.check_model_args(lm_eval_options)
+        del data_dir  # read by the tasks, to which lm-eval hands --model_args too
         client = make_client(base_url, model, profile=profile, max_gen_toks=max_gen_toks, timeout=timeout,
                              max_retries=max_retries, max_retry_after=max_retry_after)
-        super().__init__(client.chat, _tools(evidence_dir, data_dir), num_concurrent=int(num_concurrent),
+        super().__init__(client.chat, _tools(evidence_dir), num_concurrent=int(num_concurrent),
                          trace_path=trace_path, item_timeout=float(item_timeout))
+        self.search, self.tool_roles = bool(client.profile.search), client.profile.tool_roles
+
+    def runs(self, mode: str) -> bool:
+        """Every mode but the search modes, which need a profile that switches the provider's search on."""
+        return super().runs(mode) and (self.search or not MODE_SPECS[mode].search)
+
+    def evidence_as_text(self, doc: Mapping[str, Any]) -> bool:
+        """The task's ``evidence_as``; under ``auto``, text where the profile says the endpoint's template has no
+        tool roles."""
+        wanted = doc.get("evidence_as") or "auto"
+        return wanted == "text" or (wanted == "auto" and not self.tool_roles)
 
 
 @register_model("scitaste-baseline")
@@ -191,5 +238,4 @@ class BaselineLM(_LoopLM):
 
         source = data_dir or os.environ.get("SCITASTE_DATA_DIR") or HUB_DATASET
         chat = BaselineChat(PriorBaseline.fit(load_records(source, "backup")))
-        super().__init__(chat, _tools(evidence_dir, data_dir or os.environ.get("SCITASTE_DATA_DIR")),
-                         num_concurrent=int(num_concurrent), trace_path=trace_path)
+        super().__init__(chat, _tools(evidence_dir), num_concurrent=int(num_concurrent), trace_path=trace_path)

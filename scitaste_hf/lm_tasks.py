@@ -16,14 +16,13 @@ from typing import Any
 
 import numpy as np
 
-from scitaste_hf.agent.loop import failure_of
+from scitaste_hf.agent.loop import ROUND_TWO, evidence_text, failure_of, fixed_round, opening, tool_turn
 from scitaste_hf.prompts import paper_prompt
-from scitaste_hf.schema import DIMENSIONS, DISCIPLINES, FAILURE_REASONS, HUB_DATASET, Answer, Failure
+from scitaste_hf.schema import DIMENSIONS, DISCIPLINES, FAILURE_REASONS, HUB_DATASET, MODE_SPECS, Answer, Failure
 from scitaste_hf.scoring import parse_answer, score_run
 
 #: The lm-eval task of each evaluation mode (the YAMLs in lm_eval_tasks/scitaste/).
-TASKS = {"pure_qa": "scitaste_pure_qa", "native_search": "scitaste_native_search",
-         "dimagent_v3": "scitaste_dimagent", "dimagent_v3_native": "scitaste_dimagent_native"}
+TASKS = {mode: spec.task for mode, spec in MODE_SPECS.items()}
 
 #: The interval bounds reported as metrics of their own: (metric, scheme, figure, bound index).
 INTERVALS = {"scheme1_ci_low": ("scheme1", "scheme1", 0), "scheme1_ci_high": ("scheme1", "scheme1", 1),
@@ -34,15 +33,27 @@ SKILLS = {f"{scheme}_skill{suffix}": (scheme, end) for scheme in ("scheme1", "sc
 #: Metric names of every task: the overall figures, their interval bounds, skill over the floor with its bounds,
 #: and Scheme 2 per discipline.
 METRICS = ("scheme1", "scheme2", "wape", "coverage", *INTERVALS, *SKILLS, *(f"scheme2_{d}" for d in DISCIPLINES))
+#: How a task renders the fixed round 1 of a tool mode (``--metadata '{"evidence_as": ...}'``): ``auto`` sends
+#: chat messages with tool roles where the model's chat template is seen to render them, text otherwise.
+EVIDENCE_AS = ("auto", "messages", "text")
+#: Tasks every chat model can run (the others need scitaste-agent: its live loop, or the provider's search).
+ANY_MODEL = tuple(spec.task for spec in MODE_SPECS.values() if spec.tools != "live" and not spec.search)
 
 
-def load_docs(data_dir: str | None = None, split: str = "selected", **_metadata: Any):
+def load_docs(data_dir: str | None = None, split: str = "selected", mode: str = "pure_qa",
+              evidence_dir: str | None = None, evidence_as: str = "auto", **_metadata: Any):
     """The task's documents: the ``split`` of the dataset at ``data_dir`` (lm-eval's ``--metadata``), else of
     ``$SCITASTE_DATA_DIR``, else of the Hub dataset. Returns ``{"test": datasets.Dataset}``.
 
     Each document also carries ``floor``, the constant no-information floor's answer
     (:mod:`scitaste_hf.scoring.floors`: the mean of the ``backup`` split, or of the documents' own labels when
-    the dataset has no backup split), so that the aggregations can report skill over it.
+    the dataset has no backup split), so that the aggregations can report skill over it; and ``scitaste_mode``
+    (the task YAML's ``dataset_kwargs``), from which scitaste's models take the mode.
+
+    A tool mode also needs the frozen evidence (``evidence_dir``, else ``$SCITASTE_EVIDENCE_DIR``, else the
+    dataset's ``tool_evidence`` config), from which its prompts render round 1. A task that cannot run here
+    stops before the first paper is sent (:class:`~scitaste_hf.errors.TaskUnavailable`): no evidence, or a mode
+    that needs scitaste-agent (the live loop, the provider's web search) with a model that is not it.
     """
     import datasets
 
@@ -52,7 +63,13 @@ def load_docs(data_dir: str | None = None, split: str = "selected", **_metadata:
     from scitaste_hf.scoring._arrays import as_answer_matrix
     from scitaste_hf.scoring.floors import floor_matrices
 
+    if mode not in MODE_SPECS:
+        raise ScitasteError(f"unknown scitaste_mode {mode!r}; the modes are {', '.join(MODE_SPECS)}")
+    if evidence_as not in EVIDENCE_AS:
+        raise ScitasteError(f"evidence_as must be one of {', '.join(EVIDENCE_AS)}, not {evidence_as!r}")
+    _check_runnable(mode)
     source = data_dir or os.environ.get("SCITASTE_DATA_DIR") or HUB_DATASET
+    evidence = _evidence_source(evidence_dir, source) if MODE_SPECS[mode].tools != "none" else ""
     records = load_records(source, split)
     try:
         backup = load_records(source, "backup") if split != "backup" else None
@@ -60,14 +77,87 @@ def load_docs(data_dir: str | None = None, split: str = "selected", **_metadata:
         backup = None
     floor = floor_matrices(as_answer_matrix(records, str(source)), None, backup)["constant"]
     features = record_features()
-    rows = [{**{k: r.get(k) for k in features}, "floor": list(f)} for r, f in zip(records, floor)]
+    rows = [{**{k: r.get(k) for k in features}, "floor": list(f), "scitaste_mode": mode, "evidence": evidence,
+             "evidence_as": evidence_as} for r, f in zip(records, floor)]
     features["floor"] = datasets.Sequence(datasets.Value("float64"))
+    for column in ("scitaste_mode", "evidence", "evidence_as"):
+        features[column] = datasets.Value("string")
     return {"test": datasets.Dataset.from_list(rows, features=features)}
 
 
+def _check_runnable(mode: str) -> None:
+    """Stop at once when ``mode`` needs what only scitaste-agent has and no scitaste model here can run it (lm-eval
+    builds the model before it loads the tasks, so a model of this package would be registered by now)."""
+    import sys
+
+    from scitaste_hf.agent.chat import PROFILES
+    from scitaste_hf.errors import TaskUnavailable
+
+    spec = MODE_SPECS[mode]
+    if spec.tools != "live" and not spec.search:
+        return
+    models = sys.modules.get("scitaste_hf.lm_models")
+    if models is not None and models.can_run(mode):
+        return
+    instead = f"with this model, run {' or '.join(ANY_MODEL)}"
+    if spec.search:
+        searching = ", ".join(name for name, profile in PROFILES.items() if profile.search)
+        raise TaskUnavailable(
+            f"{spec.task} needs the provider's own web search, which this model cannot switch on: run it with "
+            f"`scitaste eval --model scitaste-agent --model_args base_url=...,model=...,profile=P` (P one of "
+            f"{searching}); {instead}")
+    raise TaskUnavailable(
+        f"{spec.task} is the live tool loop, in which the model chooses its own calls: run it with `scitaste eval "
+        f"--model scitaste-agent --model_args base_url=...,model=...`; {instead} (round 1 made by the harness)")
+
+
+def _evidence_source(evidence_dir: str | None, data_source: str) -> str:
+    """Where a tool mode's frozen evidence is, checked now: a task without it must not start."""
+    from scitaste_hf.errors import TaskUnavailable
+
+    source = evidence_dir or os.environ.get("SCITASTE_EVIDENCE_DIR") or str(data_source)
+    if toolbox(source) is None:
+        raise TaskUnavailable(
+            f"the tool modes need frozen tool evidence and {source} has none: pass --metadata "
+            "'{\"evidence_dir\": \"DIR\"}' (or a data_dir whose dataset has the tool_evidence config; `scitaste "
+            "evidence freeze` writes it)")
+    return source
+
+
+@functools.lru_cache(maxsize=4)
+def toolbox(source: str):
+    """The frozen evidence at ``source`` (:meth:`~scitaste_hf.agent.evidence.FrozenToolBox.find`), read once per
+    process: every document of a task, and scitaste's models, share it."""
+    from scitaste_hf.agent.evidence import FrozenToolBox
+
+    return FrozenToolBox.find(source)
+
+
 def doc_to_text(doc: Mapping[str, Any]) -> str:
-    """The prompt of one paper (:func:`scitaste_hf.prompts.paper_prompt`)."""
-    return paper_prompt(doc)
+    """The prompt of one paper: :func:`scitaste_hf.prompts.paper_prompt`; in a tool mode whose round 1 the harness
+    makes, that round's evidence and the request for the answer as text
+    (:func:`scitaste_hf.agent.loop.evidence_text`), which any model can read."""
+    if not _fixed(doc):
+        return paper_prompt(doc)
+    return evidence_text(doc, *fixed_round(doc, toolbox(doc["evidence"])))
+
+
+def doc_to_messages(doc: Mapping[str, Any], *, arguments_as_objects: bool = False) -> list[dict[str, Any]] | None:
+    """The conversation of a fixed-round tool mode as chat messages (round 1 in tool roles, then the request for
+    the answer), exactly as scitaste's own models send it; None for the other modes.
+
+    ``arguments_as_objects`` gives each call's arguments as a mapping instead of a JSON string: Hugging Face chat
+    templates expect that, OpenAI-compatible endpoints the string."""
+    if not _fixed(doc):
+        return None
+    calls, results = fixed_round(doc, toolbox(doc["evidence"]))
+    if arguments_as_objects:
+        calls = [{**c, "arguments": json.loads(c["arguments"])} for c in calls]
+    return [*opening(doc), *tool_turn(calls, results), {"role": "user", "content": ROUND_TWO}]
+
+
+def _fixed(doc: Mapping[str, Any]) -> bool:
+    return MODE_SPECS[doc.get("scitaste_mode") or "pure_qa"].tools == "fixed"
 
 
 def doc_to_target(doc: Mapping[str, Any]) -> str:

@@ -28,6 +28,7 @@ from scitaste_hf.schema import (
     DEFAULT_WEIGHTS,
     DIMENSION_LETTERS,
     DISCIPLINES,
+    MODE_SPECS,
     MODES,
     SCHEME1_GRADES,
     WAPE_BANDS,
@@ -325,6 +326,7 @@ def about() -> str:
         f"| {b.grade} | [{100 * b.low:g}, {100 * b.high:g}%) | {b.score_at_low:g} -> {b.score_at_high:g} |"
         for b in WAPE_BANDS)
     grades = ", ".join(f">= {t:g} {g}" if t > -1e9 else f"below: {g}" for t, g in SCHEME1_GRADES)
+    modes = "\n".join(f"- `{mode}` (lm-eval task `{spec.task}`): {spec.about}." for mode, spec in MODE_SPECS.items())
     return f"""
 ## What SciTaste-Bench measures
 
@@ -333,10 +335,12 @@ papers (50 in each of physics, mathematics, chemistry, biology, medicine and fin
 innovation score and seven dimension scores of the Academic Taste Index (0-100), which is computed from
 bibliometric data.
 
-## The four modes
+## The modes
 
-`pure_qa` (no tools), `native_search` (the model's own web search), `dimagent_v3` (the nine DimAgent-v3
-bibliometric tools, on frozen evidence), `dimagent_v3_native` (both).
+{modes}
+
+The first four are the paper's. `dimagent_v3_live`, in which the model chooses its own tool calls, is a mode of
+its own: its runs carry that label and are filtered apart from `dimagent_v3`'s.
 
 ## Scoring
 
@@ -420,8 +424,10 @@ the five middle dimensions, which is split equally here (an assumption, shown wh
 ## Run the evaluation
 
 ```bash
-pip install scitaste-hf
-lm_eval --model local-chat-completions --tasks scitaste_dimagent --include_path <scitaste lm_eval_tasks> ...
+pip install scitaste-hf lm-eval
+lm_eval --model local-chat-completions --model_args model=NAME,base_url=http://HOST/v1/chat/completions \\
+    --apply_chat_template --include_path "$(scitaste tasks-path)" --tasks scitaste_pure_qa,scitaste_dimagent \\
+    --log_samples --output_path results
 scitaste score --predictions predictions.jsonl --gold skylenage/SciTaste-benchmark
 ```
 

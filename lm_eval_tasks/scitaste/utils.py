@@ -1,5 +1,7 @@
-"""The scitaste task family's hooks for lm-eval; everything lives in :mod:`scitaste_hf.lm_tasks`."""
+"""The scitaste task family's hooks for lm-eval; everything lives in :mod:`scitaste_hf.lm_tasks` (and the task class
+in :mod:`scitaste_hf.lm_chat_task`)."""
 
+from scitaste_hf.lm_chat_task import ScitasteTask
 from scitaste_hf.lm_tasks import (
     BOUNDS,
     PER_DISCIPLINE,
@@ -18,5 +20,5 @@ globals().update(PER_DISCIPLINE)  # scheme2_physics ... scheme2_finance, named i
 globals().update(BOUNDS)  # scheme1_ci_low ... scheme2_ci_high
 globals().update(SKILL_METRICS)  # scheme1_skill ... scheme2_skill_ci_high
 
-__all__ = ["coverage", "doc_to_target", "doc_to_text", "load_docs", "process_results", "scheme1", "scheme2",
-           "wape", *BOUNDS, *SKILL_METRICS, *PER_DISCIPLINE]
+__all__ = ["ScitasteTask", "coverage", "doc_to_target", "doc_to_text", "load_docs", "process_results", "scheme1",
+           "scheme2", "wape", *BOUNDS, *SKILL_METRICS, *PER_DISCIPLINE]

@@ -48,12 +48,16 @@ class Profile:
         Constrain answer requests (those without tools) to the answer's JSON schema with
         ``response_format: {"type": "json_object", "schema": ...}`` (llama.cpp's form): small models otherwise
         invent their own dimension keys.
+    tool_roles : bool
+        Whether the endpoint's chat template renders tool calls and their results; where it does not (llama.cpp's
+        chatml-function-calling drops the results), a round 1 made by the harness is sent as text.
     """
 
     temperature_with_tools: bool = True
     max_tokens: int = 4096
     search: dict[str, Any] = field(default_factory=dict)
     answer_schema: bool = False
+    tool_roles: bool = True
 
 
 #: Known profiles by name (``--model_args profile=NAME``).
@@ -63,7 +67,7 @@ PROFILES: dict[str, Profile] = {
     "openai-reasoning": Profile(temperature_with_tools=False, max_tokens=16384, search={"web_search_options": {}}),
     "dashscope": Profile(search={"enable_search": True}),
     "openrouter": Profile(search={"plugins": [{"id": "web"}]}),
-    "llama-cpp": Profile(max_tokens=1024, answer_schema=True),
+    "llama-cpp": Profile(max_tokens=1024, answer_schema=True, tool_roles=False),
 }
 
 

@@ -18,7 +18,7 @@ from scitaste_hf.errors import ScitasteError
 
 #: (name, module, one-line help) of the core's subcommands.
 CORE_COMMANDS: tuple[tuple[str, str, str], ...] = (
-    ("demo", "scitaste_hf.cli.demo", "the main job offline: world -> dataset -> four modes -> leaderboard"),
+    ("demo", "scitaste_hf.cli.demo", "the main job offline: world -> dataset -> every mode -> leaderboard"),
     ("score", "scitaste_hf.cli.score", "score a predictions file against the gold labels (Scheme 1 and 2)"),
     ("publish", "scitaste_hf.cli.publish", "push the evaluate metric modules to the Hugging Face Hub"),
     ("space", "scitaste_hf.cli.space", "serve the leaderboard Space locally"),

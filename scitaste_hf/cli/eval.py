@@ -43,10 +43,15 @@ def _print_help() -> None:
         from scitaste_hf.lm_models import AgentLM, BaselineLM
     except ImportError:
         AgentLM = BaselineLM = None
-    from scitaste_hf.lm_tasks import TASKS
-
     print(__doc__)
-    print(f"tasks: scitaste (the group of the four modes), {', '.join(TASKS.values())}, rtaste_judge\n")
+    from scitaste_hf.schema import MODE_SPECS
+
+    print("tasks (scitaste: the group of the paper's four modes):")
+    for mode, spec in MODE_SPECS.items():
+        who = ("scitaste-agent with a search profile" if spec.search else "scitaste-agent" if spec.tools == "live"
+               else "any chat model, stock lm_eval included")
+        print(f"    {spec.task:26} mode {mode}: {spec.about}; runs with {who}")
+    print("    rtaste_judge               the rTaste judge task\n")
     for model in (AgentLM, BaselineLM):
         if model is not None:
             print(f"--model {model.name}\n    {inspect.cleandoc(model.__doc__ or '')}\n")
@@ -97,7 +102,7 @@ def run_passthrough(argv: list[str]) -> int:
     import sys
     from pathlib import Path
 
-    from scitaste_hf.errors import ScitasteError
+    from scitaste_hf.errors import ScitasteError, TaskUnavailable
 
     if any(a in ("-h", "--help") for a in argv):
         _print_help()
@@ -129,6 +134,8 @@ def run_passthrough(argv: list[str]) -> int:
     sys.argv = ["lm_eval", *args]
     try:
         cli_evaluate()
+    except TaskUnavailable as exc:
+        raise ScitasteError(str(exc)) from None
     except SystemExit as exc:
         return int(exc.code or 0) if isinstance(exc.code, int) else 1
     finally:

@@ -23,14 +23,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def probe(client, tools, records, mode: str) -> dict:
-    """Run ``records`` in ``mode``; count tool calls, parsed answers and failures, keep the first error."""
+    """Run ``records`` in ``mode``; count tool calls, parsed answers and failures, keep the first error. A round 1
+    made by the harness goes as text where the profile says the endpoint's template has no tool roles."""
     from scitaste_hf.agent.loop import run_item
     from scitaste_hf.schema import Answer
     from scitaste_hf.scoring import parse_answer
 
     out = {"mode": mode, "papers": len(records), "tool_calls": 0, "parsed": 0, "failures": {}, "error": None}
     for record in records:
-        outcome = run_item(client.chat, tools, record, mode)
+        outcome = run_item(client.chat, tools, record, mode, evidence_as_text=not client.profile.tool_roles)
         out["tool_calls"] += len(outcome.trace.get("calls", []))
         if outcome.failure:
             result = outcome.failure
@@ -85,7 +86,7 @@ def run(args: argparse.Namespace) -> int:
     from scitaste_hf.agent.chat import make_client
     from scitaste_hf.agent.evidence import EVIDENCE_DIR, FrozenToolBox
     from scitaste_hf.records import load_records
-    from scitaste_hf.schema import MODES
+    from scitaste_hf.schema import MODE_SPECS
 
     settings = _settings(args)
     client = make_client(**{k: settings[k] for k in _CLIENT_ARGS}, max_retries=1)
@@ -95,12 +96,12 @@ def run(args: argparse.Namespace) -> int:
     evidence = Path(data_dir or "", EVIDENCE_DIR)
     tools = FrozenToolBox.load(evidence) if data_dir and evidence.is_dir() else None
     rows, advice = [], []
-    for mode in MODES:
-        if mode.startswith("dimagent") and tools is None:
+    for mode, spec in MODE_SPECS.items():
+        if spec.tools != "none" and tools is None:
             rows.append({"mode": mode, "skipped": "no frozen evidence (run `scitaste evidence freeze` into "
                                                   "DATA/tool_evidence)"})
             continue
-        if mode in ("native_search", "dimagent_v3_native") and not profile.search:
+        if spec.search and not profile.search:
             rows.append({"mode": mode, "skipped": f"profile {settings['profile']!r} has no web search switch"})
             continue
         row = probe(client, tools, records, mode)
@@ -119,7 +120,8 @@ def run(args: argparse.Namespace) -> int:
             table.add_row(row["mode"], "", "", "", "skipped", row["skipped"])
             continue
         failures = ", ".join(f"{k} {v}" for k, v in row["failures"].items())
-        table.add_row(row["mode"], str(row["papers"]), str(row["tool_calls"]), f"{row['parsed']}/{row['papers']}",
+        calls = f"{row['tool_calls']} (harness)" if MODE_SPECS[row["mode"]].tools == "fixed" else str(row["tool_calls"])
+        table.add_row(row["mode"], str(row["papers"]), calls, f"{row['parsed']}/{row['papers']}",
                       failures, (row["error"] or "")[:80])
     console = Console(width=150)
     console.print(table)

@@ -76,7 +76,7 @@ class SubmitResult:
 
 
 def check_meta(model: str, mode: str, organisation: str = "", link: str = "") -> tuple[str, str, str, str]:
-    """Validate what a submitter types: names are plain text (no markup), the mode is one of the four, the
+    """Validate what a submitter types: names are plain text (no markup), the mode is one of MODES, the
     link is an http(s) URL. Returns the stripped values."""
     model, organisation, link = (model or "").strip(), (organisation or "").strip(), (link or "").strip()
     if not _NAME.match(model):

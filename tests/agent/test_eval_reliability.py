@@ -188,7 +188,7 @@ def _requests(records, mode="pure_qa"):
 
     from scitaste_hf.lm_tasks import doc_to_text
 
-    return [Instance("generate_until", r, (doc_to_text(r), {"until": [], "scitaste_mode": mode}), k)
+    return [Instance("generate_until", {**r, "scitaste_mode": mode}, (doc_to_text(r), {"until": []}), k)
             for k, r in enumerate(records)]
 
 

@@ -1,4 +1,4 @@
-"""The DimAgent-v3 loop against a scripted OpenAI-compatible server, and `scitaste eval` over the four modes."""
+"""The DimAgent-v3 loop against a scripted OpenAI-compatible server, and `scitaste eval` over every mode."""
 
 import json
 import subprocess
@@ -11,6 +11,7 @@ import pytest
 from scitaste_hf.agent.chat import ChatClient, Profile
 from scitaste_hf.agent.loop import failure_of, run_item
 from scitaste_hf.agent.tools import TOOL_NAMES
+from scitaste_hf.lm_tasks import TASKS
 from scitaste_hf.schema import DIMENSIONS, Answer
 from scitaste_hf.scoring import parse_answer
 
@@ -61,6 +62,7 @@ def scripted(servers, tmp_path_factory):
     rules.append({"contains": "Identifier: SLOW\n", "delay": 2, "reply": json.dumps(ANSWER)})
     script, log = tmp / "script.json", tmp / "requests.jsonl"
     script.write_text(json.dumps({"rules": rules, "default": json.dumps(ANSWER)}))
+    log.touch()
     start, stop = servers
     proc, url = start([sys.executable, str(ROOT / "tests" / "fixtures" / "scripted_chat.py"), "{port}", str(script),
                        str(log)], log=tmp / "server.log", ready="/health")
@@ -77,7 +79,7 @@ def test_loop_handles_every_kind_of_reply(scripted, paper):
     url, _ = scripted
     client = ChatClient(f"{url}/v1", "scripted", max_retries=1, profile=Profile(temperature_with_tools=False))
     tools = _Tools()
-    outcome = run_item(client.chat, tools, _record(paper), "dimagent_v3")
+    outcome = run_item(client.chat, tools, _record(paper), "dimagent_v3_live")
     _, _, failure, n_calls = CASES[paper]
     assert len(tools.calls) == n_calls
     if outcome.failure:
@@ -88,6 +90,36 @@ def test_loop_handles_every_kind_of_reply(scripted, paper):
     assert outcome.trace["bibcode"] == paper and outcome.trace["latency"] >= 0
     if paper == "UNKNOWNTOOL":
         assert [c["error"] is not None for c in outcome.trace["calls"]] == [True, False]
+
+
+def test_the_harness_makes_round_one_in_dimagent_v3(scripted):
+    """In the paper's tool mode the model is never offered the tools: one request carries the nine calls and their
+    results, as the live loop's second request does after a model that called all nine."""
+    url, log = scripted
+    client = ChatClient(f"{url}/v1", "scripted", max_retries=1, profile=Profile(temperature_with_tools=False))
+    before = len(log.read_text().splitlines())
+    fixed, live = _Tools(), _Tools()
+    outcome = run_item(client.chat, fixed, _record("ALLTOOLS"), "dimagent_v3")
+    sent = [json.loads(line) for line in log.read_text().splitlines()[before:]]
+    assert len(sent) == 1 and "tools" not in sent[0]
+    assert [name for name, _ in fixed.calls] == list(TOOL_NAMES) and outcome.failure is None
+    assert [m["role"] for m in sent[0]["messages"]] == ["system", "user", "assistant", *["tool"] * 9, "user"]
+    assert parse_answer(outcome.text) == Answer.model_validate(ANSWER)
+    run_item(client.chat, live, _record("ALLTOOLS"), "dimagent_v3_live")
+    second = json.loads(log.read_text().splitlines()[-1])
+    # the same conversation, but for the ids the model gave its calls
+    assert [{k: v for k, v in m.items() if k not in ("tool_calls", "tool_call_id")} for m in second["messages"]] == \
+        [{k: v for k, v in m.items() if k not in ("tool_calls", "tool_call_id")} for m in sent[0]["messages"]]
+    # for an endpoint without tool roles, the same round as one text prompt; scitaste-agent decides by profile
+    # and by the task's evidence_as
+    run_item(client.chat, _Tools(), _record("ALLTOOLS"), "dimagent_v3", evidence_as_text=True)
+    as_text = json.loads(log.read_text().splitlines()[-1])["messages"]
+    assert len(as_text) == 1 and as_text[0]["content"].count('"ok": true') == 9
+    from scitaste_hf.lm_models import AgentLM
+
+    plain, llama = AgentLM(f"{url}/v1", "m"), AgentLM(f"{url}/v1", "m", profile="llama-cpp")
+    assert [(m.evidence_as_text({"evidence_as": e}), e) for m in (plain, llama) for e in ("auto", "text", "messages")] \
+        == [(False, "auto"), (True, "text"), (False, "messages"), (True, "auto"), (True, "text"), (False, "messages")]
 
 
 def test_timeout_is_a_counted_failure(scripted):
@@ -144,7 +176,7 @@ def _world_dataset(world, tmp_path):
     return write_dataset(tmp_path / "dataset", splits, DEFAULT_WEIGHTS, synthetic=True)
 
 
-def test_scitaste_eval_four_modes_with_the_baseline(world, mirror, tmp_path):
+def test_scitaste_eval_every_mode_with_the_baseline(world, mirror, tmp_path):
     pytest.importorskip("lm_eval", reason="needs lm-eval: pip install 'scitaste-hf[lmeval]'")
     from scitaste_hf.cli import main
 
@@ -152,42 +184,21 @@ def test_scitaste_eval_four_modes_with_the_baseline(world, mirror, tmp_path):
     assert main(["evidence", "freeze", "--dataset", str(data), "--out", str(data / "tool_evidence"),
                  "--mirror-url", mirror]) == 0
     run = subprocess.run([SCITASTE, "eval", "--model", "scitaste-baseline", "--model_args", f"data_dir={data}",
-                          "--tasks", "scitaste", "--metadata", json.dumps({"data_dir": str(data)}),
+                          "--tasks", ",".join(TASKS.values()), "--metadata", json.dumps({"data_dir": str(data)}),
                           "--output_path", str(tmp_path / "out")], cwd=tmp_path, capture_output=True, text=True,
                          timeout=400)
     assert run.returncode == 0, run.stderr[-3000:]
     results = json.loads(next((tmp_path / "out").rglob("results_*.json")).read_text())["results"]
-    for task in ("scitaste_pure_qa", "scitaste_native_search", "scitaste_dimagent", "scitaste_dimagent_native"):
+    for task in TASKS.values():
         for metric in ("scheme1", "scheme2", "wape", "coverage"):
             assert f"{metric},none" in results[task], (task, metric)
         assert results[task]["coverage,none"] == 1.0
     assert results["scitaste_pure_qa"]["wape,none"] == results["scitaste_native_search"]["wape,none"]
     assert results["scitaste_dimagent"]["wape,none"] != results["scitaste_pure_qa"]["wape,none"]
+    # the baseline calls all nine tools when it may choose: the live loop gives the harness's answers
+    assert results["scitaste_dimagent_live"]["wape,none"] == results["scitaste_dimagent"]["wape,none"]
     # scitaste eval puts the traces beside lm-eval's output
     traces = [json.loads(line) for line in (tmp_path / "out" / "scitaste-traces.jsonl").read_text().splitlines()]
-    tool_traces = [t for t in traces if t["mode"] == "dimagent_v3"]
-    assert len(tool_traces) == 12 and all(len(t["calls"]) == 9 for t in tool_traces)
-
-
-def test_scitaste_agent_through_lm_eval_with_cache(scripted, world, mirror, tmp_path):
-    pytest.importorskip("lm_eval", reason="needs lm-eval: pip install 'scitaste-hf[lmeval]'")
-    from scitaste_hf.cli import main
-
-    url, log = scripted
-    data = _world_dataset(world, tmp_path)
-    assert main(["evidence", "freeze", "--dataset", str(data), "--out", str(data / "tool_evidence"),
-                 "--mirror-url", mirror]) == 0
-    args = [SCITASTE, "eval", "--model", "scitaste-agent", "--model_args",
-            f"base_url={url}/v1,model=scripted,num_concurrent=4,data_dir={data}", "--tasks", "scitaste_dimagent",
-            "--metadata", json.dumps({"data_dir": str(data)}), "--output_path", str(tmp_path / "out"),
-            "--use_cache", str(tmp_path / "cache")]
-    before = len(log.read_text().splitlines())
-    first = subprocess.run(args, cwd=tmp_path, capture_output=True, text=True, timeout=400)
-    assert first.returncode == 0, first.stderr[-3000:]
-    middle = len(log.read_text().splitlines())
-    assert middle - before == 12  # the scripted default answers in round 1: one request per paper
-    second = subprocess.run(args, cwd=tmp_path, capture_output=True, text=True, timeout=400)
-    assert second.returncode == 0, second.stderr[-3000:]
-    assert len(log.read_text().splitlines()) == middle  # --use_cache: no request the second time
-    results = json.loads(sorted((tmp_path / "out").rglob("results_*.json"))[-1].read_text())["results"]
-    assert results["scitaste_dimagent"]["coverage,none"] == 1.0
+    for mode in ("dimagent_v3", "dimagent_v3_live"):
+        tool_traces = [t for t in traces if t["mode"] == mode]
+        assert len(tool_traces) == 12 and all(len(t["calls"]) == 9 for t in tool_traces)

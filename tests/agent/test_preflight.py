@@ -56,8 +56,9 @@ def test_preflight_reports_per_mode(servers, tmp_path, capsys):
     out = capsys.readouterr().out
     assert code == 0
     assert "pure_qa" in out and "3/3" in out and "no web search switch" in out
-    # two tool calls for each of three papers, every answer parsed
-    assert re.search(r"dimagent_v3\s+│\s+3\s+│\s+6\s+│\s+3/3", out), out
+    # the model's two tool calls for each of three papers in the live loop, the harness's nine in dimagent_v3
+    assert re.search(r"dimagent_v3_live\s+│\s+3\s+│\s+6\s+│\s+3/3", out), out
+    assert re.search(r"dimagent_v3\s+│\s+3\s+│\s+27 \(harness\)\s+│\s+3/3", out), out
 
 
 def test_preflight_finds_rejected_temperature(servers, tmp_path, capsys):

@@ -51,13 +51,13 @@ def test_a_real_small_model_completes_with_honest_coverage(servers, tmp_path):
         client = ChatClient(f"{url}v1", "local", profile=PROFILES["llama-cpp"], timeout=300, max_retries=1)
         papers = [{"bibcode": f"P{k}", "discipline": "physics", "title": title, "abstract": "We study it."}
                   for k, title in enumerate(("Graphene superconductivity", "Dark matter halos"))]
-        outcomes = [run_item(client.chat, _Evidence(), paper, mode) for mode in ("pure_qa", "dimagent_v3")
-                    for paper in papers]
+        outcomes = [run_item(client.chat, _Evidence(), paper, mode, evidence_as_text=True)
+                    for mode in ("pure_qa", "dimagent_v3", "dimagent_v3_live") for paper in papers]
     finally:
         stop(proc)
     scored = [o for o in outcomes if not o.failure and isinstance(parse_answer(o.text), Answer)]
     failed = [o for o in outcomes if o not in scored]
-    assert len(scored) + len(failed) == 4  # every paper ends as an answer or a counted failure
+    assert len(scored) + len(failed) == 6  # every paper ends as an answer or a counted failure
     for outcome in outcomes:
         assert outcome.trace["latency"] > 0 and json.dumps(outcome.trace)
     assert all(c["name"] in TOOL_NAMES or c["error"] for o in outcomes for c in o.trace.get("calls", []))

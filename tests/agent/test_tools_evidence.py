@@ -176,11 +176,12 @@ def _dataset(tmp_path, refs):
 def test_a_dataset_folder_serves_its_evidence_as_the_tool_evidence_config(mirror, papers, tmp_path, capsys,
                                                                           monkeypatch):
     """Frozen into the dataset folder by default, the evidence is the dataset's `tool_evidence` config: datasets
-    loads it by name, the default config stays the two splits, and the models' loader reads it that way."""
+    loads it by name, the default config stays the two splits, and the tasks' loader reads it that way."""
     import datasets
 
     from scitaste_hf.agent.evidence import EVIDENCE_DIR
     from scitaste_hf.lm_models import _tools
+    from scitaste_hf.lm_tasks import toolbox
 
     refs, _, _ = papers
     dataset = _dataset(tmp_path, refs)
@@ -197,9 +198,9 @@ def test_a_dataset_folder_serves_its_evidence_as_the_tool_evidence_config(mirror
     real = datasets.load_dataset
     monkeypatch.setattr(datasets, "load_dataset", lambda *a, **k: calls.append(a) or real(*a, **k))
     assert FrozenToolBox.load(dataset).evidence == direct
-    assert _tools(None, str(dataset)).evidence == direct
+    assert toolbox(str(dataset)).evidence == direct
     assert calls == [(str(dataset), "tool_evidence")] * 2  # through the config, not the folder beside the data
-    assert _tools(str(dataset / EVIDENCE_DIR), None).evidence == direct  # an evidence folder, read as before
+    assert _tools(str(dataset / EVIDENCE_DIR)).evidence == direct  # an evidence folder, read as before
 
 
 def test_a_card_from_before_the_config_still_finds_the_folder(papers, tmp_path):
@@ -220,13 +221,13 @@ def test_a_card_from_before_the_config_still_finds_the_folder(papers, tmp_path):
 
 def test_evidence_of_a_hub_dataset_without_the_hub_is_one_line(tmp_path, monkeypatch):
     from scitaste_hf.errors import ScitasteError
-    from scitaste_hf.lm_models import _tools
+    from scitaste_hf.lm_tasks import toolbox
 
     monkeypatch.chdir(tmp_path)
-    assert _tools(None, str(tmp_path / "no-such-dataset")) is None  # a missing folder: tool modes stop later
+    assert toolbox(str(tmp_path / "no-such-dataset")) is None  # a missing folder: tool modes stop later
     with pytest.raises(ScitasteError, match=r"HF_HUB_OFFLINE is set, so the tool evidence of org/bench cannot be "
                                             r"fetched from the Hub; pass evidence_dir=") as err:
-        _tools(None, "org/bench")
+        toolbox("org/bench")
     assert "\n" not in str(err.value)
 
 

@@ -1,10 +1,12 @@
-"""`scitaste demo` end to end at a small size: world -> dataset -> evidence -> four modes -> leaderboard, a second
-run that reuses everything, and the Space showing the four baseline runs."""
+"""`scitaste demo` end to end at a small size: world -> dataset -> evidence -> every mode -> leaderboard, a second
+run that reuses everything, and the Space showing a baseline run of each mode."""
 
 import json
 import subprocess
 import sys
 from pathlib import Path
+
+from scitaste_hf.schema import MODES
 
 SCITASTE = str(Path(sys.executable).with_name("scitaste"))
 
@@ -17,8 +19,7 @@ def test_demo_then_space(tmp_path, servers):
     for name in ("dataset/README.md", "dataset/tool_evidence/README.md", "leaderboard.sqlite", "traces.jsonl"):
         assert (out / name).exists(), name
     assert len(list((out / "lm_eval").rglob("results_*.json"))) == 1
-    assert sorted(p.stem for p in (out / "predictions").glob("*.jsonl")) == sorted(
-        ["pure_qa", "native_search", "dimagent_v3", "dimagent_v3_native"])
+    assert sorted(p.stem for p in (out / "predictions").glob("*.jsonl")) == sorted(MODES)
     second = subprocess.run([SCITASTE, "demo", "--out", str(out), "--papers", "300"], capture_output=True, text=True,
                             timeout=600)
     assert second.returncode == 0 and second.stdout.count("reusing") == 3
@@ -33,7 +34,7 @@ def test_demo_then_space(tmp_path, servers):
     finally:
         stop(proc)
     rows = [dict(zip(table["headers"], row)) for row in table["data"]]
-    assert sorted(r["mode"] for r in rows) == sorted(["pure_qa", "native_search", "dimagent_v3", "dimagent_v3_native"])
+    assert sorted(r["mode"] for r in rows) == sorted(MODES)
     assert all(r["kind"] == "baseline" and r["status"] == "evidence-consistent" for r in rows)
     n = json.loads((out / "dataset" / "README.md").read_text().split("num_examples: ")[1].split()[0])
     assert all(r["coverage"] == f"{n}/{n}" for r in rows)

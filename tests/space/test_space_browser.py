@@ -1,8 +1,14 @@
-"""The leaderboard page in headless Chromium (Debian's `chromium`): every tab renders, with a table and no error.
+"""The leaderboard page in headless Chromium (Debian's `chromium`, which `.ci/run` installs where it is missing):
+what a visitor sees, read back from the page and checked against what the Space's API serves.
 
+The board holds the bundled example run plus three runs submitted through the API before the page opens: one model
+in two modes (the chart's groups) and an exact copy of the gold labels (flagged: never ranked, never preselected).
 Screenshots go to the test's temporary folder, or to $SCITASTE_SCREENSHOT_DIR when set (never into git).
 """
 
+import base64
+import io
+import json
 import os
 import shutil
 from pathlib import Path
@@ -12,31 +18,263 @@ import pytest
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="needs Debian's chromium package (apt-get install chromium)")
 
+#: Headless, and nothing that calls Google: on a closed network those connections are refused many at a time.
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 TABS = ("Leaderboard", "Compare", "Plots", "Submit", "About")
+COLUMNS = ["rank", "top group", "run", "model", "mode", "S1 skill", "S1 skill 95% CI", "vs floor", "Scheme-1",
+           "S1 grade", "S1 95% CI", "S2 skill", "S2 skill 95% CI", "Scheme-2", "S2 grade", "S2 95% CI", "WAPE %",
+           "Spearman", "Pearson", "MAE", "bias", "coverage", "status", "kind", "date", "organisation", "link"]
+#: The filter settings the page is driven through (mode, discipline, grade, status, show flagged runs).
+DEFAULT = ("all", "overall", "all", "all", False)
+VIEWS = (DEFAULT, ("pure_qa", "overall", "all", "all", False), ("pure_qa", "physics", "all", "all", False),
+         ("dimagent_v3", "physics", "all", "all", True))
+#: matplotlib's first two colours: those of the chart's first and second mode (of the modes it shows, in the order
+#: of schema.MODES).
+BAR_COLOURS = ((31, 119, 180), (255, 127, 14))
+COVERAGE_HIGHLIGHT = "rgb(253, 230, 138)"  # the app's #fde68a: coverage below 100%
 
 
-def test_every_tab_renders(space, tmp_path):
-    from playwright.sync_api import sync_playwright
+def _answers(sd, seed):
+    """The example's gold labels with errors of SD ``sd`` (0: an exact copy)."""
+    from importlib import resources
+
+    import numpy as np
+
+    from scitaste_hf.records import load_records
+
+    rng = np.random.default_rng(seed)
+
+    def noisy(x):
+        return float(np.clip(x + rng.normal(0, sd), 0, 100).round(1)) if sd else x
+
+    gold = load_records(str(resources.files("scitaste_hf").joinpath("data/examples/gold.jsonl")))
+    return [{"bibcode": r["bibcode"], "innovation_score": noisy(r["innovation_score"]),
+             "dimension_scores": {k: noisy(v) for k, v in r["dimension_scores"].items()}} for r in gold]
+
+
+def _shown(value) -> str:
+    """A value of the API's table as the page shows it: numbers without trailing zeros, undefined as blank."""
+    return "" if value is None else f"{value:g}" if isinstance(value, float) else str(value)
+
+
+@pytest.fixture(scope="module")
+def board(space, tmp_path_factory):
+    """The Space with its runs submitted; returns its URL and the API's rows (as shown) of each of :data:`VIEWS`
+    for the board and for the floors."""
+    from gradio_client import Client, handle_file
 
     url, _ = space
+    folder = tmp_path_factory.mktemp("uploads")
+    client = Client(url, verbose=False)
+    for name, mode, sd, seed in (("Model-A", "dimagent_v3", 5, 1), ("Model-A", "pure_qa", 12, 2),
+                                 ("Copycat", "dimagent_v3", 0, 0)):
+        path = folder / f"{name}-{mode}.jsonl"
+        path.write_text("".join(json.dumps(line) + "\n" for line in _answers(sd, seed)))
+        message = client.predict(handle_file(str(path)), name, mode, "", "", api_name="/submit")
+        assert message.startswith("Accepted"), message
+    assert "flagged" in message  # the copy of the labels
+
+    def view(api_name):
+        return {v: [[_shown(x) for x in row] for row in client.predict(*v, api_name=api_name)["data"]]
+                for v in VIEWS}
+
+    return url, view("/leaderboard"), view("/floors")
+
+
+@pytest.fixture(scope="module")
+def chromium(tmp_path_factory):
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        # A persistent context, to give Chromium a fresh profile folder of the test's own.
+        context = p.chromium.launch_persistent_context(
+            str(tmp_path_factory.mktemp("chromium-profile")), executable_path=CHROMIUM, headless=True,
+            args=CHROMIUM_ARGS, viewport={"width": 1500, "height": 1000})
+        try:
+            yield context
+        finally:
+            context.close()
+
+
+@pytest.fixture()
+def page(board, chromium):
+    """A fresh visit of the page, once the board shows its runs; ``page.errors`` collects uncaught page errors."""
+    page = chromium.new_page()
+    page.errors = []
+    page.on("pageerror", lambda exc: page.errors.append(str(exc)))
+    page.goto(board[0], wait_until="networkidle")
+    page.get_by_role("gridcell", name="Model-A", exact=True).first.wait_for(timeout=30000)
+    yield page
+    page.close()
+
+
+def _grid(page, header):
+    """The table that has a column ``header``."""
+    return page.get_by_role("grid").filter(has=page.get_by_role("columnheader", name=header, exact=True))
+
+
+def _rows(page, header) -> list[list[str]]:
+    """The cells of that table's rows, as shown."""
+    rows = _grid(page, header).get_by_role("row").filter(has=page.get_by_role("gridcell")).all()
+    return [[text.strip() for text in row.get_by_role("gridcell").all_inner_texts()] for row in rows]
+
+
+def _wait_for_rows(page, header, expected, what):
+    """Wait (up to 15 s) until the table shows ``expected``; fail with what it shows."""
+    for _ in range(150):
+        if (seen := _rows(page, header)) == expected:
+            return seen
+        page.wait_for_timeout(100)
+    assert seen == expected, what
+
+
+def _choose(page, label, option):
+    page.get_by_label(label, exact=True).filter(visible=True).first.click()
+    page.get_by_role("option", name=option, exact=True).click()
+
+
+def test_board_shows_its_columns_runs_and_floors(page, board):
+    _, views, floors = board
+    assert _grid(page, "top group").get_by_role("columnheader").all_inner_texts() == COLUMNS
+    rows = _rows(page, "top group")
+    assert rows == views[DEFAULT]
+    assert all(len(row) == len(COLUMNS) for row in rows)
+    shown = [dict(zip(COLUMNS, row)) for row in rows]
+    # ordered by Scheme-1 skill, rank intervals from the bootstrap; the copy of the labels is not among the runs
+    assert [(r["model"], r["mode"], r["rank"], r["top group"]) for r in shown] == [
+        ("Model-A", "dimagent_v3", "1", "\u2605"), ("Model-A", "pure_qa", "2", ""),
+        ("synthetic-example-model", "dimagent_v3", "3", "")]
+    assert [r["status"] for r in shown] == ["self-reported"] * 3
+    assert float(shown[0]["S1 skill"]) > float(shown[1]["S1 skill"]) > float(shown[2]["S1 skill"]) > 0
+    # the example run's coverage below 100% is highlighted, a complete run's is not
+    coverage = _grid(page, "top group").get_by_role("gridcell").filter(has_text="/300")
+    backgrounds = {c.inner_text().strip(): c.evaluate("e => getComputedStyle(e).backgroundColor")
+                   for c in coverage.all()}
+    assert backgrounds["295/300"] == COVERAGE_HIGHLIGHT and backgrounds["300/300"] != COVERAGE_HIGHLIGHT
+    # the floors: reference rows of their own, which every shown run beats
+    assert _rows(page, "reference row") == floors[DEFAULT]
+    assert [(r[0], r[1]) for r in floors[DEFAULT]] == [("floor: constant (knows nothing)", "3 of 3"),
+                                                       ("floor: discipline prior", "3 of 3")]
+
+
+def test_a_filter_change_renders_both_tables_again(page, board):
+    _, views, floors = board
+    _choose(page, "mode", "pure_qa")
+    view = views[VIEWS[1]]
+    rows = _wait_for_rows(page, "top group", view, "the runs of mode pure_qa")
+    # ranked again within the view: the only run of the mode leads it
+    assert [(r[3], r[4], r[0], r[1]) for r in rows] == [("Model-A", "pure_qa", "1", "\u2605")]
+    _wait_for_rows(page, "reference row", floors[VIEWS[1]], "the floors of mode pure_qa")
+    assert [r[1] for r in floors[VIEWS[1]]] == ["1 of 1", "1 of 1"]
+
+    _choose(page, "discipline", "physics")
+    rows = _wait_for_rows(page, "top group", views[VIEWS[2]], "mode pure_qa in physics")
+    assert rows[0][COLUMNS.index("Scheme-2")] != view[0][COLUMNS.index("Scheme-2")]  # physics alone, not overall
+    _wait_for_rows(page, "reference row", floors[VIEWS[2]], "the floors of mode pure_qa in physics")
+    assert floors[VIEWS[2]] != floors[VIEWS[1]]
+
+    page.get_by_label("show flagged runs").check()
+    _choose(page, "mode", "dimagent_v3")
+    rows = [dict(zip(COLUMNS, r)) for r in _wait_for_rows(page, "top group", views[VIEWS[3]],
+                                                          "mode dimagent_v3 in physics with flagged runs")]
+    # the flagged copy comes last, unranked, though its scores are perfect
+    assert [(r["model"], r["status"], r["rank"]) for r in rows][-1] == ("Copycat", "flagged", "")
+    assert rows[-1]["Scheme-2"] == "100" and [r["model"] for r in rows[:-1]] == ["Model-A", "synthetic-example-model"]
+    _wait_for_rows(page, "reference row", floors[VIEWS[3]], "the floors of mode dimagent_v3 in physics")
+    assert page.locator(".toast-body.error, .error-message").count() == 0
+
+
+def _bars(pixels, colour, box):
+    """The bars of one colour inside the axes ``box`` (top, bottom, left, right in pixels), left to right: each as
+    (first column, last column, height in the axes' units of 0-100)."""
+    import numpy as np
+
+    top, bottom, left, right = box
+    inside = pixels[top:bottom, left + 1:right].astype(int)
+    mask = np.abs(inside - colour).max(axis=2) < 40  # the picture comes as a lossy WebP
+    columns = np.flatnonzero(mask.sum(axis=0) >= 3)
+    bars = []
+    for run in np.split(columns, np.flatnonzero(np.diff(columns) > 1) + 1):
+        if len(run) >= 4:
+            highest = np.median([np.flatnonzero(mask[:, c]).min() for c in run[1:-1]])
+            bars.append((left + 1 + run[0], left + 1 + run[-1], 100 * (bottom - top - highest) / (bottom - top)))
+    return bars
+
+
+def _axes_box(pixels):
+    """The axes' frame: the rows and columns that hold the longest unbroken dark lines (the spines)."""
+    import numpy as np
+
+    dark = (pixels.max(axis=2) < 90).astype(np.int8)
+
+    def longest(lines):
+        best = []
+        for line in lines:
+            edges = np.flatnonzero(np.diff(np.concatenate(([0], line, [0]))))
+            best.append((edges[1::2] - edges[::2]).max(initial=0))
+        best = np.array(best)
+        return np.flatnonzero(best > 0.8 * best.max())
+
+    rows, columns = longest(dark), longest(dark.T)
+    return rows.min(), rows.max(), columns.min(), columns.max()
+
+
+def test_scheme2_chart_draws_the_modes_side_by_side(page):
+    import numpy as np
+    from PIL import Image
+
+    from scitaste_hf.schema import MODES
+
+    board = [dict(zip(COLUMNS, row)) for row in _rows(page, "top group")]
+    scheme2 = {(r["model"], r["mode"]): float(r["Scheme-2"]) for r in board}
+    page.get_by_role("tab", name="Plots").click()
+    chart = page.get_by_test_id("matplotlib").filter(visible=True).first.locator("img")
+    src = chart.get_attribute("src")
+    assert src.startswith("data:image/"), src[:40]
+    pixels = np.asarray(Image.open(io.BytesIO(base64.b64decode(src.split(",", 1)[1]))).convert("RGB"))
+    box = _axes_box(pixels)
+    assert box[1] - box[0] > 100 and box[3] - box[2] > 100, box
+    colours = dict(zip([m for m in MODES if m in ("pure_qa", "dimagent_v3")], BAR_COLOURS))
+    pure_qa, dimagent = (_bars(pixels, colours[mode], box) for mode in ("pure_qa", "dimagent_v3"))
+    # one bar per model and mode, models in the board's order, each as tall as the run's Scheme-2 (axes 0-100)
+    assert len(pure_qa) == 1 and len(dimagent) == 2, (pure_qa, dimagent)
+    heights = [pure_qa[0][2], dimagent[0][2], dimagent[1][2]]
+    expected = [scheme2["Model-A", "pure_qa"], scheme2["Model-A", "dimagent_v3"],
+                scheme2["synthetic-example-model", "dimagent_v3"]]
+    assert np.allclose(heights, expected, atol=1.0), (heights, expected)
+    assert max(heights) < 99  # stacked, Model-A's two modes would reach 134
+    # grouped: Model-A's two bars stand side by side, equally wide, neither on top of the other
+    (a_left, a_right, _), (b_left, b_right, _) = sorted([pure_qa[0], dimagent[0]])
+    assert a_right < b_left <= a_right + 4, (pure_qa, dimagent)
+    assert abs((a_right - a_left) - (b_right - b_left)) <= 3
+
+
+def test_compare_preselects_the_leader_never_a_flagged_run(page):
+    leader, second = (dict(zip(COLUMNS, row)) for row in _rows(page, "top group")[:2])
+    page.get_by_role("tab", name="Compare").click()
+    run_a, run_b = (page.get_by_label(label, exact=True) for label in ("run A", "run B"))
+    assert run_a.input_value() == f"#{leader['run']} {leader['model']} ({leader['mode']})"
+    assert run_b.input_value() == f"#{second['run']} {second['model']} ({second['mode']})"
+    # the flagged copy, whose scores are the best of all, is offered last and marked, not preselected
+    run_a.click()
+    options = [o.strip() for o in page.get_by_role("option").all_inner_texts()]
+    assert len(options) == 4 and options[-1].endswith("Copycat (dimagent_v3) [flagged]"), options
+    page.keyboard.press("Escape")
+    page.get_by_role("button", name="Compare (paired bootstrap)").click()
+    _grid(page, "verdict").get_by_role("gridcell", name="overall", exact=True).first.wait_for(timeout=30000)
+    overall = [r for r in _rows(page, "verdict") if r[0] == "overall"]
+    assert [(r[1], r[2], r[7]) for r in overall] == [("300", m, "A better") for m in ("scheme1", "scheme2", "wape")]
+
+
+def test_every_tab_renders(page, tmp_path):
     out = Path(os.environ.get("SCITASTE_SCREENSHOT_DIR") or tmp_path)
     out.mkdir(parents=True, exist_ok=True)
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=[
-            "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-            "--disable-sync", "--no-first-run", "--disable-quic"])
-        try:
-            page = browser.new_page(viewport={"width": 1500, "height": 1000})
-            page.goto(url, wait_until="networkidle")
-            page.get_by_text("synthetic-example-model", exact=True).filter(visible=True).first.wait_for(timeout=30000)
-            assert page.locator("table").count() > 0
-            for tab in TABS:
-                page.get_by_role("tab", name=tab).click()
-                page.wait_for_timeout(800)
-                page.screenshot(path=str(out / f"space-{tab.lower()}.png"), full_page=True)
-                assert page.locator(".toast-body.error, .error-message").count() == 0, f"error on tab {tab}"
-            page.get_by_role("tab", name="About").click()
-            assert page.get_by_text("What SciTaste-Bench measures").is_visible()
-        finally:
-            browser.close()
+    for tab in TABS:
+        page.get_by_role("tab", name=tab).click()
+        page.wait_for_timeout(500)
+        page.screenshot(path=str(out / f"space-{tab.lower()}.png"), full_page=True)
+        assert page.locator(".toast-body.error, .error-message").count() == 0, f"error on tab {tab}"
+    assert page.get_by_text("What SciTaste-Bench measures").is_visible()
+    assert page.errors == []
     assert all((out / f"space-{t.lower()}.png").stat().st_size > 10_000 for t in TABS)

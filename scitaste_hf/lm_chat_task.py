@@ -1,0 +1,70 @@
+"""The lm-eval task class of the scitaste modes (``class:`` in the task YAMLs): a ``ConfigurableTask`` that, under
+``--apply_chat_template``, renders a tool mode's fixed round 1 as chat messages with tool roles where the model's
+chat template is seen to render them, and as text (:func:`scitaste_hf.lm_tasks.doc_to_text`) where it is not.
+
+Which rendering a document gets follows its ``evidence_as`` (``--metadata '{"evidence_as": ...}'``):
+
+- ``auto`` (default): messages when the model's own chat template (``hf``, ``vllm``) renders every tool result;
+  text for an API model (``local-chat-completions``), whose template lives on the server where it cannot be seen;
+- ``messages``: always messages (an API model then gets them as OpenAI tool messages); a local template that
+  drops them stops the run with one line;
+- ``text``: always text.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from lm_eval.api.task import ConfigurableTask
+
+from scitaste_hf.errors import TaskUnavailable
+from scitaste_hf.lm_tasks import doc_to_messages
+
+
+class ScitasteTask(ConfigurableTask):
+    """A scitaste mode task; everything but the rendering of a fixed round 1 is lm-eval's own."""
+
+    def __init__(self, config: dict[str, Any] | None = None, **kwargs: Any) -> None:
+        # lm-eval hands the YAML's `class` key to the class it names; TaskConfig has no such field
+        super().__init__(config={k: v for k, v in (config or {}).items() if k != "class"}, **kwargs)
+
+    def fewshot_context(self, doc, num_fewshot, **kwargs):
+        """lm-eval's context, or the fixed round 1 rendered by the model's chat template as tool messages."""
+        template = kwargs.get("chat_template")
+        if kwargs.get("apply_chat_template") and template is not None and doc.get("evidence_as") != "text":
+            rendered = _as_messages(doc, template, kwargs.get("system_instruction"))
+            if rendered is not None:
+                return rendered
+        return super().fewshot_context(doc, num_fewshot=num_fewshot, **kwargs)
+
+
+def _as_messages(doc: Mapping[str, Any], template: Callable[..., Any], system_instruction: str | None):
+    """The chat template's rendering of the fixed round as tool messages, or None where text is the rendering."""
+    forced = doc.get("evidence_as") == "messages"
+    messages = doc_to_messages(doc)
+    if messages is None:
+        return None
+    if system_instruction:
+        messages[0] = {**messages[0], "content": f"{system_instruction}\n\n{messages[0]['content']}"}
+    try:
+        rendered = template(messages)
+        if not isinstance(rendered, str):  # an API model's JSON chat: the server applies the template
+            return rendered if forced else None
+        # A local template (Hugging Face convention: arguments as objects): kept if every result shows in it.
+        objects = doc_to_messages(doc, arguments_as_objects=True)
+        objects[0] = messages[0]
+        rendered = template(objects)
+    except Exception as exc:  # a template without tool roles raises (e.g. "roles must alternate")
+        if forced:
+            raise TaskUnavailable(f"this model's chat template cannot render tool messages ({exc}); run with "
+                                  "--metadata '{\"evidence_as\": \"text\"}'") from None
+        return None
+    results = [m["content"] for m in objects if m["role"] == "tool"]
+    if all(r in rendered or json.dumps(r)[1:-1] in rendered for r in results):
+        return rendered
+    if forced:
+        raise TaskUnavailable("this model's chat template drops tool calls or results; run with --metadata "
+                              "'{\"evidence_as\": \"text\"}'")
+    return None
