@@ -35,7 +35,7 @@ def _rowwise_corr(a, b):
 
 
 def direct(P, G, n_resamples=1000, seed=0):
-    """Scheme 1, WAPE and the bootstrap written straight from DESIGN.md with numpy/scipy: resample by
+    """Scheme 1, WAPE and the bootstrap written straight from docs/scoring.md with numpy/scipy: resample by
     fancy indexing, rank each resample with scipy.stats.rankdata."""
     rng = np.random.default_rng(seed)
     n = len(G)

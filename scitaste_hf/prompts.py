@@ -1,4 +1,4 @@
-"""The paper part of every prompt and the answer instruction (DESIGN.md section 9; the paper's worked example
+"""The paper part of every prompt and the answer instruction (docs/answers.md#the-prompt; the paper's worked example
 fixes the layout): ``Discipline``, ``Title``, ``Abstract`` (truncated), ``Identifier``, then the instruction to
 reply with one strict JSON object."""
 

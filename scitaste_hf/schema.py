@@ -1,5 +1,5 @@
 """The facts every part of scitaste-hf shares: dimension keys, weights, disciplines, grade bands, the record
-schema and the model-answer schema (DESIGN.md sections 3, 4, 7, 8 and 9).
+schema and the model-answer schema (docs/dataset.md, docs/index-dimensions.md, docs/scoring.md, docs/answers.md).
 
 Metrics, lm-eval tasks, the Space and the dataset builder import these names; nothing else defines them.
 """
@@ -21,7 +21,7 @@ from scitaste_hf.errors import ScitasteError
 if TYPE_CHECKING:
     import datasets
 
-#: The seven Academic Taste Index dimensions, in the paper's order A..G (DESIGN.md section 3).
+#: The seven Academic Taste Index dimensions, in the paper's order A..G (docs/index-dimensions.md#the-seven-dimensions).
 DIMENSIONS: tuple[str, ...] = (
     "citation_impact",
     "knowledge_breadth",
@@ -83,7 +83,8 @@ MODE_SPECS: Mapping[str, Mode] = MappingProxyType({
 })
 MODES: tuple[str, ...] = tuple(MODE_SPECS)
 
-#: File beside a dataset's splits that maps each record's ``bibcode`` to its OpenAlex work id (DESIGN.md s.3).
+#: File beside a dataset's splits that maps each record's ``bibcode`` to its OpenAlex work id
+#: (docs/dataset.md#bibcodes).
 BIBCODE_MAP_FILE = "openalex_bibcode_map.json"
 
 #: Both splits of the Hub dataset.
@@ -132,9 +133,8 @@ def load_weights(path: str | None = None) -> dict[str, float]:
     """Load a weight vector from a JSON file, or the packaged default when ``path`` is None.
 
     The file holds either ``{"weights": {key: w}}`` (already normalised) or ``{"raw": {key: contribution}}``,
-    which is normalised by its sum. The default is DESIGN.md section 4: citation_impact 37.99 and
-    journal_impact 19.73 of 128.86 as published; the paper does not give knowledge_breadth ..
-    team_collaboration one by one, so the default splits their 71.14 equally (14.228 each, weight 0.110415).
+    which is normalised by its sum. The default is ``config/weights_default.json``: which of its figures are
+    published and which are this package's assumption is docs/index-dimensions.md#published-and-assumed.
     """
     try:
         if path is None:
@@ -159,19 +159,20 @@ def load_weights(path: str | None = None) -> dict[str, float]:
     raise ScitasteError(f"weights file {path} must hold a 'weights' or a 'raw' object")
 
 
-#: Default weights of DESIGN.md section 4 (B..F split equally: an assumption, see :func:`load_weights`).
+#: Default weights (docs/index-dimensions.md#weights; B..F split equally: an assumption, see :func:`load_weights`).
 DEFAULT_WEIGHTS: Mapping[str, float] = MappingProxyType(load_weights())
 
 
 def composite(dimension_scores: Mapping[str, float], weights: Mapping[str, float] | None = None) -> float:
-    """The innovation score: the weighted sum of the seven dimensions, rounded to 2 decimals (DESIGN.md s.5)."""
+    """The innovation score: the weighted sum of the seven dimensions, rounded to 2 decimals
+    (docs/index-dimensions.md#composite)."""
     w = DEFAULT_WEIGHTS if weights is None else validate_weights(weights)
     return round(sum(w[k] * float(dimension_scores[k]) for k in DIMENSIONS), 2)
 
 
 class WapeBand(NamedTuple):
     """One grade band of Scheme 2: WAPE in ``[low, high)`` maps linearly from ``score_at_low`` to
-    ``score_at_high`` (DESIGN.md section 8)."""
+    ``score_at_high`` (docs/scoring.md#scheme-2)."""
 
     grade: str
     low: float
@@ -190,7 +191,7 @@ WAPE_BANDS: tuple[WapeBand, ...] = (
     WapeBand("F", 0.50, 1.00, 20.0, 0.0),
 )
 
-#: Scheme-1 grades: the first threshold the score reaches (DESIGN.md section 7).
+#: Scheme-1 grades: the first threshold the score reaches (docs/scoring.md#scheme-1-grades).
 SCHEME1_GRADES: tuple[tuple[float, str], ...] = (
     (80.0, "excellent"),
     (60.0, "moderate"),
@@ -200,7 +201,7 @@ SCHEME1_GRADES: tuple[tuple[float, str], ...] = (
 
 
 def record_features() -> datasets.Features:
-    """The ``datasets.Features`` of one benchmark record, shared by both splits (DESIGN.md section 3)."""
+    """The ``datasets.Features`` of one benchmark record, shared by both splits (docs/dataset.md#record-schema)."""
     from datasets import Features, Value
 
     string = Value("string")
@@ -242,7 +243,7 @@ class DimensionScores(BaseModel):
 
 
 class Answer(BaseModel):
-    """A model's answer for one paper (DESIGN.md section 9).
+    """A model's answer for one paper (docs/answers.md#answer-format).
 
     Numbers must be JSON numbers (a quoted number is a schema failure), finite and within 0-100;
     ``confidence`` is optional and within 0-1. Keys other than these are ignored.

@@ -1,7 +1,8 @@
-"""The DimAgent-v3 loop. Round 1 gathers the nine tools' evidence for the paper; round 2 asks for the JSON answer
-of DESIGN.md section 9. In the paper's tool modes the harness makes round 1 itself (all nine calls, answered from
-frozen evidence) and the model answers round 2; in ``dimagent_v3_live`` the model is offered the tools and every
-call it makes is run, concurrently. Tool-free modes are a single turn.
+"""The DimAgent-v3 loop (docs/evaluation.md#agent-protocol). Round 1 gathers the nine tools' evidence for the
+paper; round 2 asks for the JSON answer (docs/answers.md#answer-format). In the paper's tool modes the harness makes
+round 1 itself (all nine calls, answered from frozen evidence) and the model answers round 2; in
+``dimagent_v3_live`` the model is offered the tools and every call it makes is run, concurrently. Tool-free modes
+are a single turn.
 
 Every path ends in a reply text or a counted failure, never an exception that stops a run, and every item
 leaves a trace (messages, tool calls and results, latency, token usage).

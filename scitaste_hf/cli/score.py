@@ -28,7 +28,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "--gold is a dataset folder or Hub id, else the gold set itself)")
     parser.add_argument("--json", metavar="OUT", dest="json_out",
                         help="also write the full result as JSON (only when the whole computation succeeded)")
-    parser.add_argument("--weights", metavar="FILE", help="dimension weights JSON for Part B (default: DESIGN s.4)")
+    parser.add_argument("--weights", metavar="FILE", help="dimension weights JSON for Part B (default: the packaged "
+                                                          "weights, docs/index-dimensions.md#weights)")
     # The upper bound is the bootstrap's own (MAX_RESAMPLES), checked before any resampling.
     parser.add_argument("--n-resamples", type=whole_number(0), default=1000,
                         help="bootstrap resamples (default 1000; 0: none)")

@@ -17,7 +17,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         The parser of ``scitaste weights``.
     """
     sub = parser.add_subparsers(dest="weights_command", metavar="ACTION", required=True)
-    derive = sub.add_parser("derive", help="run the regressions of DESIGN.md section 6 and print the weights",
+    derive = sub.add_parser("derive", help="run the paper's regressions (docs/weights.md#weights-derive) and print "
+                                           "the weights",
                             description="Predict citation impact from the other dimensions and journal impact "
                                         "from theirs; average the regressors' contributions into a weight vector.")
     derive.add_argument("--method", choices=("ensemble", "rf"), default="ensemble",

@@ -1,4 +1,4 @@
-"""The Academic Taste Index engine (DESIGN.md sections 5 and 6).
+"""The Academic Taste Index engine (docs/index-dimensions.md, docs/weights.md).
 
 :class:`Population` is the input, :func:`compute_index` scores it, :class:`CitationGraph` computes CD indices,
 :mod:`~scitaste_hf.index.weights` derives and recovers weight vectors. scikit-learn and the embedders are

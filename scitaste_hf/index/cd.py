@@ -1,10 +1,11 @@
-"""The CD index of Funk and Owen-Smith over a citation graph with exact dates (DESIGN.md section 5, dimension D).
+"""The CD index of Funk and Owen-Smith over a citation graph with exact dates
+(docs/index-dimensions.md#d-disruptiveness).
 
 For a focal paper f dated t_f, the candidates are the works v dated t_f < t_v (<= t_f + window) that cite f or
 cite one of f's references. n_i cite f only, n_j cite f and a reference, n_k cite a reference only, and
 CD = (n_i - n_j) / (n_i + n_j + n_k). These are the semantics of the ``cdindex`` package (russellfunk/cdindex),
-with one deliberate difference: DESIGN.md makes CD null when f has no citer in the window, where ``cdindex``
-returns 0 (or NaN when there is no candidate at all).
+with one deliberate difference (docs/deviations.md#cd-index): CD is null when f has no citer in the window, where
+``cdindex`` returns 0 (or NaN when there is no candidate at all).
 
 ``cdindex`` keeps each focal paper's candidates in a list it scans linearly, so it is quadratic in the number of
 candidates. Here the candidates of a block of focal papers come out of one sparse product (focal -> reference ->

@@ -1,4 +1,4 @@
-"""The seven dimensions of the Academic Taste Index (DESIGN.md section 5), each a pure function of the population.
+"""The seven dimensions of the Academic Taste Index (docs/index-dimensions.md), each a pure function of the population.
 
 A and G are closed-form scores. B..F first build a sub-parameter matrix (one row per paper, NaN where a value
 is undefined, for example the reference age range of a paper without dated references) that

@@ -1,4 +1,4 @@
-"""The whole Academic Taste Index of a population: seven dimensions and the composite (DESIGN.md section 5)."""
+"""The whole Academic Taste Index of a population: seven dimensions and the composite (docs/index-dimensions.md)."""
 
 from __future__ import annotations
 
@@ -70,8 +70,8 @@ def compute_index(
         Document embedder for dimension C when the population has no precomputed embeddings; the offline
         default :class:`~scitaste_hf.index.embed.WordLlamaEmbedder` when None.
     weights : mapping of dimension key to weight, optional
-        The composite's weights (see :func:`scitaste_hf.schema.load_weights`); DESIGN.md section 4's default
-        when None.
+        The composite's weights (see :func:`scitaste_hf.schema.load_weights`); the packaged default
+        (docs/index-dimensions.md#weights) when None.
     cd_window_days : int, optional
         Count only citers within this many days after the paper for the CD index (CD_t); all when None.
 
@@ -113,6 +113,6 @@ def compute_index(
             continue  # its raw values are the cd_index and n_i columns already there
         for j, name in enumerate(SUBPARAMETERS[key]):
             columns[f"{key}.{name}"] = matrix[:, j]
-    # Journal figures may be a proxy (DESIGN.md section 5); the label travels with the scores.
+    # Journal figures may be a proxy (docs/index-dimensions.md#g-journal-impact); the label travels with the scores.
     return pa.table(columns).replace_schema_metadata(
         {"journal_table": journals.label, "journal_impact_proxy": str(journals.proxy).lower()})

@@ -1,5 +1,5 @@
-"""Population-relative normalisations of DESIGN.md section 5: percentile, mean rank, and the PCA pipeline of
-dimensions B..F."""
+"""Population-relative normalisations of docs/index-dimensions.md#normalisation: percentile, mean rank, and the PCA
+pipeline of dimensions B..F."""
 
 from __future__ import annotations
 
@@ -48,7 +48,7 @@ def mean_rank(values: np.ndarray) -> np.ndarray:
 
 
 def standardise(matrix: np.ndarray) -> np.ndarray:
-    """Impute, then standardise the columns of a sub-parameter matrix (DESIGN.md section 5).
+    """Impute, then standardise the columns of a sub-parameter matrix (docs/index-dimensions.md#normalisation).
 
     Each missing entry (NaN) takes its column mean; a column with no value at all becomes 0. Columns are then
     centred and scaled by their population standard deviation; a zero-variance column becomes 0.
@@ -68,7 +68,8 @@ def standardise(matrix: np.ndarray) -> np.ndarray:
     missing = np.isnan(x)
     counts = (~missing).sum(axis=0)
     sums = np.where(missing, 0.0, x).sum(axis=0)
-    # An all-missing column has no mean; the second imputation step of DESIGN.md fills it with 0.
+    # An all-missing column has no mean; the second imputation step (docs/index-dimensions.md#pca-score) fills it
+    # with 0.
     col_mean = np.divide(sums, counts, out=np.zeros(x.shape[1]), where=counts > 0)
     x[missing] = np.broadcast_to(col_mean, x.shape)[missing]
     x -= x.mean(axis=0)
@@ -82,7 +83,7 @@ def standardise(matrix: np.ndarray) -> np.ndarray:
 
 
 def pca_score(matrix: np.ndarray) -> np.ndarray:
-    """The 0-100 score of one of dimensions B..F from its sub-parameter matrix (DESIGN.md section 5).
+    """The 0-100 score of one of dimensions B..F from its sub-parameter matrix (docs/index-dimensions.md#normalisation).
 
     Imputes and standardises with :func:`standardise`, projects on the first principal component, flips the
     sign when the projection correlates negatively with the row mean of the standardised variables, and maps

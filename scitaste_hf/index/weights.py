@@ -1,5 +1,5 @@
-"""Weight vectors from records (DESIGN.md sections 4 and 6): derive them with the paper's regressions, or recover
-the vector a published record set was built with."""
+"""Weight vectors from records (docs/index-dimensions.md#weights, docs/weights.md): derive them with the paper's
+regressions, or recover the vector a published record set was built with."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import pyarrow.compute as pc
 from scitaste_hf.errors import ScitasteError
 from scitaste_hf.schema import DIMENSIONS, validate_weights
 
-#: The regressors of DESIGN.md section 6, by name.
+#: The regressors of the derivation (docs/weights.md#weights-derive), by name.
 MODELS: tuple[str, ...] = ("linear", "ridge", "lasso", "random_forest", "gradient_boosting")
 METHODS: dict[str, tuple[str, ...]] = {"ensemble": MODELS, "rf": ("random_forest",)}
 SEED = 42
@@ -148,7 +148,7 @@ def _analysis(x: np.ndarray, y: np.ndarray, models: tuple[str, ...]) -> tuple[np
 
 
 def derive_weights(dims: np.ndarray, method: str = "ensemble") -> dict:
-    """Derive a weight vector from records by the two analyses of DESIGN.md section 6.
+    """Derive a weight vector from records by the two analyses of docs/weights.md#weights-derive.
 
     Analysis 1 predicts citation_impact (A) from B..G, analysis 2 journal_impact (G) from A..F, each with the
     regressors of ``method`` on standardised features (seed 42, 80/20 split, 5-fold CV). B..F take the mean

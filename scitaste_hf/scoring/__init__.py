@@ -1,4 +1,4 @@
-"""Scoring of SciTaste-Bench runs, exactly as DESIGN.md sections 7-9 define it.
+"""Scoring of SciTaste-Bench runs, exactly as docs/scoring.md and docs/answers.md define it.
 
 Pure numpy/scipy computation; reading files is the CLI's job (:mod:`scitaste_hf.predictions`).
 """

@@ -2,7 +2,7 @@
 
 Every statistic is computed for a matrix of resample counts ``C`` of shape (B, n): row b says how often
 each of the n papers appears in resample b. The point estimate is the single row of ones, so the formulas
-of DESIGN.md sections 7-8 exist once and the bootstrap evaluates exactly the same code.
+of docs/scoring.md exist once and the bootstrap evaluates exactly the same code.
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """Turning a model's reply into an :class:`~scitaste_hf.schema.Answer` or a counted
-:class:`~scitaste_hf.schema.Failure` (DESIGN.md section 9)."""
+:class:`~scitaste_hf.schema.Failure` (docs/answers.md#parsing)."""
 
 from __future__ import annotations
 

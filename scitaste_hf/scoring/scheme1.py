@@ -1,4 +1,4 @@
-"""Scoring scheme 1: correlation + dimension accuracy (DESIGN.md section 7)."""
+"""Scoring scheme 1: correlation + dimension accuracy (docs/scoring.md#scheme-1)."""
 
 from __future__ import annotations
 
@@ -100,7 +100,7 @@ def _number(x: float) -> float | None:
 
 
 def scheme1(predictions: Any, references: Any, weights: Mapping[str, float] | None = None) -> dict[str, Any]:
-    """Scheme-1 score of a set of answers against the gold labels (DESIGN.md section 7).
+    """Scheme-1 score of a set of answers against the gold labels (docs/scoring.md#scheme-1).
 
     Parameters
     ----------

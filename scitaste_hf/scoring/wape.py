@@ -1,4 +1,4 @@
-"""Scoring scheme 2: WAPE on the innovation score and its grade bands (DESIGN.md section 8)."""
+"""Scoring scheme 2: WAPE on the innovation score and its grade bands (docs/scoring.md#scheme-2)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """Typed records returned by the bibliographic clients.
 
-They hold what the index (DESIGN.md section 5) and the agent tools need: identifiers, dates, citation links,
+They hold what the index (docs/index-dimensions.md) and the agent tools need: identifiers, dates, citation links,
 venue, topics/concepts, authors with countries, and the abstract. Identifiers are short and canonical: OpenAlex
 ``W2741809807`` (not the URL), DOIs lower-case without the ``https://doi.org/`` prefix, arXiv ids without version.
 A field that the response did not carry (for example because of ``select=``) is None or an empty tuple.

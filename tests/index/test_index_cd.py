@@ -58,7 +58,7 @@ def test_cd_agrees_exactly_with_the_cdindex_package(seed, window):
             assert result.cd[f] == theirs  # exact: both divide the same integers in double precision
             compared += 1
         else:
-            # DESIGN.md: null without citers, where cdindex gives 0 (None with no candidate at all).
+            # docs/deviations.md#cd-index: null without citers, where cdindex gives 0 (None with no candidate at all).
             assert np.isnan(result.cd[f]) and theirs in (0, None)
     assert compared > 50
 

@@ -1,4 +1,4 @@
-"""Parsing model replies into answers or counted failures (DESIGN.md section 9)."""
+"""Parsing model replies into answers or counted failures (docs/answers.md)."""
 
 import json
 
@@ -7,7 +7,7 @@ import pytest
 from scitaste_hf.schema import DIMENSIONS, Answer, Failure
 from scitaste_hf.scoring import parse_answer
 
-# The paper's worked example, 1998PhRvA..58.3983S (DESIGN.md section 4).
+# The paper's worked example, 1998PhRvA..58.3983S (docs/index-dimensions.md#weights).
 WORKED = {"innovation_score": 46.36,
           "dimension_scores": dict(zip(DIMENSIONS, (51.55, 35.33, 34.39, 79.22, 44.51, 13.77, 57.58)))}
 

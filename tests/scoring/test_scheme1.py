@@ -1,4 +1,4 @@
-"""Scheme 1 against DESIGN.md section 7, checked by an independent scipy computation."""
+"""Scheme 1 against docs/scoring.md#scheme-1, checked by an independent scipy computation."""
 
 import numpy as np
 import pytest
@@ -14,7 +14,7 @@ def _answers(matrix):
 
 
 def _reference_scheme1(P, G, w):
-    """DESIGN.md section 7 written out directly with scipy, item by item."""
+    """docs/scoring.md#scheme-1 written out directly with scipy, item by item."""
 
     def ratio(err, scale):
         return (100.0 if err == 0 else 0.0) if scale == 0 else 100 * max(0.0, 1 - err / scale)

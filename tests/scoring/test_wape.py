@@ -1,4 +1,4 @@
-"""Scheme 2 (WAPE) against DESIGN.md section 8 and the paper's figures."""
+"""Scheme 2 (WAPE) against docs/scoring.md#scheme-2 and the paper's figures."""
 
 import math
 
@@ -11,7 +11,7 @@ from scitaste_hf.scoring import wape, wape_grade, wape_score
 
 
 def test_paper_physics_cell():
-    # Table 9: WAPE 13.1% scores 70.4 (grade C); DESIGN fixes the unrounded value 70.35.
+    # Table 9: WAPE 13.1% scores 70.4 (grade C); the docs fix the unrounded value 70.35.
     assert wape_score(0.131) == pytest.approx(70.35, abs=1e-9)
     assert wape_grade(0.131) == "C"
 
