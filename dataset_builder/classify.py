@@ -2,7 +2,7 @@
 
 Physics: a four-stage cascade over ADS/arXiv metadata; the first stage that fires decides:
 1. the arXiv primary class, 2. the journal's bibstem, 3. two or more controlled keywords in title + abstract,
-4. a characteristic term in the title. A paper that no stage labels stays unclassified (backup split only).
+4. a characteristic term in the title. A paper that no stage labels stays unclassified (in neither split).
 
 The other disciplines are labelled by construction (the collection cell a paper came from); a paper collected
 by two cells is kept once, in the cell whose keywords it matches most (ties: the first cell in taxonomy order).

@@ -24,6 +24,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--resume", action="store_true", help="reuse the stages an earlier run finished")
     parser.add_argument("--overwrite", action="store_true", help="replace an existing --out")
     parser.add_argument("--max-retries", type=int, default=5, help="retries of a failing request (default 5)")
+    parser.add_argument("--journal-table", metavar="FILE",
+                        help="licensed journal table for journal impact: CSV or Parquet with issn, name, "
+                             "impact_factor, jcr_quartile (Q1-Q4), cas_zone (1-4); without it a mirror build uses "
+                             "the simulated world's synthetic table and a live build the OpenAlex impact proxy, "
+                             "which has no JCR/CAS partitions (journal impact then tops out at 70)")
     parser.add_argument("--taxonomy", help="taxonomy YAML file (default: the packaged one, paper Table 2)")
 
 
@@ -62,7 +67,8 @@ def run(args: argparse.Namespace) -> int:
     config = BuildConfig(out=Path(args.out), source=args.source, mirror_url=args.mirror_url,
                          work_dir=Path(args.work_dir) if args.work_dir else None, seed=args.seed,
                          per_discipline=args.per_discipline, selected_per_discipline=args.selected_per_discipline,
-                         resume=args.resume, overwrite=args.overwrite, max_retries=args.max_retries)
+                         resume=args.resume, overwrite=args.overwrite, max_retries=args.max_retries,
+                         journal_table=Path(args.journal_table) if args.journal_table else None)
     bars = _Bars()
     build = Build(config, taxonomy=load_taxonomy(args.taxonomy), reporter=bars)  # bad settings fail before any bar
     started = time.perf_counter()

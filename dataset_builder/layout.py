@@ -16,7 +16,15 @@ from typing import Any
 
 from scitaste_hf.errors import ScitasteError
 from scitaste_hf.output import temporary_dir
-from scitaste_hf.schema import CITATION, DIMENSION_LETTERS, DIMENSIONS, SPLITS, record_features
+from scitaste_hf.schema import (
+    CITATION,
+    DIMENSION_LETTERS,
+    DIMENSIONS,
+    DISCIPLINES,
+    SPLITS,
+    record_features,
+    weights_note,
+)
 
 
 def _size_category(n: int) -> str:
@@ -60,6 +68,7 @@ def card(counts: Mapping[str, int], weights: Mapping[str, float], *, synthetic: 
                                      "num_examples": int(counts.get(s, 0))} for s in SPLITS]},
     }
     weight_rows = "\n".join(f"| {DIMENSION_LETTERS[k]} | `{k}` | {weights[k]:.6f} |" for k in DIMENSIONS)
+    per_discipline = round(counts.get("selected", 0) / len(DISCIPLINES))
     banner = ("> **Synthetic demo build.** Every record comes from the simulated world of scitaste-hf: it shows the "
               "pipeline end to end and is not the benchmark.\n\n" if synthetic else "")
     return f"""---
@@ -77,7 +86,7 @@ metrics of scitaste-hf.
 
 | split | papers | use |
 |---|---|---|
-| `selected` | {counts.get("selected", 0)} | evaluation set: 50 per discipline, all sub-disciplines, tiers balanced |
+| `selected` | {counts.get("selected", 0)} | evaluation set: equal per discipline, all sub-disciplines, tiers balanced |
 | `backup` | {counts.get("backup", 0)} | the rest of the candidate pool, for re-sampling and larger evaluations |
 
 ## Construction
@@ -89,8 +98,8 @@ metrics of scitaste-hf.
 3. **Classify**: physics by a four-stage cascade (arXiv class, journal, two or more controlled keywords, title);
    the other disciplines by construction, each paper in one sub-discipline only.
 4. **Index**: the seven dimensions over the whole candidate pool and the weighted composite.
-5. **Quality check and sample**: about 125 papers per sub-discipline stratified across score quartiles; 50
-   `selected` papers per discipline.
+5. **Quality check and sample**: each sub-discipline's quota stratified across score quartiles, then the
+   `selected` papers per discipline (the quotas are the build's settings; the counts are in the summary).
 {summary}
 ## Fields
 
@@ -104,9 +113,7 @@ metrics of scitaste-hf.
 |---|---|---|
 {weight_rows}
 
-The paper publishes the contributions of citation impact (37.99) and journal impact (19.73 of 128.86) and only
-the total of the five middle dimensions, which the default splits equally. `innovation_score` is the weighted
-sum of the seven dimensions, rounded to 2 decimals.
+{weights_note()} `innovation_score` is the weighted sum of the seven dimensions, rounded to 2 decimals.
 
 ## Sources and licences
 
@@ -115,7 +122,7 @@ sum of the seven dimensions, rounded to 2 decimals.
 ## Limitations
 
 Bibliometric signals drift as citations accumulate, so the pool should be re-indexed and re-sampled
-periodically; 50 papers per discipline give wide intervals; the corpus is English-dominant.
+periodically; {per_discipline} papers per discipline give wide intervals; the corpus is English-dominant.
 
 ## Citation
 

@@ -41,7 +41,7 @@ log = logging.getLogger("dataset_builder")
 STAGES = ("collect", "snowball", "label", "index", "sample", "publish")
 #: Version of what the checkpoints hold: a work directory written before a change to it has its stages
 #: recomputed (from the cache) rather than read without what the change added.
-CHECKPOINT_VERSION = 2
+CHECKPOINT_VERSION = 3
 
 
 class Reporter(Protocol):
@@ -95,6 +95,10 @@ class BuildConfig:
         Replace an existing ``out``.
     max_retries : int
         Retries of a failed request before the build stops.
+    journal_table : path, optional
+        A licensed journal table (issn, name, impact_factor, jcr_quartile, cas_zone; CSV or Parquet) for
+        dimension G. Without it a mirror build uses the simulated world's synthetic table and a live build the
+        OpenAlex impact proxy, which has no JCR quartiles or CAS zones.
     """
 
     out: Path
@@ -108,6 +112,7 @@ class BuildConfig:
     resume: bool = False
     overwrite: bool = False
     max_retries: int = 5
+    journal_table: Path | None = None
 
     @property
     def work(self) -> Path:
@@ -126,6 +131,9 @@ class BuildResult:
     short_disciplines: list[list[Any]]
     provenance: dict[str, dict[str, int]]
     short_listings: int = 0
+    #: Where dimension G's figures come from, and whether they include the JCR and CAS partitions.
+    journal_table: str = ""
+    journal_partitions: bool = True
     stages_resumed: list[str] = field(default_factory=list)
     requests: int = 0
 
@@ -207,7 +215,10 @@ class Build:
                                 "OPENALEX_MAILTO or OPENALEX_API_KEY) in the environment")
         if config.per_discipline < 1 or not 0 < config.selected_per_discipline <= config.per_discipline:
             raise ScitasteError("--per-discipline must be >= 1 and --selected-per-discipline between 1 and it")
+        from dataset_builder.journals import read_licensed
+
         self.config = config
+        self.licensed = read_licensed(config.journal_table) if config.journal_table else None
         self.taxonomy = taxonomy or load_taxonomy()
         self.reporter = reporter or _Silent()
         self.clients = Clients(config)
@@ -303,18 +314,22 @@ class Build:
             for key, src in p["sources"].items():
                 provenance.setdefault(key, {}).setdefault(src, 0)
                 provenance[key][src] += 1
-        unclassified = [{"bibcode": p["bibcode"], "reason": "unclassified", "detail": "backup split only"}
+        # A paper no cascade stage labels has no sub-discipline to be sampled in: it enters neither split (nor the
+        # index's reference population) and is counted with its reason.
+        unclassified = [{"bibcode": p["bibcode"], "reason": "unclassified",
+                         "detail": "no cascade stage labels it; in neither split"}
                         for p in kept if p["subcategory_id"] is None]
-        return {"papers": kept, "failures": failures + unclassified, "provenance": provenance}
+        labelled_papers = [p for p in kept if p["subcategory_id"] is not None]
+        return {"papers": labelled_papers, "failures": failures + unclassified, "provenance": provenance}
 
-    def _index(self, collected: Mapping[str, Any], around: Mapping[str, Any], labelled: Mapping[str, Any]
-               ) -> list[dict[str, Any]]:
+    def _index(self, collected: Mapping[str, Any], around: Mapping[str, Any], labelled: Mapping[str, Any],
+               table: Any) -> list[dict[str, Any]]:
         from dataset_builder.score import score
         from scitaste_hf.schema import DEFAULT_WEIGHTS
 
         self.reporter.start("index", 1)
         works = {w["id"]: w for w in self._focal(collected)}
-        records = score(labelled["papers"], works, around["works"], around["sources"], DEFAULT_WEIGHTS)
+        records = score(labelled["papers"], works, around["works"], around["sources"], DEFAULT_WEIGHTS, table)
         self.reporter.advance(1)
         return records
 
@@ -361,8 +376,18 @@ class Build:
             remove_stale(Path(cfg.out), cfg.work)
             return self._run_stages()
 
+    def _journal_table(self) -> Any:
+        """The licensed table, else the mirror's synthetic one, else None (the OpenAlex proxy)."""
+        from dataset_builder.journals import mirror_table
+
+        if self.licensed is not None or self.config.source != "mirror":
+            return self.licensed
+        return mirror_table(self.config.mirror_url or "", self.config.work)
+
     def _run_stages(self) -> BuildResult:
+        from dataset_builder.journals import PARTITIONS_MISSING, digest
         from dataset_builder.summary import card_summary
+        from scitaste_hf.index.journals import OPENALEX_PROXY_LABEL
 
         cfg = self.config
         try:
@@ -372,8 +397,10 @@ class Build:
             collected = self._stage("collect", k_collect, self._collect)
             around = self._stage("snowball", k_collect, lambda: self._snowball(collected))
             labelled = self._stage("label", k_collect, lambda: self._label(collected))
-            records = self._stage("index", k_collect, lambda: self._index(collected, around, labelled))
-            k_sample = _fingerprint(k_collect, cfg.seed, cfg.selected_per_discipline)
+            table = self._journal_table()
+            k_index = _fingerprint(k_collect, digest(table))
+            records = self._stage("index", k_index, lambda: self._index(collected, around, labelled, table))
+            k_sample = _fingerprint(k_index, cfg.seed, cfg.selected_per_discipline)
             sampled = self._stage("sample", k_sample, lambda: self._sample(records))
             result = BuildResult(out=Path(cfg.out), splits={"selected": sampled["selected"],
                                                             "backup": sampled["backup"]},
@@ -381,7 +408,12 @@ class Build:
                                  short_disciplines=sampled["short_disciplines"],
                                  provenance=labelled["provenance"],
                                  short_listings=collected["short_listings"] + around["short_listings"],
+                                 journal_table=table.label if table is not None else OPENALEX_PROXY_LABEL,
+                                 journal_partitions=table is not None and any(
+                                     e.jcr_quartile or e.cas_zone for e in table.entries),
                                  stages_resumed=self.resumed)
+            if not result.journal_partitions:
+                log.warning("%s", PARTITIONS_MISSING)
             self._publish(sampled, card_summary(result, self.taxonomy))
             result.requests = self.clients.requests()
             return result

@@ -106,7 +106,7 @@ def sample_splits(records: Sequence[Mapping[str, Any]], taxonomy: Taxonomy, *, s
     Parameters
     ----------
     records : sequence of records
-        Benchmark records with ``discipline``, ``subcategory_id`` (None for an unclassified physics paper),
+        Benchmark records with ``discipline``, ``subcategory_id`` (a record without one is never sampled),
         ``journal_tier``, ``year`` and ``innovation_score``; bibcodes unique.
     taxonomy : Taxonomy
     seed : int
@@ -120,7 +120,7 @@ def sample_splits(records: Sequence[Mapping[str, Any]], taxonomy: Taxonomy, *, s
     -------
     Splits
         Both splits sorted by bibcode, and the cells and disciplines that were short. Nothing is padded:
-        a short cell leaves its room to the other cells of its discipline, then to unclassified papers.
+        a short cell leaves its room to the other cells of its discipline.
     """
     rng = np.random.default_rng(seed)
     out = Splits([], [])
@@ -138,15 +138,11 @@ def sample_splits(records: Sequence[Mapping[str, Any]], taxonomy: Taxonomy, *, s
             taken = {r["bibcode"] for r in take}
             kept.extend(take)
             extras.extend(r for r in pool if r["bibcode"] not in taken)
-        unclassified = [r for r in mine if r["subcategory_id"] is None]
         room = per_discipline - len(kept)
         kept.extend(stratified(extras, room, rng)[:room] if room > 0 else [])
-        room = per_discipline - len(kept)
-        kept.extend(stratified(unclassified, room, rng)[:room] if room > 0 else [])
         if len(kept) < per_discipline:
             out.short_disciplines.append((discipline, len(kept), per_discipline))
-        classified = [r for r in kept if r["subcategory_id"] is not None]
-        selected = _select(classified, cells, selected_per_discipline, rng) if classified else []
+        selected = _select(kept, cells, selected_per_discipline, rng) if kept else []
         chosen = {r["bibcode"] for r in selected}
         out.selected.extend(dict(r) for r in selected)
         out.backup.extend(dict(r) for r in kept if r["bibcode"] not in chosen)

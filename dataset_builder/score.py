@@ -1,5 +1,5 @@
-"""The index stage: the Academic Taste Index of every paper of the pool (DESIGN.md section 5), over the pool as
-reference population, and the records of the benchmark schema (DESIGN.md section 3).
+"""The index stage: the Academic Taste Index of every paper of the pool (docs/index-dimensions.md), over the pool as
+reference population, and the records of the benchmark schema (docs/dataset.md#record-schema).
 
 A paper with an OpenAlex record enters the population under its OpenAlex id, so that the snowball's citation
 links reach it; a physics paper that OpenAlex does not know enters under its bibcode with what ADS gave (date,
@@ -99,8 +99,9 @@ def population(papers: Sequence[Mapping[str, Any]], works: Mapping[str, Mapping[
 
 def journal_tiers(papers: Sequence[Mapping[str, Any]], works: Mapping[str, Mapping[str, Any]], table
                   ) -> list[str | None]:
-    """Each paper's journal tier: the quartile of its journal's impact proxy among the journals of its
-    discipline in the pool (Q1 the top quarter); None when the journal or its figure is unknown.
+    """Each paper's journal tier: its journal's JCR quartile when the table has quartiles, else the quartile of
+    the journal's impact proxy among the journals of its discipline in the pool (Q1 the top quarter); None when
+    the journal or its figure is unknown.
 
     Parameters
     ----------
@@ -109,10 +110,10 @@ def journal_tiers(papers: Sequence[Mapping[str, Any]], works: Mapping[str, Mappi
         OpenAlex id -> candidate record.
     table : JournalTable
     """
-    impact: list[float | None] = []
-    for p in papers:
-        entry = table.lookup(_journal_key(p, works.get(p.get("openalex_id") or "")))
-        impact.append(entry.impact_factor if entry else None)
+    entries = [table.lookup(_journal_key(p, works.get(p.get("openalex_id") or ""))) for p in papers]
+    if any(e is not None and e.jcr_quartile for e in entries):
+        return [e.jcr_quartile if e is not None else None for e in entries]
+    impact = [e.impact_factor if e is not None else None for e in entries]
     tiers: list[str | None] = [None] * len(papers)
     for discipline in {p["discipline"] for p in papers}:
         values = sorted({v for p, v in zip(papers, impact) if p["discipline"] == discipline and v is not None},
@@ -126,7 +127,7 @@ def journal_tiers(papers: Sequence[Mapping[str, Any]], works: Mapping[str, Mappi
 
 def score(papers: Sequence[Mapping[str, Any]], works: Mapping[str, Mapping[str, Any]],
           around: Sequence[Mapping[str, Any]], sources: Sequence[Mapping[str, Any]],
-          weights: Mapping[str, float]) -> list[dict[str, Any]]:
+          weights: Mapping[str, float], table=None) -> list[dict[str, Any]]:
     """Benchmark records of the whole pool.
 
     Parameters
@@ -141,6 +142,8 @@ def score(papers: Sequence[Mapping[str, Any]], works: Mapping[str, Mapping[str, 
         OpenAlex source objects of the candidates' journals.
     weights : mapping
         The composite's weight vector.
+    table : JournalTable, optional
+        The journal data of dimension G; the open OpenAlex proxy of ``sources`` when None.
 
     Returns
     -------
@@ -150,7 +153,7 @@ def score(papers: Sequence[Mapping[str, Any]], works: Mapping[str, Mapping[str, 
     """
     from scitaste_hf.index import compute_index
 
-    table = journal_table(sources)
+    table = journal_table(sources) if table is None else table
     pop, ids = population(papers, works, around)
     scores = compute_index(pop, table, weights=weights)
     row = {pid: k for k, pid in enumerate(scores.column("id").to_pylist())}

@@ -40,8 +40,7 @@ def tables(result: Any, taxonomy: Taxonomy) -> dict[str, Table]:
     decades = sorted({r["year"] // 10 * 10 for r in records})
     out: dict[str, Table] = {
         "discipline": (head, _counts(result, lambda r: r["discipline"], list(DISCIPLINES))),
-        "sub-discipline": (head, _counts(result, lambda r: r["subcategory_id"] or "(unclassified)",
-                                         [c.id for c in taxonomy.cells] + ["(unclassified)"])),
+        "sub-discipline": (head, _counts(result, lambda r: r["subcategory_id"], [c.id for c in taxonomy.cells])),
         "journal tier": (head, _counts(result, lambda r: r["journal_tier"] or "(none)",
                                        [*JOURNAL_TIERS, "(none)"])),
         "decade": (head, _counts(result, lambda r: f"{r['year'] // 10 * 10}s", [f"{d}s" for d in decades])),
@@ -58,6 +57,12 @@ def tables(result: Any, taxonomy: Taxonomy) -> dict[str, Table]:
                     [tuple(x) for x in [*result.short_cells, *result.short_disciplines]])
     out["field sources"] = (("field", "sources"), [(k, ", ".join(f"{s} {n}" for s, n in sorted(v.items())))
                                                    for k, v in sorted(result.provenance.items())])
+    journal = [("figures from", result.journal_table)]
+    if not result.journal_partitions:
+        from dataset_builder.journals import PARTITIONS_MISSING
+
+        journal.append(("partitions", PARTITIONS_MISSING))
+    out["journal impact"] = (("", "journal table"), journal)
     # Always shown, 0 included: a count of records a service announced but never delivered is what tells a
     # complete build from one whose citation lists (and so its CD index) are cut short.
     out["listings"] = (("", "count"), [("ended short of the count the service announced", result.short_listings)])

@@ -32,6 +32,7 @@ from scitaste_hf.schema import (
     MODES,
     SCHEME1_GRADES,
     WAPE_BANDS,
+    weights_note,
 )
 from scitaste_hf.scoring.ranks import RANK_RESAMPLES
 
@@ -418,8 +419,7 @@ labels with noise the size of a strong model's errors is not flagged.
 |---|---|---|
 {weights}
 
-Citation impact (37.99) and journal impact (19.73 of 128.86) are published; the paper gives only the total of
-the five middle dimensions, which is split equally here (an assumption, shown wherever weights are shown).
+{weights_note()}
 
 ## Run the evaluation
 

@@ -1,4 +1,5 @@
-"""Test-wide settings: no test may reach the internet, and Hugging Face caches stay inside the test run."""
+"""Test-wide settings: no test may reach the internet, and Hugging Face caches stay inside the test run; which
+tests are opt-in and which are slow."""
 
 import os
 import socket
@@ -18,6 +19,32 @@ os.environ["HF_DATASETS_OFFLINE"] = "1"
 os.environ["HF_EVALUATE_OFFLINE"] = "1"
 os.environ["GRADIO_ANALYTICS_ENABLED"] = "False"
 os.environ.pop("HF_TOKEN", None)
+
+#: Tests that need something the suite does not install; each runs only when `-m` names it (`pytest -m llm`).
+OPT_IN = ("llm", "hf", "hub_install")
+#: The end-to-end tests (a build, lm-eval, a Space, the demo, a browser: 5-40 s each), left out by
+#: `pytest -m "not slow"`, the inner loop; by file, or by test id.
+SLOW = ("tests/builder/test_build.py", "tests/demo/test_demo.py", "tests/space/test_space_app.py",
+        "tests/space/test_space_browser.py", "tests/tasks/test_dimagent_any_backend.py",
+        "tests/tasks/test_scitaste_tasks.py", "tests/agent/test_eval_reliability.py",
+        "tests/agent/test_loop_eval.py::test_scitaste_eval_every_mode_with_the_baseline",
+        "tests/mirror/test_mirror_faults_scale.py", "tests/rtaste/test_judge_task.py",
+        "tests/metrics/test_metric_apps.py",
+        "tests/scoring/test_answers.py::test_work_is_linear_in_the_reply", "tests/cli/test_publish.py",
+        "tests/metrics/test_metric_modules.py::test_installed_wheel_carries_the_metrics")
+
+
+def pytest_collection_modifyitems(config, items):
+    """Mark the slow tests; skip an opt-in test unless `-m` asks for its marker."""
+    chosen = config.getoption("markexpr") or ""
+    root = Path(__file__).parent.parent
+    for item in items:
+        node = f"{Path(item.fspath).relative_to(root).as_posix()}::{item.name.split('[')[0]}"
+        if any(node == slow or node.startswith(slow + "::") for slow in SLOW):
+            item.add_marker(pytest.mark.slow)
+        for name in OPT_IN:
+            if item.get_closest_marker(name) and name not in chosen:
+                item.add_marker(pytest.mark.skip(reason=f"opt-in: run with pytest -m {name}"))
 
 
 def _free_port() -> int:

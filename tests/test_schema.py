@@ -17,12 +17,12 @@ from scitaste_hf.schema import (
 )
 
 
-def test_default_weights_follow_design_section_4():
+def test_default_weights_are_the_published_figures_and_an_equal_split():
     assert list(DEFAULT_WEIGHTS) == list(DIMENSIONS)
     assert DEFAULT_WEIGHTS["citation_impact"] == pytest.approx(0.29482, abs=5e-6)
     assert DEFAULT_WEIGHTS["journal_impact"] == pytest.approx(0.15311, abs=5e-6)
     for key in DIMENSIONS[1:6]:
-        assert DEFAULT_WEIGHTS[key] == pytest.approx(0.110415, abs=1e-6)
+        assert DEFAULT_WEIGHTS[key] == pytest.approx(14.228 / 128.86, abs=1e-12)
     assert sum(DEFAULT_WEIGHTS.values()) == pytest.approx(1.0, abs=1e-12)
 
 

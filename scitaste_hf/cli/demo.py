@@ -17,7 +17,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Arguments of ``scitaste demo``."""
     parser.add_argument("--out", default="scitaste-demo", help="folder of everything the demo makes")
     parser.add_argument("--papers", type=int, default=6000,
-                        help="candidate papers of the simulated world (default 6000; e.g. 600 for a quick look)")
+                        help="papers the benchmark keeps from the simulated world (default 6000, the two splits' "
+                             "size; e.g. 600 for a quick look)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the world and of the sampling")
 
 
@@ -39,8 +40,7 @@ class _Mirror:
         if self.proc is None:
             from scitaste_hf.errors import ScitasteError
 
-            console.print(f"starting the mirror over a synthetic world of {self.papers} papers (about 20 s at the "
-                          "default size) ...")
+            console.print(f"starting the mirror over a synthetic world sized for {self.papers} papers ...")
             self.proc = subprocess.Popen(_scitaste("mirror", "serve", "--papers", str(self.papers), "--seed",
                                                    str(self.seed), "--port", "0"), stdout=subprocess.PIPE, text=True)
             line = ""

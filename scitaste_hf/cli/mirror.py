@@ -16,7 +16,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     serve = sub.add_parser("serve", help="serve the mirror in the foreground")
     serve.add_argument("--world", choices=("sim", "recorded"), default="sim", help="what to serve (default sim)")
     serve.add_argument("--seed", type=int, default=0, help="seed of the simulated world and of random faults")
-    serve.add_argument("--papers", type=int, default=6000, help="candidate papers of the simulated world")
+    serve.add_argument("--papers", type=int, default=6000,
+                       help="papers the benchmark keeps from the world (default 6000, the two splits' size); the "
+                            "world generates a surplus of candidates around them")
     serve.add_argument("--port", type=int, default=8765, help="port on 127.0.0.1 (0: any free port)")
     serve.add_argument("--rate-limit", type=int, help="requests per second before answering 429")
     serve.add_argument("--daily-limit", type=int, help="requests before the X-RateLimit budget is spent")
@@ -59,7 +61,7 @@ def run(args: argparse.Namespace) -> int:
     faults = _faults(args.fault)
     started = time.perf_counter()
     what = "recorded real responses" if args.world == "recorded" else \
-        f"SYNTHETIC world (seed {args.seed}, {args.papers} candidate papers; not real data)"
+        f"SYNTHETIC world (seed {args.seed}, sized for {args.papers} benchmark papers; not real data)"
     print(f"building the mirror: {what} ...", flush=True)
     app = build_mirror(args.world, seed=args.seed, papers=args.papers, rate_limit=args.rate_limit,
                        daily_limit=args.daily_limit or DEFAULT_DAILY_LIMIT, latency=args.latency,

@@ -30,9 +30,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="also write the full result as JSON (only when the whole computation succeeded)")
     parser.add_argument("--weights", metavar="FILE", help="dimension weights JSON for Part B (default: the packaged "
                                                           "weights, docs/index-dimensions.md#weights)")
-    # The upper bound is the bootstrap's own (MAX_RESAMPLES), checked before any resampling.
-    parser.add_argument("--n-resamples", type=whole_number(0), default=1000,
-                        help="bootstrap resamples (default 1000; 0: none)")
+    # The upper bound is the bootstrap's own (MAX_RESAMPLES), checked before any resampling; the default is resolved
+    # when the command runs, so that building the parser imports no scoring code.
+    parser.add_argument("--n-resamples", type=whole_number(0), default=None,
+                        help="bootstrap resamples (default: the bootstrap's N_RESAMPLES, see "
+                             "docs/scoring.md#intervals; 0: none)")
     parser.add_argument("--seed", type=whole_number(0), default=0, help="bootstrap seed, >= 0 (default 0)")
 
 
@@ -57,6 +59,7 @@ def run(args: argparse.Namespace) -> int:
     from scitaste_hf.records import load_records
     from scitaste_hf.schema import load_weights
     from scitaste_hf.scoring import score_run
+    from scitaste_hf.scoring.bootstrap import N_RESAMPLES
 
     # Piped output (CI logs, files) gets a wide table instead of rich's 80-column default that truncates cells.
     console = Console(width=None if sys.stdout.isatty() else 200)
@@ -77,11 +80,12 @@ def run(args: argparse.Namespace) -> int:
             backup, backup_source = load_records(gold_path, "backup"), gold_path
         except ScitasteError:  # a dataset without a backup split: the floors come from the gold set
             pass
-    result = score_run(gold, predictions, weights=weights, n_resamples=args.n_resamples, seed=args.seed,
+    n_resamples = N_RESAMPLES if args.n_resamples is None else args.n_resamples
+    result = score_run(gold, predictions, weights=weights, n_resamples=n_resamples, seed=args.seed,
                        gold_name=str(gold_path), backup=backup)
     result["inputs"] = {"predictions": str(predictions_path), "gold": str(gold_path), "split": args.split,
                         "floors_from": f"{backup_source} (backup)" if backup_source else f"{gold_path} (the gold set)",
-                        "n_resamples": args.n_resamples, "seed": args.seed}
+                        "n_resamples": n_resamples, "seed": args.seed}
     console.print(results_table(result))
     if args.json_out:
         try:

@@ -1,4 +1,4 @@
-"""Journal data for dimension G (DESIGN.md section 5): a pluggable table of
+"""Journal data for dimension G (docs/index-dimensions.md#g-journal-impact): a pluggable table of
 (issn, name, impact_factor, jcr_quartile, cas_zone)."""
 
 from __future__ import annotations
@@ -11,8 +11,11 @@ import numpy as np
 
 from scitaste_hf.errors import ScitasteError
 
-#: Score of JCR quartile Q1..Q4 and of CAS zone 1..4 (DESIGN.md section 5); a missing one scores 0.
+#: Score of JCR quartile Q1..Q4 and of CAS zone 1..4 (docs/index-dimensions.md#g-journal-impact); a missing
+#: one scores 0.
 TIER_SCORES: tuple[float, ...] = (100.0, 75.0, 50.0, 25.0)
+#: The label of the open table of :meth:`JournalTable.from_openalex_sources`.
+OPENALEX_PROXY_LABEL = "OpenAlex 2yr_mean_citedness (impact-factor proxy; no JCR/CAS data)"
 
 
 def _key(text: str) -> str:
@@ -93,7 +96,7 @@ class JournalTable:
             )
             for src in sources
         ]
-        return cls(entries, label="OpenAlex 2yr_mean_citedness (impact-factor proxy; no JCR/CAS data)", proxy=True)
+        return cls(entries, label=OPENALEX_PROXY_LABEL, proxy=True)
 
     @classmethod
     def read(cls, path: str | Path, *, label: str | None = None, proxy: bool = False) -> JournalTable:

@@ -57,8 +57,9 @@ class OpenAlexApi:
         w = world
         n = w.n_works
         self.cited_by_count = np.diff(w.cite_ptr).astype(np.int64)
-        self.subfield = np.array([w.taxonomy.cells[w.topic_table[w.topics[i][0][0]][2]].openalex_subfield
-                                  for i in range(n)])
+        # A work's subfield is its primary topic's.
+        cell_subfield = np.array([c.openalex_subfield for c in w.taxonomy.cells])
+        self.subfield = cell_subfield[np.array([t[2] for t in w.topic_table])[w.topics.first()]]
         self.types = np.array([w.work_type(i) for i in range(n)])
         self.year = w.date.astype("datetime64[D]").astype("datetime64[Y]").astype(int) + 1970
         self._fields = (*openalex_work(w, 0), "relevance_score")

@@ -18,6 +18,9 @@ from scitaste_hf.sources.endpoints import mirror_route
 
 #: Requests the mirror allows before its X-RateLimit budget runs out, unless told otherwise.
 DEFAULT_DAILY_LIMIT = 10_000_000
+#: Where a simulated world's mirror serves its journal table (outside every service's prefix: the services
+#: themselves have no JCR quartiles or CAS zones).
+JOURNAL_TABLE_PATH = "/simworld/journal-table.csv"
 
 
 def recorded_dir() -> Path:
@@ -32,8 +35,10 @@ def world_backend(world: World) -> Callable[[str, str, dict[str, str], bytes], t
     from scitaste_hf.mirror.ads import AdsApi
     from scitaste_hf.mirror.arxiv import ArxivApi
     from scitaste_hf.mirror.openalex import OpenAlexApi
+    from scitaste_hf.simworld.render import journal_table_csv
 
     openalex, ads, arxiv = OpenAlexApi(world), AdsApi(world), ArxivApi(world)
+    journal_table = journal_table_csv(world).encode()
 
     @lru_cache(maxsize=20_000)
     def openalex_get(path: str, query: tuple[tuple[str, str], ...]) -> tuple[int, bytes]:
@@ -43,6 +48,8 @@ def world_backend(world: World) -> Callable[[str, str, dict[str, str], bytes], t
         return status, orjson.dumps(content)
 
     def backend(method: str, path: str, query: dict[str, str], body: bytes) -> tuple | None:
+        if path == JOURNAL_TABLE_PATH and method == "GET":
+            return 200, journal_table, "text/csv; charset=utf-8"
         service, below = mirror_route(path) or ("", "")
         if service == "openalex" and method == "GET":
             status, content = openalex_get(below, tuple(sorted(query.items())))
@@ -94,7 +101,7 @@ def build_mirror(world: str = "sim", *, seed: int = 0, papers: int = 6000, rate_
 
     tell = progress or (lambda message: None)
     started = time.perf_counter()
-    tell(f"generating {papers} candidate papers, their citation graph and journals")
+    tell(f"generating the candidates of {papers} benchmark papers, their citation graph and journals")
     generated = generate(papers, seed)
     tell(f"indexing the world for the three services ({time.perf_counter() - started:.0f} s so far)")
     return build_app(backend=world_backend(generated), rate_limit=rate_limit, daily_limit=daily_limit,

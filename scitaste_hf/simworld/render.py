@@ -60,6 +60,18 @@ SUBFIELDS: dict[int, tuple[str, int, str, int, str]] = {
 }
 
 
+def journal_table_csv(world: World) -> str:
+    """The world's journals as a journal table (``issn,name,impact_factor,jcr_quartile,cas_zone``), the format
+    ``scitaste build --journal-table`` reads: the synthetic stand-in for a licensed JCR/CAS table, which the
+    services' own responses do not carry."""
+    lines = ["issn,name,impact_factor,jcr_quartile,cas_zone"]
+    for j in world.journals:
+        fields = (j.issn, f'"{j.name}"', "" if j.impact_factor is None else f"{j.impact_factor:g}",
+                  j.jcr_quartile or "", "" if j.cas_zone is None else str(j.cas_zone))
+        lines.append(",".join(fields))
+    return "\n".join(lines) + "\n"
+
+
 def inverted_index(text: str) -> dict[str, list[int]]:
     """OpenAlex's ``abstract_inverted_index``: each word with the positions where it occurs."""
     index: dict[str, list[int]] = {}

@@ -36,37 +36,52 @@ COUNTRIES = (("US", 22), ("CN", 20), ("DE", 7), ("GB", 7), ("JP", 5), ("FR", 5),
              ("PL", 1), ("SG", 1), ("DK", 1), ("BE", 1), ("AT", 1), ("IR", 1), ("TW", 1))
 
 
-def name(rng: np.random.Generator, parts: int = 2) -> str:
-    """A pronounceable synthetic name."""
-    return "".join(rng.choice(_SYLLABLES, size=parts)).capitalize()
+def names(rng: np.random.Generator, n: int, parts: np.ndarray | int) -> list[str]:
+    """``n`` pronounceable synthetic names of ``parts`` syllables each (an int, or one per name)."""
+    parts = np.broadcast_to(np.asarray(parts), (n,))
+    syllables = np.array(_SYLLABLES)[rng.integers(0, len(_SYLLABLES), size=(n, int(parts.max(initial=1))))]
+    return ["".join(row[:k]).capitalize() for row, k in zip(syllables.tolist(), parts.tolist())]
 
 
-def person(rng: np.random.Generator) -> str:
-    """A synthetic person's name: initial and family name."""
-    return f"{name(rng, 1)[0]}. {name(rng, int(rng.integers(2, 4)))}"
+def people(rng: np.random.Generator, n: int) -> list[str]:
+    """``n`` synthetic person names: initial and family name."""
+    initials = names(rng, n, 1)
+    return [f"{i[0]}. {family}" for i, family in zip(initials, names(rng, n, rng.integers(2, 4, size=n)))]
 
 
-def title(rng: np.random.Generator, keywords: list[str], title_term: str | None = None) -> str:
-    """A title from two of ``keywords`` (or from neutral words when empty), optionally with ``title_term``."""
-    words = list(keywords) or list(_GENERIC)
-    first, second = rng.choice(words, size=2, replace=len(words) < 2)
-    opener = str(rng.choice(_OPENERS))
-    if opener == "A" and str(first)[0].lower() in "aeiou":
-        opener = "An"
-    head = f"{opener} {first} {rng.choice(_NOUNS)}"
-    tail = f" and {title_term} {second}" if title_term else f" in {second}"
-    return (head + tail)[0].upper() + (head + tail)[1:]
+def titles(rng: np.random.Generator, first: list[str], second: list[str], terms: list[str | None]) -> list[str]:
+    """Titles from two keywords each (``first``, ``second``; neutral words where a keyword is ``""``), ending in
+    ``and <term> <second>`` where ``terms`` gives a characteristic title term, else ``in <second>``."""
+    n = len(first)
+    openers = rng.integers(0, len(_OPENERS), size=n).tolist()
+    nouns = rng.integers(0, len(_NOUNS), size=n).tolist()
+    generic = rng.integers(0, len(_GENERIC), size=(n, 2)).tolist()
+    out = []
+    for k in range(n):
+        a, b = first[k] or _GENERIC[generic[k][0]], second[k] or _GENERIC[generic[k][1]]
+        opener = _OPENERS[openers[k]]
+        if opener == "A" and a[0].lower() in "aeiou":
+            opener = "An"
+        text = f"{opener} {a} {_NOUNS[nouns[k]]}" + (f" and {terms[k]} {b}" if terms[k] else f" in {b}")
+        out.append(text[0].upper() + text[1:])
+    return out
 
 
-def abstract(rng: np.random.Generator, keywords: list[str]) -> str:
-    """An abstract of four to six sentences; with no keywords it names no sub-discipline term at all."""
-    n = int(rng.integers(4, 7))
-    if keywords:
-        picks = list(rng.choice(keywords, size=4, replace=len(keywords) < 4))
-        templates = rng.choice(_SENTENCES, size=n, replace=True)
-    else:
-        picks = ["", "", "", ""]
-        templates = rng.choice(_NEUTRAL, size=n, replace=True)
-    sentences = [t.format(k0=picks[0], k1=picks[1], k2=picks[2], k3=picks[3], noun=rng.choice(_NOUNS),
-                          generic=rng.choice(_GENERIC)) for t in templates]
-    return " ".join([*sentences, SYNTHETIC_NOTE])
+def abstracts(rng: np.random.Generator, picks: list[list[str]], neutral: np.ndarray) -> list[str]:
+    """Abstracts of four to six sentences, each from four keyword ``picks``; a ``neutral`` one names no
+    sub-discipline term at all. Each ends with :data:`SYNTHETIC_NOTE`."""
+    n = len(picks)
+    drawn = (rng.integers(4, 7, size=n), rng.integers(0, len(_SENTENCES), size=(n, 6)),
+             rng.integers(0, len(_NEUTRAL), size=(n, 6)), rng.integers(0, len(_NOUNS), size=(n, 6)),
+             rng.integers(0, len(_GENERIC), size=(n, 6)))
+    out = []
+    for start in range(0, n, 8192):  # in blocks: Python lists of every row at once would raise the world's peak
+        lengths, templates, quiet, nouns, generic = (a[start:start + 8192].tolist() for a in drawn)
+        for k in range(len(lengths)):
+            k0, k1, k2, k3 = picks[start + k]
+            row = quiet[k] if neutral[start + k] else templates[k]
+            pool = _NEUTRAL if neutral[start + k] else _SENTENCES
+            sentences = [pool[row[s]].format(k0=k0, k1=k1, k2=k2, k3=k3, noun=_NOUNS[nouns[k][s]],
+                                             generic=_GENERIC[generic[k][s]]) for s in range(lengths[k])]
+            out.append(" ".join([*sentences, SYNTHETIC_NOTE]))
+    return out

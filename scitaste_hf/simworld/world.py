@@ -18,9 +18,10 @@ from dataclasses import dataclass, field
 from datetime import date, timedelta
 
 import numpy as np
+from scipy.special import ndtr, ndtri
 
 from scitaste_hf.errors import ScitasteError
-from scitaste_hf.simworld import text
+from scitaste_hf.simworld import latent, text
 from scitaste_hf.taxonomy import Taxonomy, load_taxonomy
 
 DEFAULT_PAPERS = 6000
@@ -31,6 +32,37 @@ PHYSICS_STAGES = (("arxiv", 0.72), ("journal", 0.15), ("keywords", 0.07), ("titl
 _EPOCH = date(1970, 1, 1)
 #: OpenAlex types of the works around the candidates (see :meth:`World.work_type`).
 BACKGROUND_TYPES = ("preprint", "proceedings-article", "book-chapter")
+#: Candidates per sub-discipline relative to its share of ``papers``: room for a build's 1.2x collection, its
+#: de-duplication across cells that share an OpenAlex subfield and its quality check.
+SURPLUS = 1.5
+#: Works around the candidates: per candidate of a cell, and at least per cell.
+BACKGROUND_PER_CANDIDATE, BACKGROUND_MIN = 8, 300
+INSTITUTIONS = 400
+#: Journals of a non-physics cell (a physics cell has one per bibstem).
+JOURNALS_PER_CELL = 16
+#: Mean and spread of the log impact factor of every cell's journals; share of journals in no JCR/CAS table.
+JOURNAL_IMPACT, UNLISTED_JOURNALS = (1.0, 0.8), 0.04
+#: Noise of a paper's placement beyond its journal trait.
+JOURNAL_NOISE = 0.15
+#: log references = a + b * breadth trait.
+REFERENCES = (3.1, 0.6)
+#: Share of references outside the discipline = Phi(a + b * novelty trait).
+FOREIGN_REFERENCES = (-1.6, 0.6)
+#: Topics from other disciplines = round(a + b * novelty trait).
+FOREIGN_TOPICS = (0.8, 1.1)
+#: Keywords of another discipline in the abstract = round(a + b * novelty trait).
+FOREIGN_WORDS = (0.6, 1.1)
+#: log citations = a + culture + b * citation trait + CITATION_AGE * log(age / 10 years).
+CITATIONS, CITATION_AGE = (2.7, 1.0), 0.15
+#: Citation cultures: log-citation offsets of the disciplines.
+CITATION_CULTURE = {"medicine": 0.15, "biology": 0.1, "chemistry": 0.03, "finance": -0.05, "mathematics": -0.15}
+#: Share of citers that also cite a reference = Phi(-a - b * disruption trait).
+CONSOLIDATING = (0.0, 1.6)
+#: log team size = a + b * team trait; share of co-authors abroad = Phi(a + b * team trait).
+TEAM, ABROAD = (1.2, 0.7), (-0.8, 0.6)
+#: Share of candidates outside physics whose text names none of their cell's keywords (a build finds them by
+#: the subfield back-fill only).
+KEYWORDLESS = 0.10
 
 
 @dataclass
@@ -46,6 +78,31 @@ class Journal:
     cas_zone: int | None
     mean_citedness: float
     bibstem: str | None = None
+
+
+class Ragged:
+    """Rows of (index, score) pairs stored flat, so that some 10^5 works' topics and concepts take a few MB
+    rather than a Python list of tuples each: ``rows[i]`` is row ``i`` as a list of ``(int, float)``."""
+
+    def __init__(self, ptr: np.ndarray, index: np.ndarray, score: np.ndarray) -> None:
+        self.ptr, self.index, self.score = ptr, index, score
+
+    @classmethod
+    def from_rows(cls, take: np.ndarray, index: np.ndarray, score: np.ndarray) -> Ragged:
+        """Rows from a mask ``take`` (one row per work) and the chosen entries, in row-major order."""
+        ptr = np.concatenate([[0], np.cumsum(take.sum(axis=1))]).astype(np.int64)
+        return cls(ptr, index.astype(np.int32), score.astype(np.float64))
+
+    def __len__(self) -> int:
+        return int(self.ptr.shape[0]) - 1
+
+    def first(self) -> np.ndarray:
+        """The index of every row's first entry (every row has one)."""
+        return self.index[self.ptr[:-1]]
+
+    def __getitem__(self, i: int) -> list[tuple[int, float]]:
+        first, last = int(self.ptr[i]), int(self.ptr[i + 1])
+        return list(zip(self.index[first:last].tolist(), self.score[first:last].tolist()))
 
 
 @dataclass
@@ -65,8 +122,8 @@ class World:
     author_ptr: np.ndarray     # authorships of work i are author_idx[author_ptr[i]:author_ptr[i + 1]]
     author_idx: np.ndarray     # index into authors
     author_inst: np.ndarray    # institution of each authorship
-    topics: list[list[tuple[int, float]]]    # (topic index, score) per work, primary first
-    concepts: list[list[tuple[int, float]]]  # (concept index, score) per work
+    topics: Ragged             # (topic index, score) per work, primary first
+    concepts: Ragged           # (concept index, score) per work
     titles: list[str]
     abstracts: list[str]
     journals: list[Journal]
@@ -143,30 +200,91 @@ def _issn(k: int) -> str:
     return f"{digits[:4]}-{digits[4:]}{'X' if check == 10 else check}"
 
 
-def _journals(tax: Taxonomy, rng: np.random.Generator) -> tuple[list[Journal], dict[int, list[int]], list[int]]:
-    """Journals per cell (physics: one per bibstem of the cell) and a few generic physics venues."""
+def _journals(tax: Taxonomy, rng: np.random.Generator) -> tuple[list[Journal], dict[int, np.ndarray], np.ndarray]:
+    """Journals per cell (physics: one per bibstem of the cell) and a few generic physics venues, each cell's
+    listed from the lowest impact factor up.
+
+    Impact factors spread evenly over the same log-normal range in every cell, so a paper's journal impact says
+    where it was published, not what field it is in. JCR quartiles and CAS zones follow the impact factor within
+    the discipline (the zones coarser, as CAS's are); a few journals are in neither table, like real ones.
+    """
     journals: list[Journal] = []
-    by_cell: dict[int, list[int]] = {}
 
-    def add(discipline: str, name: str, bibstem: str | None) -> int:
-        k = len(journals)
-        impact = float(np.round(rng.lognormal(1.0, 0.8), 3))
-        quartile = int(np.clip(4 - np.searchsorted([1.5, 3.0, 6.0], impact), 1, 4))
-        known = rng.random() > 0.08  # some journals have no JCR/CAS entry, like the real tables
-        journals.append(Journal(
-            id=f"S9{k:08d}", name=f"{name} (synthetic)", issn=_issn(k), discipline=discipline,
-            impact_factor=impact if known else None, jcr_quartile=f"Q{quartile}" if known else None,
-            cas_zone=int(np.clip(quartile + rng.integers(-1, 2), 1, 4)) if known else None,
-            mean_citedness=float(np.round(impact * rng.uniform(0.7, 1.3), 3)), bibstem=bibstem))
-        return k
+    def add(discipline: str, names: list[tuple[str, str | None]]) -> np.ndarray:
+        quantiles = (np.arange(len(names)) + rng.uniform(0.2, 0.8, len(names))) / len(names)
+        impact = np.round(np.exp(JOURNAL_IMPACT[0] + JOURNAL_IMPACT[1] * ndtri(quantiles)), 3)
+        first = len(journals)
+        for (name, stem), value in zip(names, impact):
+            k = len(journals)
+            journals.append(Journal(id=f"S9{k:08d}", name=f"{name} (synthetic)", issn=_issn(k),
+                                    discipline=discipline, impact_factor=float(value), jcr_quartile=None,
+                                    cas_zone=None, mean_citedness=float(np.round(value * rng.uniform(0.8, 1.2), 3)),
+                                    bibstem=stem))
+        return np.arange(first, len(journals))
 
+    by_cell: dict[int, np.ndarray] = {}
     for c, cell in enumerate(tax.cells):
         if cell.discipline == "physics":
-            by_cell[c] = [add("physics", f"Journal {stem}", stem) for stem in cell.bibstems]
+            by_cell[c] = add("physics", [(f"Journal {stem}", stem) for stem in cell.bibstems])
         else:
-            by_cell[c] = [add(cell.discipline, f"{cell.name} Letters {k + 1}", None) for k in range(3)]
-    generic = [add("physics", f"General Physics {k + 1}", stem) for k, stem in enumerate(("EPL", "PhyS", "JPhCS"))]
+            by_cell[c] = add(cell.discipline, [(f"{cell.name} Letters {k + 1}", None)
+                                               for k in range(JOURNALS_PER_CELL)])
+    generic = add("physics", [(f"General Physics {k + 1}", stem) for k, stem in enumerate(("EPL", "PhyS", "JPhCS"))])
+    for discipline in dict.fromkeys(j.discipline for j in journals):  # a fixed order: the draws below
+        mine = [j for j in journals if j.discipline == discipline]
+        order = np.argsort([-j.impact_factor for j in mine], kind="stable")
+        for rank, k in enumerate(order):
+            j = mine[k]
+            quartile = 1 + 4 * rank // len(mine)
+            if rng.random() < UNLISTED_JOURNALS:
+                j.impact_factor = None
+                continue
+            j.jcr_quartile = f"Q{quartile}"
+            j.cas_zone = int(np.clip(quartile + rng.choice((-1, 0, 0, 0, 1)), 1, 4))
     return journals, by_cell, generic
+
+
+def _by_cell_and_date(cell: np.ndarray, days: np.ndarray, works: np.ndarray):
+    """A picker of random ``works`` of a cell dated before or after a day: ``pick(cells, day, later, u)`` with
+    ``u`` uniform in [0, 1) gives one work per row, or -1 where the cell has none on that side."""
+    span = int(days.max()) - int(days.min()) + 2
+    base = int(days.min()) - 1
+    key = cell[works].astype(np.int64) * span + (days[works] - base)
+    order = np.argsort(key, kind="stable")
+    key, works = key[order], works[order]
+
+    def pick(cells: np.ndarray, day: np.ndarray, later: bool, u: np.ndarray) -> np.ndarray:
+        start = cells.astype(np.int64) * span
+        at = start + (day - base)
+        lo = np.searchsorted(key, at, "right") if later else np.searchsorted(key, start, "left")
+        hi = np.searchsorted(key, start + span, "left") if later else np.searchsorted(key, at, "left")
+        found = hi > lo
+        out = np.full(cells.shape[0], -1, dtype=np.int64)
+        out[found] = works[lo[found] + (u[found] * (hi - lo)[found]).astype(np.int64)]
+        return out
+
+    return pick
+
+
+def _counts(tax: Taxonomy, papers: int) -> np.ndarray:
+    """The quota of every cell: ``papers`` spread evenly over the disciplines, then over their cells."""
+    disciplines = list(dict.fromkeys(c.discipline for c in tax.cells))
+    per_discipline = np.full(len(disciplines), papers // len(disciplines))
+    per_discipline[: papers % len(disciplines)] += 1
+    quota = np.zeros(len(tax.cells), dtype=np.int64)
+    for d, total in zip(disciplines, per_discipline):
+        cells = [c for c, s in enumerate(tax.cells) if s.discipline == d]
+        quota[cells] = total // len(cells)
+        quota[cells[: total % len(cells)]] += 1
+    return quota
+
+
+def _repeat_ranges(ptr: np.ndarray, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """For CSR pointers, the row of each item of ``rows`` and the item positions, concatenated."""
+    sizes = ptr[rows + 1] - ptr[rows]
+    owner = np.repeat(rows, sizes)
+    first = np.repeat(ptr[rows] - np.concatenate([[0], np.cumsum(sizes)[:-1]]), sizes)
+    return owner, first + np.arange(int(sizes.sum()))
 
 
 def _bibcode(year: int, bibstem: str, volume: int, page: int, initial: str) -> str:
@@ -181,8 +299,10 @@ def generate(papers: int = DEFAULT_PAPERS, seed: int = 0, taxonomy: Taxonomy | N
     Parameters
     ----------
     papers : int
-        Number of candidate papers, spread evenly over the disciplines and, within each, over its
-        sub-disciplines (default 6,000: 1,000 per discipline, as the benchmark's two splits hold).
+        Papers the benchmark keeps from the world, spread evenly over the disciplines and, within each, over its
+        sub-disciplines (default 6,000: 1,000 per discipline, as the benchmark's two splits hold). Each
+        sub-discipline gets :data:`SURPLUS` times its share of candidates, so that a build's collection (1.2x its
+        quota) and de-duplication leave every cell full; physics adds the candidates no cascade stage labels.
     seed : int
         The same seed and size give the same world.
     taxonomy : Taxonomy, optional
@@ -193,155 +313,215 @@ def generate(papers: int = DEFAULT_PAPERS, seed: int = 0, taxonomy: Taxonomy | N
     if papers < n_cells:
         raise ScitasteError(f"--papers must be at least {n_cells} (one per sub-discipline), got {papers}")
     rng = np.random.default_rng(seed)
-    disciplines = list(dict.fromkeys(c.discipline for c in tax.cells))
-    per_discipline = np.full(len(disciplines), papers // len(disciplines))
-    per_discipline[: papers % len(disciplines)] += 1
-    per_cell = np.zeros(n_cells, dtype=np.int64)
-    for d, total in zip(disciplines, per_discipline):
-        cells = [c for c, s in enumerate(tax.cells) if s.discipline == d]
-        per_cell[cells] = total // len(cells)
-        per_cell[cells[: total % len(cells)]] += 1
-    background = np.maximum(300, 12 * per_cell)
+    discipline_names = list(dict.fromkeys(c.discipline for c in tax.cells))
+    cell_discipline = np.array([discipline_names.index(c.discipline) for c in tax.cells])
+    physics = np.array([c.discipline == "physics" for c in tax.cells])
+    per_cell = np.ceil(_counts(tax, papers) * SURPLUS).astype(np.int64)
+    background = np.maximum(BACKGROUND_MIN, BACKGROUND_PER_CANDIDATE * per_cell)
     cand_cell = np.repeat(np.arange(n_cells), per_cell)
-    back_cell = np.repeat(np.arange(n_cells), background)
-    cell = np.concatenate([cand_cell, back_cell]).astype(np.int16)
-    n_cand, n_works = int(papers), int(cell.shape[0])
+    n_cand = int(cand_cell.shape[0])
+    cell = np.concatenate([cand_cell, np.repeat(np.arange(n_cells), background)]).astype(np.int16)
+    n_works = int(cell.shape[0])
+    cand = np.arange(n_cand)
+    traits = latent.draw(rng, n_cand)
 
-    # Years: candidates 1995-2024 leaning recent; background works from 1965, most of them recent too.
-    cand_year = np.clip(LAST_YEAR - np.floor(rng.exponential(9.0, n_cand)).astype(int), FIRST_YEAR, LAST_YEAR)
+    # Years: candidates 1995-2024, most of them between 2000 and 2020; background works from 1965, most recent.
+    cand_year = np.clip(np.round(rng.normal(2010, 7, n_cand)).astype(int), FIRST_YEAR, LAST_YEAR)
     back_year = np.clip(LAST_YEAR + 1 - np.floor(rng.exponential(14.0, n_works - n_cand)).astype(int),
                         BACKGROUND_FIRST_YEAR, LAST_YEAR + 1)
     year = np.concatenate([cand_year, back_year])
-    days = _days(year, rng)
+    days = _days(year, rng).astype(np.int64)
 
+    # Physics candidates: the cascade stage meant to label each.
+    stage_names, stage_p = zip(*PHYSICS_STAGES)
+    stage = np.full(n_cand, -1)
+    is_physics = physics[cand_cell]
+    stage[is_physics] = rng.choice(len(stage_names), size=int(is_physics.sum()), p=stage_p)
+    generic_venue = stage >= stage_names.index("keywords")
+
+    # Journals: a candidate's journal follows its journal trait; works around it are spread evenly.
     journals, journals_by_cell, generic_physics = _journals(tax, rng)
-    journal = np.array([rng.choice(journals_by_cell[int(c)]) for c in cell], dtype=np.int32)
+    placement = ndtr(traits.journal + JOURNAL_NOISE * rng.standard_normal(n_cand))
+    journal = np.empty(n_works, dtype=np.int32)
+    sizes = np.array([journals_by_cell[c].size for c in range(n_cells)])
+    offsets = np.array([journals_by_cell[c][0] for c in range(n_cells)])
+    journal[:n_cand] = offsets[cand_cell] + (placement * sizes[cand_cell]).astype(np.int64)
+    journal[:n_cand][generic_venue] = generic_physics[(placement[generic_venue] * generic_physics.size).astype(int)]
+    back = np.arange(n_cand, n_works)
+    journal[n_cand:] = offsets[cell[n_cand:]] + (rng.random(back.size) * sizes[cell[n_cand:]]).astype(np.int64)
 
-    # Background works cite ~10 earlier works of their cell: the citers of a paper's references.
-    members = [np.flatnonzero(back_cell == c) + n_cand for c in range(n_cells)]
+    pick = _by_cell_and_date(cell, days, back)
     src, dst = [], []
-    for c in range(n_cells):
-        pool = members[c]
-        order = pool[np.argsort(days[pool], kind="stable")]
-        for position, w in enumerate(order[1:], start=1):
-            k = min(position, int(rng.integers(4, 16)))
-            picks = order[rng.integers(0, position, size=k)]
-            src.append(np.full(k, w))
-            dst.append(picks)
 
-    # Candidates: references from their cell's earlier works (some from the discipline at large), and citers
-    # from later works, each of which also cites a paper-specific share of the candidate's references.
-    by_discipline = {}
-    for c, sub in enumerate(tax.cells):
-        by_discipline.setdefault(sub.discipline, []).append(members[c])
-    by_discipline = {d: np.concatenate(v) for d, v in by_discipline.items()}
-    for i in range(n_cand):
-        c = int(cell[i])
-        pool = members[c]
-        earlier = pool[days[pool] < days[i]]
-        if earlier.size:
-            k = min(earlier.size, int(np.clip(rng.lognormal(3.1, 0.5), 3, 150)))
-            refs = rng.choice(earlier, size=k, replace=False)
-            wide = by_discipline[tax.cells[c].discipline]
-            wide = wide[days[wide] < days[i]]
-            if wide.size:
-                refs = np.unique(np.concatenate([refs, rng.choice(wide, size=max(1, k // 6))]))
-            src.append(np.full(refs.size, i))
-            dst.append(refs)
-        else:
-            refs = np.empty(0, dtype=np.int64)
-        later = pool[days[pool] > days[i]]
-        age = (TODAY - _EPOCH).days - int(days[i])
-        wanted = int(rng.lognormal(2.6, 1.2) * (age / 3650.0) ** 0.6)
-        n_cite = min(later.size, wanted)
-        if n_cite:
-            citing = rng.choice(later, size=n_cite, replace=False)
-            src.append(citing)
-            dst.append(np.full(n_cite, i))
-            # A paper-specific share of its citers also cite its references (consolidating citations); the
-            # rest cite it alone (disruptive citations). The share spreads the CD index over its range.
-            share = rng.beta(0.9, 1.6)
-            consolidating = citing[rng.random(n_cite) < share]
-            if refs.size and consolidating.size:
-                hits = rng.random((consolidating.size, refs.size)) < 0.15
-                hits[np.arange(consolidating.size), rng.integers(0, refs.size, consolidating.size)] = True
-                rows, cols = np.nonzero(hits)
-                src.append(consolidating[rows])
-                dst.append(refs[cols])
+    # Background works cite a few earlier works of their cell: the citers of a paper's references.
+    k = rng.integers(2, 7, size=back.size)
+    citing = np.repeat(back, k)
+    cited = pick(cell[citing], days[citing], False, rng.random(citing.size))
+    src.append(citing[cited >= 0])
+    dst.append(cited[cited >= 0])
+
+    # References: as many as the breadth trait says, from the candidate's cell; the novelty trait sends a share of
+    # them to other disciplines' works.
+    n_refs = np.clip(np.round(np.exp(REFERENCES[0] + REFERENCES[1] * traits.breadth)), 4, 150).astype(np.int64)
+    owner = np.repeat(cand, n_refs)
+    foreign_share = ndtr(FOREIGN_REFERENCES[0] + FOREIGN_REFERENCES[1] * traits.novelty)
+    foreign = rng.random(owner.size) < foreign_share[owner]
+    other = rng.integers(0, n_cells, size=owner.size)
+    same = cell_discipline[other] == cell_discipline[cand_cell[owner]]
+    other[same] = (other[same] + n_cells // 2) % n_cells
+    ref_cell = np.where(foreign, other, cand_cell[owner])
+    refs = pick(ref_cell, days[owner], False, rng.random(owner.size))
+    keep = refs >= 0
+    owner, refs = owner[keep], refs[keep]
+    src.append(owner)
+    dst.append(refs)
+    cand_ref_ptr, cand_refs = _csr(owner, refs, n_cand)
+
+    # Citations: as many as the citation trait says (disciplines keep their citation cultures; older papers had
+    # longer to be cited), from later works of the cell.
+    age = (TODAY - _EPOCH).days - days[:n_cand]
+    culture = np.array([CITATION_CULTURE.get(d, 0.0) for d in discipline_names])[cell_discipline[cand_cell]]
+    wanted = np.exp(CITATIONS[0] + culture + CITATIONS[1] * traits.citation + CITATION_AGE * np.log(age / 3650.0))
+    n_cite = np.clip(np.round(wanted), 0, 2000).astype(np.int64)
+    owner = np.repeat(cand, n_cite)
+    citers = pick(cand_cell[owner], days[owner], True, rng.random(owner.size))
+    keep = citers >= 0
+    owner, citers = owner[keep], citers[keep]
+    src.append(citers)
+    dst.append(owner)
+    # A share of the citers also cite one of the paper's references (consolidating citations), the more the less
+    # disruptive the paper; the rest cite it alone (disruptive citations).
+    share = ndtr(-CONSOLIDATING[0] - CONSOLIDATING[1] * traits.disruption)
+    n_paper_refs = np.diff(cand_ref_ptr)
+    consolidating = (rng.random(owner.size) < share[owner]) & (n_paper_refs[owner] > 0)
+    who, paper = citers[consolidating], owner[consolidating]
+    position = cand_ref_ptr[paper] + (rng.random(paper.size) * n_paper_refs[paper]).astype(np.int64)
+    src.append(who)
+    dst.append(cand_refs[position])
+
     src = np.concatenate(src).astype(np.int64)
     dst = np.concatenate(dst).astype(np.int64)
     ref_ptr, ref_idx = _csr(src, dst, n_works)
     cite_ptr, cite_idx = _csr(dst, src, n_works)
 
-    # People and places.
+    # People and places: the team trait sets a candidate's team size and how many of its authors work abroad.
     weights = np.array([w for _, w in text.COUNTRIES], dtype=float)
-    countries = rng.choice([c for c, _ in text.COUNTRIES], size=400, p=weights / weights.sum())
-    institutions = [(f"{text.name(rng, 3)} Institute of Science (synthetic)", str(cc)) for cc in countries]
-    authors = [text.person(rng) for _ in range(max(2000, n_works // 4))]
+    countries = rng.choice([c for c, _ in text.COUNTRIES], size=INSTITUTIONS, p=weights / weights.sum())
+    institutions = [(f"{name} Institute of Science (synthetic)", str(cc))
+                    for name, cc in zip(text.names(rng, INSTITUTIONS, 3), countries)]
+    authors = text.people(rng, max(2000, n_works // 4))
     team = np.clip(rng.geometric(0.25, n_works), 1, 40)
+    team[:n_cand] = np.clip(np.round(np.exp(TEAM[0] + TEAM[1] * traits.team)), 1, 60).astype(np.int64)
     author_ptr = np.concatenate([[0], np.cumsum(team)]).astype(np.int64)
-    author_idx = rng.integers(0, len(authors), size=int(author_ptr[-1])).astype(np.int32)
-    home = rng.integers(0, len(institutions), size=n_works)
-    stay = rng.random(int(author_ptr[-1])) < 0.6  # most co-authors share the first author's institution
-    author_inst = np.where(stay, np.repeat(home, team), rng.integers(0, len(institutions), int(author_ptr[-1])))
+    n_authorships = int(author_ptr[-1])
+    author_idx = rng.integers(0, len(authors), size=n_authorships).astype(np.int32)
+    home = np.repeat(rng.integers(0, INSTITUTIONS, size=n_works), team)
+    abroad = np.full(n_works, 0.4)
+    abroad[:n_cand] = ndtr(ABROAD[0] + ABROAD[1] * traits.team)
+    stay = rng.random(n_authorships) >= np.repeat(abroad, team)
+    author_inst = np.where(stay, home, rng.integers(0, INSTITUTIONS, n_authorships)).astype(np.int32)
 
-    # Topics (real OpenAlex subfields) and concepts from each cell's vocabulary.
-    topic_table, concept_table, cell_topics, cell_concepts = [], [], [], []
+    # Topics (real OpenAlex subfields) and concepts from each cell's vocabulary. The novelty trait adds topics of
+    # other disciplines; the concepts trait sets how many concepts a paper has and how strongly it holds its core
+    # concept and primary topic.
+    topic_table, concept_table = [], []
+    concept_first, concept_count = np.zeros(n_cells, dtype=np.int64), np.zeros(n_cells, dtype=np.int64)
     for c, sub in enumerate(tax.cells):
-        cell_topics.append([len(topic_table) + k for k in range(3)])
-        for k in range(3):
-            topic_table.append((f"T9{c:02d}{k:02d}", f"{sub.keywords[k]} research (synthetic topic)", c))
-        cell_concepts.append([len(concept_table) + k for k in range(len(sub.keywords))])
+        topic_table.extend((f"T9{c:02d}{k:02d}", f"{sub.keywords[k]} research (synthetic topic)", c) for k in range(3))
+        concept_first[c], concept_count[c] = len(concept_table), len(sub.keywords)
         concept_table.extend((f"C9{c:02d}{k:03d}", kw) for k, kw in enumerate(sub.keywords))
-    topics, concepts, titles, abstracts = [], [], [], []
-    physics_stage: dict[int, str] = {}
+    primary = 3 * cell.astype(np.int64) + rng.integers(0, 3, size=n_works)
+    primary_score = rng.uniform(0.9, 1.0, n_works)
+    primary_score[:n_cand] = 0.5 + 0.5 * ndtr(traits.concepts + 0.3 * rng.standard_normal(n_cand))
+    n_foreign_topics = rng.integers(0, 2, size=n_works)
+    n_foreign_topics[:n_cand] = np.clip(np.round(FOREIGN_TOPICS[0] + FOREIGN_TOPICS[1] * traits.novelty
+                                                 + 0.3 * rng.standard_normal(n_cand)), 0, 4).astype(np.int64)
+    n_own_topics = rng.integers(0, 2, size=n_works)
+    topic_other_cell = rng.integers(0, n_cells, size=(n_works, 4))
+    clash = cell_discipline[topic_other_cell] == cell_discipline[cell][:, None]
+    topic_other_cell[clash] = (topic_other_cell[clash] + n_cells // 2) % n_cells
+    topic_other = 3 * topic_other_cell + rng.integers(0, 3, size=(n_works, 4))
+    topic_own = 3 * cell.astype(np.int64) + rng.integers(0, 3, size=n_works)
+    topic_scores = np.round(rng.uniform(0.3, 0.9, size=(n_works, 5)), 4)
+    n_concepts = rng.integers(2, 7, size=n_works)
+    n_concepts[:n_cand] = np.clip(np.round(4.5 + 2.0 * traits.concepts + 0.5 * rng.standard_normal(n_cand)), 1, 8)
+    n_concepts = np.minimum(n_concepts, concept_count[cell])
+    concept_order = np.argsort(rng.random((n_works, int(concept_count.max()))), axis=1)
+    concept_scores = np.round(rng.uniform(0.2, 0.95, size=(n_works, int(concept_count.max()))), 4)
+    core = np.round(0.45 + 0.5 * ndtr(traits.concepts + 0.3 * rng.standard_normal(n_cand)), 4)
+    concept_scores[:n_cand, 0] = core
+    concept_scores[:n_cand, 1:] = np.minimum(concept_scores[:n_cand, 1:], core[:, None])
+    # Row by row: the primary topic, the own second one where drawn, then the foreign ones.
+    topic_take = np.column_stack([np.ones(n_works, dtype=bool), n_own_topics > 0,
+                                  np.arange(4)[None, :] < n_foreign_topics[:, None]])
+    topics = Ragged.from_rows(topic_take, np.column_stack([primary, topic_own, topic_other])[topic_take],
+                              np.column_stack([np.round(primary_score, 4), topic_scores])[topic_take])
+    # Concepts: the first n_concepts of a random order of the cell's vocabulary, scored in the order chosen.
+    in_cell = concept_order < concept_count[cell][:, None]
+    rank = np.cumsum(in_cell, axis=1) - 1
+    concept_take = in_cell & (rank < n_concepts[:, None])
+    concepts = Ragged.from_rows(concept_take, (concept_first[cell][:, None] + concept_order)[concept_take],
+                                np.take_along_axis(concept_scores, rank.clip(0), axis=1)[concept_take])
+    del topic_other, topic_own, topic_scores, concept_order, concept_scores, in_cell, rank, concept_take
+
+    # Titles and abstracts: four picks of the cell's keywords; the novelty trait swaps some for another
+    # discipline's. Physics candidates meant for the late cascade stages name no keyword (the title stage: a
+    # characteristic term in the title).
+    keywords = [kw for sub in tax.cells for kw in sub.keywords]
+    kw_first = np.cumsum([0] + [len(sub.keywords) for sub in tax.cells])
+    kw_count = np.diff(kw_first)
+    picks = kw_first[cell][:, None] + (rng.random((n_works, 4)) * kw_count[cell][:, None]).astype(np.int64)
+    foreign_cell = rng.integers(0, n_cells, size=n_cand)
+    clash = cell_discipline[foreign_cell] == cell_discipline[cand_cell]
+    foreign_cell[clash] = (foreign_cell[clash] + n_cells // 2) % n_cells
+    n_words = np.clip(np.round(FOREIGN_WORDS[0] + FOREIGN_WORDS[1] * traits.novelty
+                               + 0.3 * rng.standard_normal(n_cand)), 0, 3).astype(np.int64)
+    n_words[generic_venue] = 0
+    swap = np.arange(4)[None, :] >= 4 - n_words[:, None]
+    swapped = kw_first[foreign_cell][:, None] + (rng.random((n_cand, 4)) * kw_count[foreign_cell][:, None]).astype(
+        np.int64)
+    picks[:n_cand] = np.where(swap, swapped, picks[:n_cand])
+    words = np.array(keywords, dtype=object)[picks]
+    neutral = np.zeros(n_works, dtype=bool)
+    neutral[:n_cand] = (stage >= stage_names.index("title")) | (~is_physics & (rng.random(n_cand) < KEYWORDLESS))
+    words[neutral] = ""
+    terms: list[str | None] = [None] * n_works
+    for i in np.flatnonzero(stage == stage_names.index("title")):
+        terms[i] = str(tax.cells[int(cand_cell[i])].title_terms[int(rng.integers(len(tax.cells[int(cand_cell[i])]
+                                                                                   .title_terms)))])
+    word_rows = words.tolist()
+    titles = text.titles(rng, [w[0] for w in word_rows], [w[1] for w in word_rows], terms)
+    abstracts = text.abstracts(rng, word_rows, neutral)
+
+    # Physics: ADS bibcodes for every work, arXiv ids for the candidates of the arXiv stage and for most works
+    # around them; the late stages publish in generic venues.
+    physics_stage = {int(i): stage_names[stage[i]] for i in np.flatnonzero(is_physics)}
     arxiv_id, arxiv_class, bibcode = {}, {}, {}
-    disc_cells: dict[str, list[int]] = {}
-    for c, s in enumerate(tax.cells):
-        disc_cells.setdefault(s.discipline, []).append(c)
-    stages, stage_p = zip(*PHYSICS_STAGES)
-    for i in range(n_works):
-        c = int(cell[i])
-        sub = tax.cells[c]
-        primary = int(rng.choice(cell_topics[c]))
-        mine = [(primary, float(np.round(rng.uniform(0.9, 1.0), 4)))]
-        for other in rng.choice(disc_cells[sub.discipline], size=int(rng.integers(0, 3))):
-            mine.append((int(rng.choice(cell_topics[int(other)])), float(np.round(rng.uniform(0.3, 0.9), 4))))
-        topics.append(mine)
-        picks = rng.choice(cell_concepts[c], size=min(len(cell_concepts[c]), int(rng.integers(2, 7))), replace=False)
-        concepts.append([(int(k), float(np.round(rng.uniform(0.2, 0.95), 4))) for k in picks])
-        keywords = list(sub.keywords)
-        stage = None
-        if i < n_cand and sub.discipline == "physics":
-            stage = str(rng.choice(stages, p=stage_p))
-            physics_stage[i] = stage
-        elif i < n_cand and rng.random() < 0.15:
-            keywords = []  # found by the subfield back-fill only, not by the keyword search
-        if stage in ("title", "unclassified"):
-            titles.append(text.title(rng, [], str(rng.choice(sub.title_terms)) if stage == "title" else None))
-            abstracts.append(text.abstract(rng, []))
-        else:
-            titles.append(text.title(rng, keywords))
-            abstracts.append(text.abstract(rng, keywords))
-        if sub.discipline != "physics":
-            continue
-        if stage in ("keywords", "title", "unclassified"):
-            journal[i] = rng.choice(generic_physics)
-        stem = journals[int(journal[i])].bibstem
+    physics_works = np.flatnonzero(physics[cell])
+    on_arxiv = np.zeros(n_works, dtype=bool)
+    on_arxiv[physics_works] = rng.random(physics_works.size) < 0.6
+    on_arxiv[:n_cand] = stage == stage_names.index("arxiv")
+    volume = rng.integers(1, 999, size=n_works)
+    page = rng.integers(1, 9999, size=n_works)
+    serial = rng.integers(0, 10**5, size=n_works)
+    class_pick = rng.random(n_works)
+    for i in physics_works.tolist():
+        sub = tax.cells[int(cell[i])]
         y = int(year[i])
         initial = authors[int(author_idx[author_ptr[i]])].split()[-1][0]
-        bibcode[i] = _bibcode(y, stem, int(rng.integers(1, 999)), int(rng.integers(1, 9999)), initial)
-        if stage == "arxiv" or (stage is None and rng.random() < 0.6):
-            arxiv_class[i] = str(rng.choice(sub.arxiv_classes))
-            month = f"{y % 100:02d}{(_EPOCH + timedelta(days=int(days[i]))).month:02d}"  # posted when published
-            if y >= 2008:  # new-style ids: four digits after the dot until 2014, five since 2015
-                digits = 5 if y >= 2015 else 4
-                arxiv_id[i] = f"{month}.{int(rng.integers(1, 10**digits)):0{digits}d}"
-            else:
-                arxiv_id[i] = f"{arxiv_class[i].split('.')[0]}/{month}{int(rng.integers(1, 999)):03d}"
+        bibcode[i] = _bibcode(y, journals[int(journal[i])].bibstem, int(volume[i]), int(page[i]), initial)
+        if not on_arxiv[i]:
+            continue
+        arxiv_class[i] = sub.arxiv_classes[int(class_pick[i] * len(sub.arxiv_classes))]
+        month = f"{y % 100:02d}{(_EPOCH + timedelta(days=int(days[i]))).month:02d}"  # posted when published
+        if y >= 2008:  # new-style ids: four digits after the dot until 2014, five since 2015
+            digits = 5 if y >= 2015 else 4
+            arxiv_id[i] = f"{month}.{1 + int(serial[i]) % (10**digits - 1):0{digits}d}"
+        else:
+            arxiv_id[i] = f"{arxiv_class[i].split('.')[0]}/{month}{1 + int(serial[i]) % 998:03d}"
     return World(seed=seed, taxonomy=tax, n_candidates=n_cand, cell=cell, date=days.astype(np.int32),
                  journal=journal, ref_ptr=ref_ptr, ref_idx=ref_idx, cite_ptr=cite_ptr, cite_idx=cite_idx,
-                 author_ptr=author_ptr, author_idx=author_idx, author_inst=author_inst.astype(np.int32),
+                 author_ptr=author_ptr, author_idx=author_idx, author_inst=author_inst,
                  topics=topics, concepts=concepts, titles=titles, abstracts=abstracts, journals=journals,
                  institutions=institutions, authors=authors, topic_table=topic_table, concept_table=concept_table,
                  arxiv_id=arxiv_id, arxiv_class=arxiv_class, bibcode=bibcode, physics_stage=physics_stage)

@@ -71,7 +71,7 @@ def test_splits_have_the_benchmark_shape():
     assert Counter(r["discipline"] for r in splits.backup) == dict.fromkeys(DISCIPLINES, 950)
     assert not {r["bibcode"] for r in splits.selected} & {r["bibcode"] for r in splits.backup}
     assert {r["subcategory_id"] for r in splits.selected} == {c.id for c in TAX.cells}
-    assert all(r["subcategory_id"] is not None for r in splits.selected)
+    assert all(r["subcategory_id"] is not None for r in [*splits.selected, *splits.backup])  # unclassified: neither
     tiers = Counter(r["journal_tier"] for r in splits.selected if r["discipline"] == "physics")
     assert all(10 <= tiers[t] <= 15 for t in ("Q1", "Q2", "Q3", "Q4")), tiers
     core = np.mean([2000 <= r["year"] <= 2020 for r in splits.selected])
@@ -154,3 +154,16 @@ def test_overwrite_replaces_only_a_dataset_folder_and_files_get_the_umask(tmp_pa
     assert stat.S_IMODE(ds.stat().st_mode) == 0o755
     assert stat.S_IMODE((ds / "data" / "selected-00000-of-00001.parquet").stat().st_mode) == 0o644
     assert [p.name for p in (tmp_path / "new").iterdir()] == ["ds"]
+
+
+def test_an_unusable_journal_table_stops_the_build_before_any_work(tmp_path):
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    scitaste = str(Path(sys.executable).with_name("scitaste"))
+    done = subprocess.run([scitaste, "build", "--mirror-url", "http://127.0.0.1:9", "--out", str(tmp_path / "ds"),
+                           "--journal-table", str(tmp_path / "missing.csv")], capture_output=True, text=True)
+    assert done.returncode == 2
+    assert done.stderr.strip().splitlines() == [f"scitaste: error: journal table not found: {tmp_path}/missing.csv"]
+    assert not (tmp_path / "ds").exists() and not (tmp_path / "ds.work").exists()

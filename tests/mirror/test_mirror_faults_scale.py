@@ -61,7 +61,7 @@ def test_full_scale_world_through_the_clients(servers, tmp_path):
                       ready="/health", timeout=240)
     try:
         world = generate(6000, 0)
-        assert world.n_candidates == 6000
+        assert world.n_candidates == 9023  # 1.5 x the quota of each cell, rounded up
         client = OpenAlexClient(base_url=f"{url}openalex", cache_dir=None)
         top = client.iter_works("type:article", sort="cited_by_count:desc", limit=50)
         counts = [w.cited_by_count for w in top]

@@ -30,12 +30,34 @@ def test_same_seed_same_world(world):
 def test_candidates_per_discipline_and_cell(world):
     counts = Counter(world.cell[: world.n_candidates].tolist())
     assert len(counts) == 47
-    per_discipline = Counter(world.discipline(i) for i in range(world.n_candidates))
-    assert set(per_discipline.values()) == {470 // 6, 470 // 6 + 1} and sum(per_discipline.values()) == 470
+    # 470 papers: 78 or 79 per discipline, spread over its cells, then SURPLUS (1.5x) candidates per cell
+    finance = [counts[c] for c, s in enumerate(world.taxonomy.cells) if s.discipline == "finance"]
+    assert finance == [15] * 6 + [14] * 2  # quotas 10, 10, 10, 10, 10, 10, 9, 9
     medicine = [counts[c] for c, s in enumerate(world.taxonomy.cells) if s.discipline == "medicine"]
-    assert len(medicine) == 7 and max(medicine) - min(medicine) <= 1
+    assert medicine == [18] + [17] * 6  # quotas 12, 11, ..., 11
+    assert world.n_candidates == sum(counts.values()) > 1.45 * 470
     with pytest.raises(ScitasteError, match="at least 47"):
         generate(papers=20)
+
+
+def test_journal_table_spans_the_partitions(world, tmp_path):
+    from scitaste_hf.index import JournalTable
+    from scitaste_hf.simworld.render import journal_table_csv
+
+    path = tmp_path / "journals.csv"
+    path.write_text(journal_table_csv(world))
+    table = JournalTable.read(path)
+    assert len(table.entries) == len(world.journals)
+    listed = [e for e in table.entries if e.impact_factor is not None]
+    assert {e.jcr_quartile for e in listed} == {"Q1", "Q2", "Q3", "Q4"}
+    assert {e.cas_zone for e in listed} == {1, 2, 3, 4}
+    assert 0 < len(table.entries) - len(listed) < 0.15 * len(table.entries)  # a few in neither table
+    # quartiles follow the impact factor within a discipline
+    for d in {j.discipline for j in world.journals}:
+        mine = [j for j in world.journals if j.discipline == d and j.jcr_quartile]
+        q1 = min(j.impact_factor for j in mine if j.jcr_quartile == "Q1")
+        q4 = max(j.impact_factor for j in mine if j.jcr_quartile == "Q4")
+        assert q1 > q4
 
 
 def test_citation_graph_respects_dates(world):
@@ -77,3 +99,18 @@ def test_everything_says_synthetic(world):
     assert all(j.name.endswith("(synthetic)") for j in world.journals)
     sub = world.taxonomy.cells[int(world.cell[0])]
     assert world.topic_table[world.topics[0][0][0]][2] == 0 and sub.id == "physics.classical"
+
+
+def test_same_world_in_every_process():
+    """Nothing in the generation depends on Python's per-process string hashing."""
+    import os
+    import subprocess
+    import sys
+
+    code = ("import hashlib; from scitaste_hf.simworld.world import generate; "
+            "from scitaste_hf.simworld.render import journal_table_csv; w = generate(60, 1); "
+            "print(hashlib.sha256((journal_table_csv(w) + ''.join(w.titles) + str(w.ref_idx.tolist())).encode())"
+            ".hexdigest())")
+    digests = {subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                              env={**os.environ, "PYTHONHASHSEED": seed}).stdout for seed in ("1", "2")}
+    assert len(digests) == 1

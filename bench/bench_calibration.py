@@ -1,0 +1,102 @@
+"""The simulated world against the paper: for each world seed, a default build against a fresh mirror, then the
+calibration report (scitaste_hf.simworld.calibration: the paper's dual-target derivation over the build's records,
+each figure beside its target and tolerance), the split sizes and `scitaste weights fit` on the records (the
+packaged weights recovered, residual RMSE < 0.01); with --generation also the time and peak
+memory of generating the world alone.
+
+    .venv/bin/python bench/bench_calibration.py [--papers 6000] [--seeds 0 1 2 3 4] [--generation]
+"""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from pathlib import Path
+
+SCITASTE = str(Path(sys.executable).with_name("scitaste"))
+
+
+def generation(papers: int, seed: int) -> None:
+    code = ("import resource, time; from scitaste_hf.simworld.world import generate; t = time.perf_counter(); "
+            f"w = generate({papers}, {seed}); print(f'{{time.perf_counter() - t:.1f}} s, {{w.n_works}} works, "
+            "{w.ref_idx.size} edges, peak RSS {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MiB')")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
+    print(f"generation, {papers} papers, seed {seed}: {out}   target: 3x faster than 22-28 s, < 250 MiB")
+
+
+def build(papers: int, seed: int, out: Path) -> None:
+    mirror = subprocess.Popen([SCITASTE, "mirror", "serve", "--papers", str(papers), "--seed", str(seed), "--port",
+                               "0"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        line = ""
+        while not line.startswith("READY"):
+            line = mirror.stdout.readline()
+            if not line:
+                sys.exit("the mirror did not start")
+        per_discipline = papers // 6
+        done = subprocess.run([SCITASTE, "build", "--mirror-url", line.split()[1], "--out", str(out), "--seed",
+                               str(seed), "--per-discipline", str(per_discipline), "--selected-per-discipline",
+                               str(min(50, max(8, per_discipline // 20)))], capture_output=True, text=True)
+        if done.returncode:
+            sys.exit(f"build failed: {done.stderr[-2000:]}")
+    finally:
+        mirror.terminate()
+        mirror.wait(timeout=30)
+
+
+def main() -> None:
+    import numpy as np
+
+    from scitaste_hf.index.weights import _read_table, fit_weights, load_records
+    from scitaste_hf.schema import DEFAULT_WEIGHTS
+    from scitaste_hf.simworld.calibration import report
+
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--papers", type=int, default=6000)
+    parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2, 3, 4])
+    parser.add_argument("--generation", action="store_true")
+    args = parser.parse_args()
+    failed = 0
+    for seed in args.seeds:
+        if args.generation:
+            generation(args.papers, seed)
+        started = time.perf_counter()
+        out = Path(tempfile.mkdtemp(prefix="bench-calibration-")) / "ds"
+        build(args.papers, seed, out)
+        dims, score = load_records(out, need_score=True)
+        table = _read_table(out / "data")
+        disciplines = np.array(table.column("discipline").to_pylist())
+        splits = {s: pq_rows(out, s) for s in ("selected", "backup")}
+        print(f"\nseed {seed}, {args.papers} papers: selected {len(splits['selected'])}, backup "
+              f"{len(splits['backup'])}; per discipline "
+              f"{dict(Counter(r for r in splits['selected']))} / {dict(Counter(r for r in splits['backup']))}; "
+              f"without sub-discipline {sum(v is None for v in table.column('subcategory_id').to_pylist())} "
+              f"({time.perf_counter() - started:.0f} s)")
+        print(f"{'row':<62}{'paper':>8}{'world':>9}{'tolerance':>11}  pass")
+        for row in report(dims, disciplines):
+            bound = f"< {row['tolerance']:g}" if row["kind"] == "below" else f"± {row['tolerance']:g}"
+            print(f"{row['label']:<62}{row['paper']:>8.3f}{row['world']:>9.3f}{bound:>11}  "
+                  f"{'yes' if row['passed'] else 'NO'}")
+            failed += not row["passed"]
+        fit = fit_weights(dims, score)
+        off = max(abs(fit["weights"][k] - w) for k, w in DEFAULT_WEIGHTS.items())
+        print(f"weights fit: residual RMSE {fit['residual_rmse']:.4f} (target < 0.01), largest difference from the "
+              f"packaged weights {off:.4f}")
+        failed += not fit["residual_rmse"] < 0.01
+    print(f"\n{failed} row(s) outside their tolerance")
+
+
+def pq_rows(out: Path, split: str) -> list[str]:
+    """The discipline of every record of a split."""
+    import pyarrow.parquet as pq
+
+    return [d for f in sorted((out / "data").glob(f"{split}-*.parquet"))
+            for d in pq.read_table(f, columns=["discipline"]).column("discipline").to_pylist()]
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,59 @@
+"""The journal table of a build (docs/index-dimensions.md#journal-table): a licensed table given with
+``--journal-table FILE``, else the simulated world's synthetic table when the build reads a mirror, else the open
+OpenAlex proxy, which has no JCR quartiles or CAS zones.
+
+The mirror's table is fetched once and kept in the work directory, so a re-run from the same work directory asks
+for nothing.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+from scitaste_hf.errors import ScitasteError
+
+#: The file a mirror's journal table is kept in, in the work directory.
+CACHED = "journal-table.csv"
+#: What a build without JCR quartiles and CAS zones says about journal impact.
+PARTITIONS_MISSING = ("JCR quartiles and CAS zones missing (no --journal-table): journal impact is 0.70 x the "
+                      "impact-factor percentile alone, at most 70 of 100")
+
+
+def read_licensed(path: str | Path):
+    """A ``--journal-table`` file as a :class:`~scitaste_hf.index.JournalTable` (one-line error when unusable)."""
+    from scitaste_hf.index import JournalTable
+
+    return JournalTable.read(path)
+
+
+def mirror_table(mirror_url: str, work: Path):
+    """The simulated world's journal table from the mirror (kept in ``work``), or None when the mirror serves
+    none (the recorded world)."""
+    import httpx
+
+    from scitaste_hf.index import JournalTable
+    from scitaste_hf.mirror.server import JOURNAL_TABLE_PATH
+    from scitaste_hf.output import write_bytes_atomic
+
+    cached = work / CACHED
+    if not cached.is_file():
+        try:
+            answer = httpx.get(mirror_url.rstrip("/") + JOURNAL_TABLE_PATH, timeout=60)
+        except httpx.HTTPError as exc:
+            raise ScitasteError(f"the mirror's journal table could not be fetched: {exc}") from None
+        if answer.status_code == 404:
+            return None
+        if answer.status_code != 200:
+            raise ScitasteError(f"the mirror answered {answer.status_code} for its journal table")
+        work.mkdir(parents=True, exist_ok=True)
+        write_bytes_atomic(cached, answer.content)
+    return JournalTable.read(cached, label="synthetic journal table of the simulated world (not JCR/CAS data)")
+
+
+def digest(table) -> str:
+    """A short fingerprint of a table's entries (None: the OpenAlex proxy)."""
+    if table is None:
+        return "openalex-proxy"
+    text = repr([(e.issn, e.name, e.impact_factor, e.jcr_quartile, e.cas_zone) for e in table.entries])
+    return hashlib.sha256(text.encode()).hexdigest()[:12]
