@@ -81,6 +81,16 @@ class _LoopLM(LM):
         ``evidence_as``); the baseline reads tool messages only."""
         return False
 
+    @property
+    def tokenizer_name(self) -> str:
+        """What lm-eval keys its request cache by under ``--apply_chat_template``; these models have no tokenizer."""
+        return self.name
+
+    def apply_chat_template(self, chat_history: list[dict[str, Any]], add_generation_prompt: bool = True) -> str:
+        """The conversation as JSON, as lm-eval's API models give it: these models build their conversation from
+        the document themselves, so what lm-eval renders under ``--apply_chat_template`` is only logged."""
+        return json.dumps(chat_history, ensure_ascii=False)
+
     @classmethod
     def check_model_args(cls, model_args: Mapping[str, Any]) -> None:
         """Raise a one-line error for a ``--model_args`` key this model does not take: a typo such as

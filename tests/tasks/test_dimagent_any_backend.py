@@ -111,8 +111,10 @@ def test_stock_lm_eval_runs_dimagent_like_scitaste_eval(evidence_dataset, stand_
         assert json.dumps(stand_in_evidence.call(name, {"bibcode": bibcode}), sort_keys=True) in content
     assert content.endswith(ANSWER_INSTRUCTION)
     # 2. scitaste eval with scitaste-agent over the same endpoint sends the very conversation of the messages task
+    # (with lm-eval's --apply_chat_template too, which a user may copy from a stock command)
     args = [SCITASTE, "eval", "--model", "scitaste-agent", "--model_args",
-            f"base_url={url}/v1,model=scripted,num_concurrent=8,max_retries=1", "--tasks", "scitaste_dimagent",
+            f"base_url={url}/v1,model=scripted,num_concurrent=8,max_retries=1", "--apply_chat_template",
+            "--tasks", "scitaste_dimagent",
             "--metadata", json.dumps({"data_dir": str(evidence_dataset)}), "--output_path", str(tmp_path / "agent"),
             "--use_cache", str(tmp_path / "cache")]
     second = len(log.read_text().splitlines())
