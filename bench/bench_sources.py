@@ -21,11 +21,16 @@ import argparse
 import asyncio
 import math
 import socket
+import sys
 import tempfile
 import time
+from pathlib import Path
 
 from scitaste_hf.sources import OpenAlexClient
-from scitaste_hf.sources.testing import ServerProcess, SyntheticWorks
+
+# The replay server is test-only code and lives with the tests' fixtures, outside the package.
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "fixtures"))
+from replay_server import ServerProcess, SyntheticWorks
 
 BATCH, PAGE = 100, 200
 FIRST_ID = 10_000_000

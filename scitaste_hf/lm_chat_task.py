@@ -21,6 +21,7 @@ from lm_eval.api.task import ConfigurableTask
 
 from scitaste_hf.errors import TaskUnavailable
 from scitaste_hf.lm_tasks import doc_to_messages
+from scitaste_hf.schema import MODE_SPECS
 
 
 class ScitasteTask(ConfigurableTask):
@@ -31,13 +32,38 @@ class ScitasteTask(ConfigurableTask):
         super().__init__(config={k: v for k, v in (config or {}).items() if k != "class"}, **kwargs)
 
     def fewshot_context(self, doc, num_fewshot, **kwargs):
-        """lm-eval's context, or the fixed round 1 rendered by the model's chat template as tool messages."""
+        """lm-eval's context, or the fixed round 1 rendered by the model's chat template as tool messages.
+
+        Raises
+        ------
+        TaskUnavailable
+            For ``--num_fewshot`` above 0: the benchmark is zero-shot, and its only other split's papers would
+            come with their gold labels.
+        """
+        if num_fewshot:
+            raise TaskUnavailable(f"{self.config.task} is zero-shot: examples would be other papers with their gold "
+                                  "labels; drop --num_fewshot")
         template = kwargs.get("chat_template")
         if kwargs.get("apply_chat_template") and template is not None and doc.get("evidence_as") != "text":
             rendered = _as_messages(doc, template, kwargs.get("system_instruction"))
             if rendered is not None:
                 return rendered
         return super().fewshot_context(doc, num_fewshot=num_fewshot, **kwargs)
+
+    def construct_requests(self, doc, ctx, **kwargs):
+        """lm-eval's request; in a mode only scitaste's models run, the mode joins its generation arguments.
+
+        lm-eval keys its ``--use_cache`` store by a request's arguments alone, and these modes share their prompt
+        with another mode (``native_search`` and ``dimagent_v3_live`` with ``pure_qa``, ``dimagent_v3_native``
+        with ``dimagent_v3``): without the mode, one mode's cached answers would be replayed for another.
+        """
+        request = super().construct_requests(doc, ctx, **kwargs)
+        mode = doc.get("scitaste_mode") or "pure_qa"
+        spec = MODE_SPECS[mode]
+        if spec.search or spec.tools == "live":
+            context, gen_kwargs, *rest = request.arguments
+            request.arguments = (context, {**gen_kwargs, "scitaste_mode": mode}, *rest)
+        return request
 
 
 def _as_messages(doc: Mapping[str, Any], template: Callable[..., Any], system_instruction: str | None):

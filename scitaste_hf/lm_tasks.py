@@ -40,7 +40,7 @@ EVIDENCE_AS = ("auto", "messages", "text")
 ANY_MODEL = tuple(spec.task for spec in MODE_SPECS.values() if spec.tools != "live" and not spec.search)
 
 
-def load_docs(data_dir: str | None = None, split: str = "selected", mode: str = "pure_qa",
+def load_docs(data_dir: str | None = None, split: str = "selected", scitaste_task_mode: str = "pure_qa",
               evidence_dir: str | None = None, evidence_as: str = "auto", **_metadata: Any):
     """The task's documents: the ``split`` of the dataset at ``data_dir`` (lm-eval's ``--metadata``), else of
     ``$SCITASTE_DATA_DIR``, else of the Hub dataset. Returns ``{"test": datasets.Dataset}``.
@@ -48,7 +48,9 @@ def load_docs(data_dir: str | None = None, split: str = "selected", mode: str = 
     Each document also carries ``floor``, the constant no-information floor's answer
     (:mod:`scitaste_hf.scoring.floors`: the mean of the ``backup`` split, or of the documents' own labels when
     the dataset has no backup split), so that the aggregations can report skill over it; and ``scitaste_mode``
-    (the task YAML's ``dataset_kwargs``), from which scitaste's models take the mode.
+    (the task YAML's ``dataset_kwargs: {scitaste_task_mode: ...}``, a name no ``--metadata`` or ``--model_args``
+    key is likely to take, since lm-eval hands both to this function too), from which scitaste's models take the
+    mode.
 
     A tool mode also needs the frozen evidence (``evidence_dir``, else ``$SCITASTE_EVIDENCE_DIR``, else the
     dataset's ``tool_evidence`` config), from which its prompts render round 1. A task that cannot run here
@@ -57,20 +59,26 @@ def load_docs(data_dir: str | None = None, split: str = "selected", mode: str = 
     """
     import datasets
 
-    from scitaste_hf.errors import ScitasteError
+    from scitaste_hf.errors import ScitasteError, TaskUnavailable
     from scitaste_hf.records import load_records
     from scitaste_hf.schema import record_features
     from scitaste_hf.scoring._arrays import as_answer_matrix
     from scitaste_hf.scoring.floors import floor_matrices
 
+    mode = scitaste_task_mode
     if mode not in MODE_SPECS:
-        raise ScitasteError(f"unknown scitaste_mode {mode!r}; the modes are {', '.join(MODE_SPECS)}")
+        raise TaskUnavailable(f"unknown scitaste_task_mode {mode!r}; the modes are {', '.join(MODE_SPECS)}")
     if evidence_as not in EVIDENCE_AS:
-        raise ScitasteError(f"evidence_as must be one of {', '.join(EVIDENCE_AS)}, not {evidence_as!r}")
+        raise TaskUnavailable(f"evidence_as must be one of {', '.join(EVIDENCE_AS)}, not {evidence_as!r}")
     _check_runnable(mode)
     source = data_dir or os.environ.get("SCITASTE_DATA_DIR") or HUB_DATASET
     evidence = _evidence_source(evidence_dir, source) if MODE_SPECS[mode].tools != "none" else ""
     records = load_records(source, split)
+    if evidence and (missing := [r["bibcode"] for r in records if r["bibcode"] not in toolbox(evidence).papers]):
+        raise TaskUnavailable(
+            f"the frozen evidence at {evidence} lacks {len(missing)} of the {len(records)} papers (first: "
+            f"{missing[0]}): it was frozen for another dataset; pass the evidence of this one (`scitaste evidence "
+            "freeze`)")
     try:
         backup = load_records(source, "backup") if split != "backup" else None
     except ScitasteError:  # a file or a dataset without a backup split: the floor comes from the documents

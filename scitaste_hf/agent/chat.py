@@ -2,29 +2,33 @@
 
 Some endpoints reject what others accept (temperature or reasoning effort together with tools,
 ``tool_choice: "required"``, a null ``content`` beside ``tool_calls``: the loop always sends ``"auto"`` and
-``""``); a :class:`Profile` says what else to send. Retries honour ``Retry-After`` on 429 (up to
-``max_retry_after``) and back off on 5xx and connection errors. Every wait is bounded: a request by ``timeout``
-(the whole reply, not each read), a paper by the caller's deadline; a request that timed out is retried once at
-most, since a model too slow once is too slow again and the server keeps generating for an abandoned request.
-Any reply that is not a chat completion of the expected shape is retried once, then fails. What fails comes back
-as a :class:`ChatError` with a reason (``api_error`` or ``timeout``), which the loop records as a counted
-failure. The API key is redacted from everything the client returns or raises, as the source clients do.
+``""``); a :class:`Profile` says what else to send. Retries run on tenacity with the pieces every HTTP client of
+the package shares (:mod:`scitaste_hf.retry`): on 429, 5xx and connection errors the backoff doubles from 0.5 s to
+30 s and is never shorter than ``Retry-After`` (seconds or an HTTP date, up to ``max_retry_after``). Every wait is
+bounded: a request by ``timeout`` (the whole reply, not each read), a paper by the caller's deadline; a request
+that timed out is retried once at most, since a model too slow once is too slow again and the server keeps
+generating for an abandoned request. Any reply that is not a chat completion of the expected shape is retried
+once, then fails. What fails comes back as a :class:`ChatError` with a reason (``api_error`` or ``timeout``),
+which the loop records as a counted failure. The API key is redacted from everything the client returns or
+raises, as the source clients do.
 """
 
 from __future__ import annotations
 
 import copy
 import dataclasses
-import email.utils
 import json
 import logging
-import math
 import os
 import time
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
 import httpx
+import tenacity
+
+from scitaste_hf.retry import AtLeastRetryAfter, retry_after_seconds
 
 log = logging.getLogger(__name__)
 #: Largest reply body read; a longer one is not a chat completion this benchmark can use.
@@ -110,6 +114,14 @@ class ChatError(Exception):
     def __init__(self, reason: str, detail: str) -> None:
         super().__init__(detail)
         self.reason = reason
+
+
+class _Transient(ChatError):
+    """A failure another attempt may cure; ``retry_after`` is the wait the server asked for (capped)."""
+
+    def __init__(self, reason: str, detail: str, retry_after: float = 0.0) -> None:
+        super().__init__(reason, detail)
+        self.retry_after = retry_after
 
 
 class _Malformed(ChatError):
@@ -206,42 +218,50 @@ class ChatClient:
             are cut short and retries given up so as to end by then.
         """
         body = self.payload(messages, tools, search=search, response_format=response_format)
-        delay, timeouts, malformed = 0.5, 0, 0
-        for attempt in range(self.max_retries + 1):
-            limit = self.timeout if deadline is None else min(self.timeout, deadline - time.monotonic())
-            if limit <= 0:
-                raise ChatError("timeout", "the paper's time budget ran out before a reply")
-            started = time.monotonic()
+        once: Counter[str] = Counter()  # timeouts and malformed replies seen, each retried once at most
+
+        def stop(state: tenacity.RetryCallState) -> bool:
+            return state.attempt_number > self.max_retries or (
+                deadline is not None and time.monotonic() + state.upcoming_sleep >= deadline)
+
+        retrying = tenacity.Retrying(stop=stop, retry=tenacity.retry_if_exception_type(_Transient),
+                                     wait=AtLeastRetryAfter(tenacity.wait_exponential(multiplier=0.5, max=30.0)),
+                                     retry_error_callback=self._give_up)
+        return retrying(self._attempt, body, deadline, once)
+
+    def _attempt(self, body: dict[str, Any], deadline: float | None, once: Counter[str]) -> Reply:
+        """One request; raises :class:`_Transient` for what another attempt may cure."""
+        limit = self.timeout if deadline is None else min(self.timeout, deadline - time.monotonic())
+        if limit <= 0:
+            raise ChatError("timeout", "the paper's time budget ran out before a reply")
+        started = time.monotonic()
+        try:
+            status, headers, raw = self._post(body, limit)
+        except httpx.TimeoutException:
+            once["timeout"] += 1
+            kind = _Transient if once["timeout"] == 1 else ChatError
+            raise kind("timeout", f"no reply from {self.url} in {limit:.0f} s") from None
+        except httpx.HTTPError as exc:
+            raise _Transient("api_error", self.redact(f"{type(exc).__name__} talking to {self.url}")) from None
+        if status == 200:
             try:
-                status, headers, raw = self._post(body, limit)
-            except httpx.TimeoutException:
-                timeouts += 1
-                error: ChatError = ChatError("timeout", f"no reply from {self.url} in {limit:.0f} s")
-                if timeouts > 1:
-                    raise error from None
-            except httpx.HTTPError as exc:
-                error = ChatError("api_error", self.redact(f"{type(exc).__name__} talking to {self.url}"))
-            else:
-                if status == 200:
-                    try:
-                        return self._reply(raw, time.monotonic() - started)
-                    except _Malformed as exc:  # an empty or cut-off 200 can be transient: one more try
-                        malformed += 1
-                        if malformed > 1:
-                            raise
-                        error = exc
-                else:
-                    error = ChatError("api_error", f"HTTP {status} from {self.url}: {self._error_text(raw)}")
-                    if status not in (408, 409, 429) and status < 500:
-                        raise error  # a request the endpoint rejects will not pass on a retry
-                    delay = max(delay, self._retry_after(headers.get("Retry-After")))
-            if attempt == self.max_retries:
-                raise error
-            if deadline is not None and time.monotonic() + delay >= deadline:
-                raise ChatError(error.reason, f"{error} (the paper's time budget ends before a retry)")
-            time.sleep(delay)
-            delay = min(delay * 2, 30.0)
-        raise AssertionError("unreachable")
+                return self._reply(raw, time.monotonic() - started)
+            except _Malformed as exc:  # an empty or cut-off 200 can be transient: one more try
+                once["malformed"] += 1
+                if once["malformed"] > 1:
+                    raise
+                raise _Transient(exc.reason, str(exc)) from None
+        detail = f"HTTP {status} from {self.url}: {self._error_text(raw)}"
+        if status not in (408, 409, 429) and status < 500:
+            raise ChatError("api_error", detail)  # a request the endpoint rejects will not pass on a retry
+        raise _Transient("api_error", detail, self._retry_after(headers.get("Retry-After")))
+
+    def _give_up(self, state: tenacity.RetryCallState) -> Reply:
+        """Raise the last failure once the attempts, or the paper's time budget, leave no retry."""
+        error = state.outcome.exception()  # a _Transient: nothing else is retried
+        if state.attempt_number > self.max_retries:
+            raise error
+        raise ChatError(error.reason, f"{error} (the paper's time budget ends before a retry)")
 
     def _post(self, body: dict[str, Any], limit: float) -> tuple[int, httpx.Headers, bytes]:
         """Status, headers and body of one request, the whole exchange within ``limit`` seconds."""
@@ -254,18 +274,8 @@ class ChatClient:
             raise _Malformed(self.url, str(exc)) from None
 
     def _retry_after(self, value: str | None) -> float:
-        """Seconds a ``Retry-After`` header asks for (a number or an HTTP date), at most ``max_retry_after``."""
-        if not value:
-            return 0.0
-        try:
-            wait = float(value)
-        except ValueError:
-            try:
-                wait = email.utils.parsedate_to_datetime(value).timestamp() - time.time()
-            except (TypeError, ValueError, OverflowError):
-                return 0.0
-        if not math.isfinite(wait) or wait <= 0:
-            return 0.0
+        """Seconds a ``Retry-After`` header asks for, at most ``max_retry_after`` (with a warning when more)."""
+        wait = retry_after_seconds(value) or 0.0
         if wait > self.max_retry_after:
             log.warning("%s asked to wait %.0f s before retrying; waiting %g s (max_retry_after)", self.url, wait,
                         self.max_retry_after)

@@ -26,14 +26,8 @@ EVIDENCE_DIR = "tool_evidence"
 #: The dataset config that holds the evidence, and its files relative to the dataset's root (the card's ``configs``).
 CONFIG = "tool_evidence"
 CONFIG_PATH = f"{EVIDENCE_DIR}/tool_evidence-*.parquet"
-CARD = """---
-configs:
-- config_name: tool_evidence
-  data_files:
-  - split: train
-    path: {file}
----
-
+#: The card's text below its metadata (which declares the config).
+CARD = """
 # Frozen tool evidence of SciTaste-Bench
 
 Each row is one tool's output (`payload`, JSON) for one paper (`bibcode`), fetched at `fetched_at` from {source}.
@@ -68,6 +62,7 @@ def freeze(toolbox: ToolBox, bibcodes: Iterable[str], out_dir: str | Path, *, so
     """
     import pyarrow as pa
     import pyarrow.parquet as pq
+    from huggingface_hub import metadata_save
 
     papers = sorted(set(bibcodes))
     if not papers:
@@ -102,8 +97,9 @@ def freeze(toolbox: ToolBox, bibcodes: Iterable[str], out_dir: str | Path, *, so
     buffer = pa.BufferOutputStream()
     pq.write_table(pa.Table.from_pylist(rows), buffer)
     write_bytes_atomic(out / FILE, buffer.getvalue().to_pybytes())
-    (out / "README.md").write_text(CARD.format(file=FILE, source=source, count=len(rows), papers=len(papers)),
-                                   "utf-8")
+    card = out / "README.md"
+    card.write_text(CARD.format(source=source, count=len(rows), papers=len(papers)), "utf-8")
+    metadata_save(card, {"configs": [{"config_name": CONFIG, "data_files": [{"split": "train", "path": FILE}]}]})
     return out
 
 

@@ -102,7 +102,7 @@ def run(args: argparse.Namespace) -> int:
     from scitaste_hf.lm_tasks import TASKS
 
     _step(console, f"3/5 the {len(TASKS)} modes with scitaste-baseline through lm-eval")
-    missing = [task for task in TASKS.values() if not any(results.rglob(f"samples_{task}_*.jsonl"))]
+    missing = [task for task in TASKS.values() if not _samples(results, task)]
     if not missing:
         console.print(f"reusing {results}")
     else:  # a demo folder from an earlier version may lack a mode added since: run only what is missing
@@ -139,6 +139,12 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
+def _samples(results: Path, task: str) -> list[Path]:
+    """lm-eval's samples files of ``task``, oldest first: ``samples_<task>_<timestamp>.jsonl``, and not those of a
+    task whose name extends it (``scitaste_dimagent_live`` beside ``scitaste_dimagent``)."""
+    return sorted(p for p in results.rglob(f"samples_{task}_*.jsonl") if p.name[len(f"samples_{task}_")].isdigit())
+
+
 def _check(proc: subprocess.CompletedProcess, what: str) -> None:
     if proc.returncode:
         from scitaste_hf.errors import ScitasteError
@@ -163,7 +169,7 @@ def _store(console, out: Path, dataset: Path, results: Path):
     wape, scheme1 = load_metric("scitaste_wape"), load_metric("scitaste_scheme1")
     by_bibcode = {r["bibcode"]: r for r in gold}
     for mode in MODES:
-        found = sorted(results.rglob(f"samples_{TASKS[mode]}_*.jsonl"))
+        found = _samples(results, TASKS[mode])
         if not found:
             raise ScitasteError(f"lm-eval wrote no samples for {TASKS[mode]} in {results}; delete it and rerun")
         samples = found[-1].read_bytes()

@@ -31,7 +31,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def _faults(specs: list[str]) -> dict[str, float]:
     from scitaste_hf.errors import ScitasteError
-    from scitaste_hf.sources.testing import FAULT_KINDS
+    from scitaste_hf.mirror.app import FAULT_KINDS
 
     out = {}
     for spec in specs:

@@ -311,7 +311,7 @@ def _check_dataset(folder: Path) -> None:
     not pushed), and frozen evidence is declared by the card as its config (else nobody could load it)."""
     import pyarrow as pa
     import pyarrow.parquet as pq
-    import yaml
+    from huggingface_hub import metadata_load
 
     from scitaste_hf.agent.evidence import CONFIG, CONFIG_PATH
     from scitaste_hf.errors import ScitasteError
@@ -327,9 +327,11 @@ def _check_dataset(folder: Path) -> None:
         if missing := sorted(wanted - names):
             raise ScitasteError(f"{path} lacks the column(s) {', '.join(missing)}; rebuild the dataset")
     if list(folder.glob(CONFIG_PATH)):
-        text = (folder / "README.md").read_text("utf-8")
-        meta = yaml.safe_load(text.split("---\n")[1]) if text.startswith("---\n") else None
-        configs = meta.get("configs", []) if isinstance(meta, dict) else []
+        try:
+            meta = metadata_load(folder / "README.md") or {}
+        except ValueError:  # a metadata block that is not a mapping declares nothing
+            meta = {}
+        configs = meta.get("configs") or []
         if not any(isinstance(c, dict) and c.get("config_name") == CONFIG for c in configs):
             raise ScitasteError(f"{folder / 'README.md'} declares no {CONFIG} config for {CONFIG_PATH} (a card from "
                                 "before it existed); rebuild the dataset with `scitaste build`")

@@ -212,7 +212,9 @@ def verify_evidence(evidence: bytes, predictions: Mapping[str, Answer | Failure]
     agrees with the submitted answers: the same bibcodes, and each reply parses to the same answer. Agreement is
     all it shows: a log written to match the answers passes too.
 
-    A trace line of another mode than ``mode`` is left out: one trace file gathers every mode of an evaluation.
+    A line of another mode than ``mode`` is left out (a trace line's ``mode``, a samples line's
+    ``doc.scitaste_mode``): one trace file gathers every mode of an evaluation, and the samples of another mode
+    (the live loop's for ``dimagent_v3``, say) do not show this run's answers.
     When a paper has several lines (a trace appended to by a second evaluation), the last one counts.
 
     Returns
@@ -234,7 +236,9 @@ def verify_evidence(evidence: bytes, predictions: Mapping[str, Answer | Failure]
             return f"evidence line {number} is not JSON"
         if not isinstance(obj, dict):
             return f"evidence line {number} has no bibcode and model reply"
-        if mode and isinstance(obj.get("mode"), str) and obj["mode"] != mode:
+        doc = obj.get("doc") if isinstance(obj.get("doc"), dict) else {}
+        line_mode = obj.get("mode") if isinstance(obj.get("mode"), str) else doc.get("scitaste_mode")
+        if mode and isinstance(line_mode, str) and line_mode != mode:
             continue
         bibcode, answer = _bibcode(obj), _reply(obj)
         if bibcode is None or answer is None:

@@ -16,7 +16,7 @@ import logging
 import re
 import threading
 import time
-from collections import defaultdict, deque
+from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -37,6 +37,7 @@ from scitaste_hf.scoring._arrays import as_answer_matrix
 from scitaste_hf.scoring.bootstrap import SEED
 from scitaste_hf.scoring.floors import FLOORS, floor_matrices
 from scitaste_hf.scoring.ranks import RANK_RESAMPLES, detectable_difference, replicates
+from scitaste_hf.sources.limits import SlidingWindow
 
 logger = logging.getLogger(__name__)
 
@@ -183,7 +184,7 @@ class Leaderboard:
         self.max_evidence_bytes = max_evidence_bytes
         self.rate_limit = rate_limit
         self.mirror = mirror
-        self._attempts: dict[str, deque[float]] = defaultdict(deque)
+        self._attempts: dict[str, SlidingWindow] = {}
         self._submit_lock = threading.Lock()
         self._G = as_answer_matrix(self.gold, "gold")
         disciplines = np.array([r["discipline"] for r in self.gold])
@@ -251,13 +252,11 @@ class Leaderboard:
     def _rate_check(self, submitter: str) -> None:
         limit, window = self.rate_limit
         now = time.monotonic()
-        attempts = self._attempts[submitter]
-        while attempts and attempts[0] < now - window:
-            attempts.popleft()
-        if len(attempts) >= limit:
-            wait = int(attempts[0] + window - now) + 1
+        attempts = self._attempts.setdefault(submitter, SlidingWindow(window))
+        if attempts.count(now) >= limit:
+            wait = int(attempts.wait(now)) + 1
             raise SubmissionError(f"too many submissions: at most {limit} per {int(window)} s; try again in {wait} s")
-        attempts.append(now)
+        attempts.add(now)
 
     def submit(self, data: bytes, model: str, mode: str, organisation: str = "", link: str = "", *,
                submitter: str = "", samples: bytes | None = None, trace: bytes | None = None,

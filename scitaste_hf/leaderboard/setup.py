@@ -60,15 +60,15 @@ def rate_limit_from_env() -> tuple[int, float]:
 
 def _card_tags(card: Path) -> list[str]:
     """The ``tags`` of a dataset card's YAML metadata (empty without a card or metadata)."""
-    import yaml
+    from huggingface_hub import metadata_load
 
     if not card.is_file():
         return []
-    text = card.read_text("utf-8")
-    if not text.startswith("---\n") or "\n---" not in text[4:]:
+    try:
+        meta = metadata_load(card) or {}
+    except ValueError:  # a metadata block that is not a mapping declares nothing
         return []
-    meta = yaml.safe_load(text[4:text.index("\n---", 4)]) or {}
-    return [str(t) for t in meta.get("tags") or []] if isinstance(meta, dict) else []
+    return [str(t) for t in meta.get("tags") or []]
 
 
 def open_leaderboard(data_dir: str | Path, gold: str | None = None) -> tuple[Leaderboard, bool]:

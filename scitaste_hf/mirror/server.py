@@ -1,5 +1,5 @@
 """Serving the mirror: the simulated world (or the recorded real responses) behind the services' own paths, on
-the replay/limits/faults server of :mod:`scitaste_hf.sources.testing`.
+the replay/limits/faults application of :mod:`scitaste_hf.mirror.app`.
 
 Each service is under its prefix of :mod:`scitaste_hf.sources.endpoints` (``/openalex/works``,
 ``/ads/v1/search/query``, ``/arxiv/api/query``); ``GET /health`` answers 200 once the world is built and the socket
@@ -29,7 +29,7 @@ def recorded_dir() -> Path:
 
 
 def world_backend(world: World) -> Callable[[str, str, dict[str, str], bytes], tuple | None]:
-    """The backend of :func:`scitaste_hf.sources.testing.build_app` that answers from ``world``."""
+    """The backend of :func:`scitaste_hf.mirror.app.build_app` that answers from ``world``."""
     import orjson
 
     from scitaste_hf.mirror.ads import AdsApi
@@ -92,7 +92,7 @@ def build_mirror(world: str = "sim", *, seed: int = 0, papers: int = 6000, rate_
     """
     import time
 
-    from scitaste_hf.sources.testing import build_app
+    from scitaste_hf.mirror.app import build_app
 
     if world == "recorded":
         return build_app([recorded_dir()], rate_limit=rate_limit, daily_limit=daily_limit, latency=latency,

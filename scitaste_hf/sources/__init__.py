@@ -1,14 +1,15 @@
 """Clients of the bibliographic services: OpenAlex, NASA ADS and arXiv.
 
 ``from scitaste_hf.sources import OpenAlexClient, ADSClient, ArxivClient``. Every client takes ``base_url=``
-(the service, the offline mirror or a test server), ``cache_dir=`` (None disables the cache) and ``offline=``;
+(the service, the offline mirror or a test server), ``cache_dir=`` (None disables the cache) and ``offline=``,
+which it gathers in one :class:`~.options.ClientOptions` for its transport;
 credentials come from keyword arguments, the environment (``OPENALEX_API_KEY``, ``ADS_API_TOKEN``) or the
 credentials file ``~/.config/scitaste/credentials.toml`` (``$SCITASTE_CREDENTIALS``). They share
 one transport (:mod:`.transport`): per-host rate limits, the ``X-RateLimit`` budget, bounded concurrency, retries
 with backoff, and a plain-file response cache (:mod:`.cache`). The lookups and listings have async twins (``a...``)
 that send the same requests. :mod:`.paging` decides when a listing ends (and when it ended short of what the
 service announced); :mod:`.snowball` plans the listings of the builder's snowball; :mod:`.endpoints` says where
-each service answers, live and on the offline mirror; :mod:`.testing` is a local replay/fault server.
+each service answers, live and on the offline mirror (which :mod:`scitaste_hf.mirror` serves).
 
 Names are resolved on first use, so importing an error class does not import httpx.
 """
@@ -21,6 +22,7 @@ _EXPORTS = {
     "OpenAlexClient": "scitaste_hf.sources.openalex",
     "ADSClient": "scitaste_hf.sources.ads",
     "ArxivClient": "scitaste_hf.sources.arxiv",
+    "ClientOptions": "scitaste_hf.sources.options",
     "Work": "scitaste_hf.sources.records",
     "Source": "scitaste_hf.sources.records",
     "Snowball": "scitaste_hf.sources.records",
@@ -51,6 +53,7 @@ __all__ = [
     "Authorship",
     "BadRequestError",
     "BudgetExhausted",
+    "ClientOptions",
     "Concept",
     "Institution",
     "InvalidIdentifierError",

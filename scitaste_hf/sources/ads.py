@@ -17,6 +17,7 @@ from collections.abc import AsyncIterator, Callable, Iterable, Iterator
 from scitaste_hf.sources.endpoints import LIVE
 from scitaste_hf.sources.errors import InvalidIdentifierError
 from scitaste_hf.sources.limits import RateLimitStatus
+from scitaste_hf.sources.options import ClientOptions
 from scitaste_hf.sources.paging import OffsetListing, Tally
 from scitaste_hf.sources.records import ADSRecord, in_order
 from scitaste_hf.sources.transport import Call, Credential, ServiceClient, Transport, resolve_secret
@@ -166,10 +167,11 @@ class ADSClient(ServiceClient):
         if tok := resolve_secret(token, "ADS_API_TOKEN"):
             creds.append(Credential(tok, header="Authorization", prefix="Bearer "))
         self.rows = max(1, min(rows, MAX_ROWS))
+        options = ClientOptions(base_url=base_url, cache_dir=cache_dir, offline=offline, record=record,
+                                rate_limit=rate_limit, max_connections=max_connections, timeout=timeout,
+                                max_retries=max_retries, backoff=backoff)
         self.transport = Transport(
-            "NASA ADS", base_url, expect="json", rate_limit=rate_limit, max_connections=max_connections,
-            timeout=timeout, max_retries=max_retries, backoff_base=backoff[0], backoff_max=backoff[1],
-            cache_dir=cache_dir, offline=offline, record=record, credentials=tuple(creds),
+            "NASA ADS", options, expect="json", credentials=tuple(creds),
             credential_env=("ADS_API_TOKEN",), budget_scope="path",
             required_credential="NASA ADS needs an API token: set ADS_API_TOKEN (or pass token=) to the token "
                                 "from your ADS account settings")

@@ -16,6 +16,7 @@ from datetime import datetime
 
 from scitaste_hf.sources.endpoints import LIVE
 from scitaste_hf.sources.errors import BadRequestError, InvalidIdentifierError
+from scitaste_hf.sources.options import ClientOptions
 from scitaste_hf.sources.paging import OffsetListing
 from scitaste_hf.sources.records import ArxivEntry, in_order
 from scitaste_hf.sources.transport import ATOM_NS, Call, ServiceClient, Transport
@@ -138,10 +139,11 @@ class ArxivClient(ServiceClient):
                  record: bool = False, min_interval: float = 3.0, batch_size: int = 100, timeout: float = 60.0,
                  max_retries: int = 5, backoff: tuple[float, float] = (0.5, 30.0)) -> None:
         self.batch_size = batch_size
-        self.transport = Transport(
-            "arXiv", base_url, expect="atom", rate_limit=(1, min_interval) if min_interval > 0 else None,
-            max_connections=1, timeout=timeout, max_retries=max_retries, backoff_base=backoff[0],
-            backoff_max=backoff[1], cache_dir=cache_dir, offline=offline, record=record)
+        # arXiv asks for one request at a time, ``min_interval`` seconds apart.
+        options = ClientOptions(base_url=base_url, cache_dir=cache_dir, offline=offline, record=record,
+                                rate_limit=(1, min_interval) if min_interval > 0 else None, max_connections=1,
+                                timeout=timeout, max_retries=max_retries, backoff=backoff)
+        self.transport = Transport("arXiv", options, expect="atom")
 
     def get_entries(self, ids: Iterable[str]) -> list[ArxivEntry]:
         """E-prints by id, :attr:`batch_size` ids per request.

@@ -6,7 +6,7 @@ A file has the layout of the recorded fixtures (``scitaste_hf/data/recorded/``):
      "response": {"status": 200, "headers": {...}, "body": <parsed JSON or raw text>}}
 
 so that a cache filled by a real run can be read by a person, diffed, committed as a fixture, and served by the
-replay server of :mod:`scitaste_hf.sources.testing`. The key is the request without credentials (the transport
+mirror's replay (:mod:`scitaste_hf.mirror.replay`). The key is the request without credentials (the transport
 never hands them to the cache), with the query parameters sorted, so the same question always maps to the same
 file whatever the parameter order or the key used.
 """

@@ -31,6 +31,46 @@ _EPOCH_THRESHOLD = 315_360_000
 _POLL_S = 0.005
 
 
+class SlidingWindow:
+    """The times of the events of the last ``period_s`` seconds: the one sliding-window log behind every rate limit
+    of the package (the clients' :class:`HostThrottle`, the mirror's 429s, the leaderboard's submissions).
+
+    It takes no lock: each caller already holds its own around the check and the :meth:`add` that follows.
+    """
+
+    def __init__(self, period_s: float) -> None:
+        """:param period_s: length of the window in seconds."""
+        self.period_s = period_s
+        self._times: deque[float] = deque()
+
+    def count(self, now: float) -> int:
+        """Events in the window that ends at ``now``; older ones are forgotten.
+
+        :param now: the current time on the clock the events were stamped with.
+        """
+        while self._times and self._times[0] <= now - self.period_s:
+            self._times.popleft()
+        return len(self._times)
+
+    def add(self, now: float) -> None:
+        """Record an event.
+
+        :param now: its time on the window's clock.
+        """
+        self._times.append(now)
+
+    def wait(self, now: float) -> float:
+        """Seconds from ``now`` until the oldest event leaves the window; 0 when the window is empty.
+
+        :param now: the current time, after a :meth:`count` at that time.
+        """
+        return self._times[0] + self.period_s - now if self._times else 0.0
+
+    def clear(self) -> None:
+        """Forget every event."""
+        self._times.clear()
+
+
 class HostThrottle:
     """Rate limit and server-requested pause of one host."""
 
@@ -40,7 +80,7 @@ class HostThrottle:
         """
         self.limit = limit
         self.period_s = period_s
-        self._ended: deque[float] = deque()
+        self._ended = SlidingWindow(period_s)
         self._in_flight = 0
         self._pause_until = 0.0
         self._lock = threading.Lock()
@@ -62,17 +102,15 @@ class HostThrottle:
             if self.limit is None:
                 self._in_flight += 1
                 return 0.0
-            while self._ended and self._ended[0] <= now - self.period_s:
-                self._ended.popleft()
-            if len(self._ended) + self._in_flight < self.limit:
+            if self._ended.count(now) + self._in_flight < self.limit:
                 self._in_flight += 1
                 return 0.0
-            return self._ended[0] + self.period_s - now if self._ended else _POLL_S
+            return self._ended.wait(now) or _POLL_S
 
     def _leave(self) -> None:
         with self._lock:
             self._in_flight -= 1
-            self._ended.append(time.monotonic())
+            self._ended.add(time.monotonic())
 
     @contextlib.contextmanager
     def slot(self) -> Iterator[None]:

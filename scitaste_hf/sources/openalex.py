@@ -17,6 +17,7 @@ from datetime import date
 from scitaste_hf.sources.endpoints import LIVE
 from scitaste_hf.sources.errors import InvalidIdentifierError, NotFoundError, SourceError
 from scitaste_hf.sources.limits import RateLimitStatus
+from scitaste_hf.sources.options import ClientOptions
 from scitaste_hf.sources.paging import Tally
 from scitaste_hf.sources.records import Authorship, Concept, Institution, Snowball, Source, Topic, Work, in_order
 from scitaste_hf.sources.snowball import MAX_OR_VALUES, SnowballPlan, plan_snowball
@@ -295,11 +296,11 @@ class OpenAlexClient(ServiceClient):
         if mail := resolve_secret(mailto, "OPENALEX_MAILTO"):
             creds.append(Credential(mail, query_param="mailto"))
         self.page_size = page_size
-        self.transport = Transport(
-            "OpenAlex", base_url, expect="json", rate_limit=rate_limit, max_connections=max_connections,
-            timeout=timeout, max_retries=max_retries, backoff_base=backoff[0], backoff_max=backoff[1],
-            cache_dir=cache_dir, offline=offline, record=record, credentials=tuple(creds),
-            credential_env=("OPENALEX_API_KEY",))
+        options = ClientOptions(base_url=base_url, cache_dir=cache_dir, offline=offline, record=record,
+                                rate_limit=rate_limit, max_connections=max_connections, timeout=timeout,
+                                max_retries=max_retries, backoff=backoff)
+        self.transport = Transport("OpenAlex", options, expect="json", credentials=tuple(creds),
+                                   credential_env=("OPENALEX_API_KEY",))
 
     @property
     def rate_limit_status(self) -> RateLimitStatus:

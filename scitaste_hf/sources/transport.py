@@ -27,14 +27,13 @@ import xml.etree.ElementTree as ET
 from collections import Counter
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
-from email.utils import parsedate_to_datetime
 from typing import Any, Literal, Protocol, TypeVar
 
 import httpx
 import tenacity
 
 from scitaste_hf import __version__
+from scitaste_hf.retry import AtLeastRetryAfter, retry_after_seconds
 from scitaste_hf.sources.cache import CachedResponse, ResponseCache
 from scitaste_hf.sources.errors import (
     AuthError,
@@ -46,6 +45,7 @@ from scitaste_hf.sources.errors import (
     SourceError,
 )
 from scitaste_hf.sources.limits import RateLimitStatus, budget_for, throttle_for
+from scitaste_hf.sources.options import ClientOptions
 
 log = logging.getLogger("scitaste_hf.sources")
 
@@ -179,33 +179,12 @@ class _Retryable(Exception):
         self.retry_after = retry_after
 
 
-class _WaitBackoff(tenacity.wait.wait_base):
-    """Full-jitter exponential backoff, but never shorter than the server's ``Retry-After``."""
-
-    def __init__(self, base: float, cap: float) -> None:
-        self._jitter = tenacity.wait_random_exponential(multiplier=base, max=cap)
-
-    def __call__(self, retry_state: tenacity.RetryCallState) -> float:
-        exc = retry_state.outcome.exception() if retry_state.outcome else None
-        return max(self._jitter(retry_state), getattr(exc, "retry_after", None) or 0.0)
-
-
 class Transport:
     """HTTP access to one service, with rate limit, budget, retries and cache.
 
     :param service: display name used in messages (``"OpenAlex"``).
-    :param base_url: URL that request paths are appended to (a test server or the mirror can stand in).
+    :param options: where the service is, its rate limit, connections, timeout, retries and cache.
     :param expect: body kind a 200 must carry: ``"json"`` or ``"atom"``.
-    :param rate_limit: ``(requests, seconds)`` allowed to the host, or None for no limit.
-    :param max_connections: most requests in flight at once (and the HTTP connection pool size).
-    :param timeout: seconds for connect/read/write/pool.
-    :param max_retries: retries after the first attempt.
-    :param backoff_base: seconds of the first backoff step (doubles each retry, full jitter).
-    :param backoff_max: longest backoff between two attempts, in seconds.
-    :param max_retry_after: longest ``Retry-After`` honoured; a longer one fails at once instead of hanging.
-    :param cache_dir: directory of the plain-file cache; None disables the cache.
-    :param offline: serve only from the cache and fail on a miss.
-    :param record: always send and (over)write the cache: refresh a cache or record fixtures.
     :param credentials: secrets to attach at send time.
     :param credential_env: environment variables that provide the service's key, named in 401/403 messages.
     :param required_credential: message of the :class:`AuthError` raised when a request must be sent but no
@@ -214,42 +193,39 @@ class Transport:
         per host (OpenAlex).
     """
 
-    def __init__(self, service: str, base_url: str, *, expect: Expect = "json",
-                 rate_limit: tuple[int, float] | None = None, max_connections: int = 8, timeout: float = 30.0,
-                 max_retries: int = 5, backoff_base: float = 0.5, backoff_max: float = 30.0,
-                 max_retry_after: float = 120.0, cache_dir: str | os.PathLike[str] | None = None,
-                 offline: bool = False, record: bool = False, credentials: tuple[Credential, ...] = (),
-                 credential_env: tuple[str, ...] = (), required_credential: str | None = None,
-                 budget_scope: Literal["host", "path"] = "host") -> None:
-        if offline and cache_dir is None:
+    def __init__(self, service: str, options: ClientOptions, *, expect: Expect = "json",
+                 credentials: tuple[Credential, ...] = (), credential_env: tuple[str, ...] = (),
+                 required_credential: str | None = None, budget_scope: Literal["host", "path"] = "host") -> None:
+        if options.offline and options.cache_dir is None:
             raise SourceError(f"{service}: offline mode needs a cache directory (cache_dir=...)")
-        if offline and record:
+        if options.offline and options.record:
             raise SourceError(f"{service}: record mode sends requests, so it cannot be combined with offline")
-        parsed = httpx.URL(base_url)
+        parsed = httpx.URL(options.base_url)
         if parsed.scheme not in ("http", "https") or not parsed.host:
-            raise SourceError(f"{service}: base URL {base_url!r} is not an http(s) URL with a host")
-        if max_retries < 0:
-            raise SourceError(f"{service}: max_retries must be 0 or more, got {max_retries}")
+            raise SourceError(f"{service}: base URL {options.base_url!r} is not an http(s) URL with a host")
+        if options.max_retries < 0:
+            raise SourceError(f"{service}: max_retries must be 0 or more, got {options.max_retries}")
         self.service = service
-        self.base_url = base_url.rstrip("/")
+        self.options = options
+        self.base_url = options.base_url.rstrip("/")
         self.expect: Expect = expect
-        self.offline = offline
-        self.record = record
-        self.cache = ResponseCache(cache_dir) if cache_dir is not None else None
+        self.offline = options.offline
+        self.record = options.record
+        self.cache = ResponseCache(options.cache_dir) if options.cache_dir is not None else None
         self.stats = TransportStats()
-        self._max_connections = max_connections
-        self._timeout = httpx.Timeout(timeout)
-        self._max_retries = max_retries
-        self._backoff = (backoff_base, backoff_max)
-        self._max_retry_after = max_retry_after
+        self._max_connections = options.max_connections
+        self._timeout = httpx.Timeout(options.timeout)
+        self._max_retries = options.max_retries
+        self._backoff = options.backoff
+        self._max_retry_after = options.max_retry_after
         self._credentials = tuple(c for c in credentials if c.value)
         self._env_vars = credential_env
         self._required_credential = required_credential
         self._budget_scope = budget_scope
         self._origin = str(httpx.URL(self.base_url).copy_with(path="/", query=None)).rstrip("/")
-        self._throttle = throttle_for(self._origin, *(rate_limit or (None, 1.0)))
+        self._throttle = throttle_for(self._origin, *(options.rate_limit or (None, 1.0)))
         self._stats_lock = threading.Lock()
-        self._sync_slots = threading.BoundedSemaphore(max_connections)
+        self._sync_slots = threading.BoundedSemaphore(options.max_connections)
         self._sync_client: httpx.Client | None = None
         self._async: tuple[asyncio.AbstractEventLoop, httpx.AsyncClient, asyncio.Semaphore] | None = None
 
@@ -427,9 +403,11 @@ class Transport:
         return _parse_any(entry.body) if isinstance(entry.body, str) else entry.body
 
     def _retry_policy(self) -> dict[str, object]:
+        base, cap = self._backoff
         return {
             "stop": tenacity.stop_after_attempt(self._max_retries + 1),
-            "wait": _WaitBackoff(*self._backoff),
+            # full-jitter exponential backoff, but never shorter than the server's Retry-After
+            "wait": AtLeastRetryAfter(tenacity.wait_random_exponential(multiplier=base, max=cap)),
             "retry": tenacity.retry_if_exception_type(_Retryable),
             "before_sleep": self._log_retry,
             "reraise": True,
@@ -616,18 +594,7 @@ def error_detail(text: str, limit: int = 300) -> str:
 
 
 def _retry_after(headers: dict[str, str]) -> float | None:
-    value = headers.get("retry-after")
-    if value is None:
-        return None
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        pass
-    try:
-        return max(0.0, (parsedate_to_datetime(value) - datetime.now(UTC)).total_seconds())
-    except (TypeError, ValueError):
-        return None
-
+    return retry_after_seconds(headers.get("retry-after"))
 
 
 class ServiceClient:

@@ -7,8 +7,8 @@ import httpx
 import pytest
 
 from scitaste_hf.cli import main
+from scitaste_hf.mirror.app import build_app
 from scitaste_hf.sources import OpenAlexClient
-from scitaste_hf.sources.testing import build_app
 
 SCITASTE = str(Path(sys.executable).with_name("scitaste"))
 

@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import pytest
 
-from scitaste_hf.sources.testing import ServerProcess
+# The servers are test-only code, so they live in tests/fixtures, out of the wheel; the test modules of this folder
+# import them by name.
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "fixtures"))
+
+from replay_server import ServerProcess
 
 RECORDED = Path(__file__).resolve().parents[2] / "scitaste_hf" / "data" / "recorded"
 

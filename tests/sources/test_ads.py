@@ -5,11 +5,11 @@ from __future__ import annotations
 import json
 
 import pytest
+from replay_server import ServerProcess, write_recordings
 
 from scitaste_hf.sources import ADSClient
 from scitaste_hf.sources.ads import bibcode
 from scitaste_hf.sources.errors import AuthError, BadRequestError, InvalidIdentifierError
-from scitaste_hf.sources.testing import ServerProcess, write_recordings
 
 ADS = "https://api.adsabs.harvard.edu/v1"
 

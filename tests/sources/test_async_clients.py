@@ -12,11 +12,11 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from urllib.parse import parse_qs
 
 import pytest
+from replay_server import ServerProcess, SyntheticWorks, write_recordings
 
 from scitaste_hf.sources import ADSClient, ArxivClient, OpenAlexClient
 from scitaste_hf.sources.errors import BadRequestError, InvalidIdentifierError
 from scitaste_hf.sources.snowball import SnowballPlan
-from scitaste_hf.sources.testing import ServerProcess, SyntheticWorks, write_recordings
 
 FOCAL = ["W3045921891", "W3046863325"]
 # The recording asked for citers and references with the two ids the other way round.
@@ -170,20 +170,16 @@ def test_openalex_async_listings_run_concurrently_within_the_connection_limit():
             async with oa:
                 return list(await asyncio.gather(*(_collect(oa.aiter_citing(w, "id")) for w in works)))
 
-        start = time.monotonic()
         expected = asyncio.run(serial())
-        serial_s = time.monotonic() - start
         server.reset()
-        start = time.monotonic()
         assert asyncio.run(concurrent()) == expected
-        concurrent_s = time.monotonic() - start
         arrivals = sorted(r["t"] for r in server.requests_log()["requests"])
     assert len(arrivals) == 18
     # Every answer takes `latency`, so requests that arrive within less than that of each other are in flight
-    # together.
+    # together: the listings overlap, up to the connection limit and no further (how much faster that is, is
+    # bench/bench_sources.py's to measure, not a test's).
     in_flight = max(sum(1 for u in arrivals if t <= u < t + 0.9 * latency) for t in arrivals)
     assert in_flight == connections
-    assert concurrent_s < 0.6 * serial_s
 
 
 def _pages(n: int, size: int) -> int:

@@ -20,9 +20,10 @@ def test_precedence(tmp_path, monkeypatch):
 
 def test_client_reads_the_file(tmp_path, monkeypatch, recorded):
     """A server that insists on a key: the client finds it in the credentials file, and fails without it."""
+    from replay_server import ServerProcess
+
     from scitaste_hf.sources import OpenAlexClient
     from scitaste_hf.sources.errors import SourceError
-    from scitaste_hf.sources.testing import ServerProcess
 
     monkeypatch.delenv("OPENALEX_API_KEY", raising=False)
     monkeypatch.setenv("SCITASTE_CREDENTIALS", str(tmp_path / "none.toml"))

@@ -9,10 +9,10 @@ from datetime import date
 from urllib.parse import parse_qs, parse_qsl, urlsplit
 
 import pytest
+from replay_server import ServerProcess, SyntheticWorks, write_recordings
 
 from scitaste_hf.sources import OpenAlexClient
 from scitaste_hf.sources.errors import AuthError, BadRequestError, InvalidIdentifierError, NotFoundError
-from scitaste_hf.sources.testing import ServerProcess, SyntheticWorks, write_recordings
 
 FOCAL = ["W3045921891", "W3046863325"]
 # The recording asked for citers and references with the two ids the other way round.

@@ -6,9 +6,9 @@ import math
 import random
 
 import pytest
+from replay_server import SyntheticWorks
 
 from scitaste_hf.sources.snowball import MAX_OR_VALUES, plan_snowball
-from scitaste_hf.sources.testing import SyntheticWorks
 
 
 def _graph_inputs(graph: SyntheticWorks, ks: list[int]):

@@ -10,6 +10,7 @@ import socket
 import time
 
 import pytest
+from replay_server import ServerProcess
 
 from scitaste_hf.sources import ADSClient, OpenAlexClient
 from scitaste_hf.sources.errors import (
@@ -19,7 +20,6 @@ from scitaste_hf.sources.errors import (
     ServiceUnavailable,
     SourceError,
 )
-from scitaste_hf.sources.testing import ServerProcess
 
 # Tests need no real backoff: the first step is 10 ms.
 FAST = {"max_retries": 5, "rate_limit": (1000, 1.0), "backoff": (0.01, 0.05)}

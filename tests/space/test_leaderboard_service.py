@@ -171,9 +171,10 @@ def test_crash_between_file_and_result_is_reconciled(tmp_path):
     assert third.submit(data, "crashed", "pure_qa").duplicate
 
 
-def _samples_log(lines):
-    return "".join(json.dumps({"doc_id": i, "doc": {"bibcode": line["bibcode"]}, "resps": [[line["response"]]],
-                               "filtered_resps": [line["response"]]}) + "\n" for i, line in enumerate(lines)).encode()
+def _samples_log(lines, mode="dimagent_v3"):
+    return "".join(json.dumps({"doc_id": i, "doc": {"bibcode": line["bibcode"], "scitaste_mode": mode},
+                               "resps": [[line["response"]]], "filtered_resps": [line["response"]]}) + "\n"
+                   for i, line in enumerate(lines)).encode()
 
 
 def test_evidence_makes_a_run_evidence_consistent(board):
@@ -183,6 +184,11 @@ def test_evidence_makes_a_run_evidence_consistent(board):
     other = _lines(response=True, seed=5)
     result = board.submit(_bytes(_lines(seed=3)), "m2", "dimagent_v3", submitter="u", samples=_samples_log(other))
     assert result.status == "self-reported" and "differs" in result.message
+    # the samples of another mode (the live loop's) do not show a dimagent_v3 run's answers
+    live = _lines(response=True, seed=7)
+    result = board.submit(_bytes(live), "m3", "dimagent_v3", submitter="u",
+                          samples=_samples_log(live, "dimagent_v3_live"))
+    assert result.status == "self-reported" and "other papers" in result.message
     assert [r["model"] for r in board.rows(status="evidence-consistent")] == ["m"]
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from scitaste_hf.agent.tools import TOOL_NAMES
-from scitaste_hf.lm_tasks import METRICS, TASKS, load_docs
+from scitaste_hf.lm_tasks import ANY_MODEL, METRICS, TASKS, load_docs
 from scitaste_hf.prompts import ANSWER_INSTRUCTION
 from scitaste_hf.records import load_records
 from scitaste_hf.schema import MODE_SPECS
@@ -151,14 +151,14 @@ def test_what_a_model_cannot_run_stops_with_one_line(evidence_dataset, server, i
     # in this process no scitaste model is alive yet: a stock model would be asked
     for mode, needs in (("dimagent_v3_native", "web search"), ("dimagent_v3_live", "live tool loop")):
         with pytest.raises(TaskUnavailable, match=needs):
-            load_docs(str(evidence_dataset), mode=mode)
+            load_docs(str(evidence_dataset), scitaste_task_mode=mode)
     # scitaste-agent runs the live loop; the search modes only with a profile that has search
     agent = AgentLM(f"{url}/v1", "scripted")
-    assert len(load_docs(str(evidence_dataset), mode="dimagent_v3_live")["test"]) == 300
+    assert len(load_docs(str(evidence_dataset), scitaste_task_mode="dimagent_v3_live")["test"]) == 300
     with pytest.raises(TaskUnavailable, match="web search"):
-        load_docs(str(evidence_dataset), mode="native_search")
+        load_docs(str(evidence_dataset), scitaste_task_mode="native_search")
     searching = AgentLM(f"{url}/v1", "scripted", profile="openai")
-    assert len(load_docs(str(evidence_dataset), mode="native_search")["test"]) == 300
+    assert len(load_docs(str(evidence_dataset), scitaste_task_mode="native_search")["test"]) == 300
     del agent, searching
 
 
@@ -170,9 +170,47 @@ def test_a_tool_mode_without_evidence_stops_before_any_paper(tmp_path):
     rows = [{**dict.fromkeys(record_features()), **r} for r in GOLD[:12]]
     data = write_dataset(tmp_path / "ds", {"selected": rows, "backup": rows}, DEFAULT_WEIGHTS, synthetic=True)
     with pytest.raises(TaskUnavailable, match="frozen tool evidence"):
-        load_docs(str(data), mode="dimagent_v3")
-    docs = load_docs(str(data), mode="pure_qa")["test"]
+        load_docs(str(data), scitaste_task_mode="dimagent_v3")
+    docs = load_docs(str(data), scitaste_task_mode="pure_qa")["test"]
     assert set(docs["scitaste_mode"]) == {"pure_qa"} and len(docs) == 12
+    # evidence frozen for another dataset (none of these papers): one line, not nine errors per paper
+    other = [{**r, "bibcode": f"OTHER{k}"} for k, r in enumerate(rows)]
+    elsewhere = write_dataset(tmp_path / "other", {"selected": other, "backup": other}, DEFAULT_WEIGHTS,
+                              synthetic=True)
+    from scitaste_hf.agent.evidence import EVIDENCE_DIR, freeze
+
+    freeze(type("Tools", (), {"call": lambda self, name, arguments: {"tool": name}})(), [r["bibcode"] for r in rows],
+           elsewhere / EVIDENCE_DIR, source="another dataset's")
+    with pytest.raises(TaskUnavailable, match="lacks 12 of the 12 papers"):
+        load_docs(str(elsewhere), scitaste_task_mode="dimagent_v3")
+    with pytest.raises(TaskUnavailable, match="evidence_as must be one of"):
+        load_docs(str(data), evidence_as="bogus")
+
+
+def test_modes_that_share_a_prompt_do_not_share_lm_evals_cache_key(evidence_dataset):
+    """lm-eval keys --use_cache by a request's arguments: a mode only scitaste's models run carries its name there,
+    and a few-shot request is refused (the examples would be other papers with their gold labels)."""
+    pytest.importorskip("lm_eval", reason="needs lm-eval: pip install 'scitaste-hf[lmeval]'")
+    from lm_eval.tasks import TaskManager
+
+    from scitaste_hf.errors import TaskUnavailable
+    from scitaste_hf.lm_models import BaselineLM
+
+    baseline = BaselineLM(data_dir=str(evidence_dataset))  # may run every mode
+    tasks = TaskManager(include_path=subprocess.run([SCITASTE, "tasks-path"], capture_output=True, text=True,
+                                                    check=True).stdout.strip(),
+                        metadata={"data_dir": str(evidence_dataset)}).load(list(TASKS.values()))["tasks"]
+    keys = {}
+    for name, task in tasks.items():
+        doc = task.test_docs()[0]
+        request = task.construct_requests(doc, task.fewshot_context(doc, num_fewshot=0), metadata=(name, 0, 1))
+        keys[name] = json.dumps(request.arguments, sort_keys=True)
+        with pytest.raises(TaskUnavailable, match="zero-shot"):
+            task.fewshot_context(doc, num_fewshot=2)
+    assert len(set(keys.values())) == len(TASKS)
+    for stock in ANY_MODEL:  # what stock models get carries no mode
+        assert "scitaste_mode" not in keys[stock]
+    del baseline
 
 
 def test_each_task_yaml_names_its_mode():
@@ -181,7 +219,7 @@ def test_each_task_yaml_names_its_mode():
     folder = ROOT / "lm_eval_tasks" / "scitaste"
     for mode, spec in MODE_SPECS.items():
         config = yaml.safe_load((folder / f"{spec.task}.yaml").read_text())
-        assert config["task"] == TASKS[mode] and config["dataset_kwargs"] == {"mode": mode}
+        assert config["task"] == TASKS[mode] and config["dataset_kwargs"] == {"scitaste_task_mode": mode}
     group = yaml.safe_load((folder / "scitaste.yaml").read_text())
     assert group["task"] == [s.task for s in MODE_SPECS.values() if s.tools != "live"]
 
@@ -216,7 +254,7 @@ def test_the_rendering_follows_the_template(evidence_dataset, stand_in_evidence,
     from scitaste_hf.lm_chat_task import _as_messages
     from scitaste_hf.lm_tasks import doc_to_text
 
-    doc = load_docs(str(evidence_dataset), mode="dimagent_v3", evidence_as=evidence_as)["test"][3]
+    doc = load_docs(str(evidence_dataset), scitaste_task_mode="dimagent_v3", evidence_as=evidence_as)["test"][3]
     result = json.dumps(stand_in_evidence.call("references", {"bibcode": doc["bibcode"]}), sort_keys=True)
     tools = _as_messages(doc, _hf_template(chat_templates["tools"]), "Be brief.") if evidence_as != "text" else None
     if evidence_as != "text":  # a template with tool roles: rendered as tool messages, every result shown
