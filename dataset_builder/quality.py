@@ -13,8 +13,6 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-#: Why a candidate was dropped.
-REASONS = ("missing_title", "missing_abstract", "year_out_of_range", "duplicate_doi", "duplicate_title")
 _NON_WORD = re.compile(r"[^0-9a-z]+")
 
 
