@@ -56,9 +56,11 @@ def main() -> None:
     from scitaste_hf.simworld.calibration import report
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--papers", type=int, default=6000)
-    parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2, 3, 4])
-    parser.add_argument("--generation", action="store_true")
+    parser.add_argument("--papers", type=int, default=6000, help="benchmark papers of the world (default 6000)")
+    parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2, 3, 4],
+                        help="world seeds, one build each (default 0 1 2 3 4)")
+    parser.add_argument("--generation", action="store_true",
+                        help="also time the world's generation and report its peak memory")
     args = parser.parse_args()
     failed = 0
     for seed in args.seeds:
