@@ -3,6 +3,7 @@ template renders them), the same parsing and metrics as `scitaste eval`, and one
 
 import json
 import math
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -222,6 +223,10 @@ def test_each_task_yaml_names_its_mode():
         assert config["task"] == TASKS[mode] and config["dataset_kwargs"] == {"scitaste_task_mode": mode}
     group = yaml.safe_load((folder / "scitaste.yaml").read_text())
     assert group["task"] == [s.task for s in MODE_SPECS.values() if s.tools != "live"]
+    # the task folder's README lists every task with its mode, and marks the group's as the paper's
+    rows = re.findall(r"^\| `(scitaste_\w+)`( \(\*paper\*\))? \| `(\w+)` \|", (folder / "README.md").read_text(), re.M)
+    assert {task: mode for task, _, mode in rows} == {s.task: m for m, s in MODE_SPECS.items()}
+    assert sorted(task for task, paper, _ in rows if paper) == sorted(group["task"])
 
 
 def _hf_template(source):
