@@ -200,15 +200,13 @@ def _dataset_files() -> str:
 def _weights() -> str:
     from importlib import resources
 
-    from scitaste_hf.schema import DEFAULT_WEIGHTS, DIMENSION_LETTERS, DIMENSIONS
+    from scitaste_hf.schema import DEFAULT_WEIGHTS, DIMENSION_LETTERS, DIMENSIONS, default_contributions
 
     config = json.loads(resources.files("scitaste_hf").joinpath("config/weights_default.json").read_text("utf-8"))
-    raw = config["raw"]
+    raw, assumed = default_contributions()
     total = sum(raw.values())
-    repeated = {v for v in raw.values() if list(raw.values()).count(v) > 1}
     rows = [(DIMENSION_LETTERS[k], f"`{k}`", f"{raw[k]:g}", f"{DEFAULT_WEIGHTS[k]:.6f}",
-             "assumed: equal split" if raw[k] in repeated else "published") for k in DIMENSIONS]
-    assumed = [k for k in DIMENSIONS if raw[k] in repeated]
+             "assumed: equal split" if k in assumed else "published") for k in DIMENSIONS]
     middle = sum(raw[k] for k in assumed)
     return ("Owner: `scitaste_hf/config/weights_default.json`, loaded by `scitaste_hf.schema.load_weights` into "
             "`DEFAULT_WEIGHTS`.\n\n"

@@ -79,8 +79,7 @@ def _as_messages(doc: Mapping[str, Any], template: Callable[..., Any], system_in
         if not isinstance(rendered, str):  # an API model's JSON chat: the server applies the template
             return rendered if forced else None
         # A local template (Hugging Face convention: arguments as objects): kept if every result shows in it.
-        objects = doc_to_messages(doc, arguments_as_objects=True)
-        objects[0] = messages[0]
+        objects = _with_object_arguments(messages)
         rendered = template(objects)
     except Exception as exc:  # a template without tool roles raises (e.g. "roles must alternate")
         if forced:
@@ -94,3 +93,13 @@ def _as_messages(doc: Mapping[str, Any], template: Callable[..., Any], system_in
         raise TaskUnavailable("this model's chat template drops tool calls or results; run with --metadata "
                               "'{\"evidence_as\": \"text\"}'")
     return None
+
+
+def _with_object_arguments(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """``messages`` with each tool call's arguments as a mapping, as Hugging Face chat templates expect them
+    (OpenAI-compatible endpoints take the JSON string)."""
+    def with_objects(call: dict[str, Any]) -> dict[str, Any]:
+        return {**call, "function": {**call["function"], "arguments": json.loads(call["function"]["arguments"])}}
+
+    return [{**m, "tool_calls": [with_objects(c) for c in m["tool_calls"]]} if m.get("tool_calls") else m
+            for m in messages]

@@ -150,17 +150,12 @@ def doc_to_text(doc: Mapping[str, Any]) -> str:
     return evidence_text(doc, *fixed_round(doc, toolbox(doc["evidence"])))
 
 
-def doc_to_messages(doc: Mapping[str, Any], *, arguments_as_objects: bool = False) -> list[dict[str, Any]] | None:
+def doc_to_messages(doc: Mapping[str, Any]) -> list[dict[str, Any]] | None:
     """The conversation of a fixed-round tool mode as chat messages (round 1 in tool roles, then the request for
-    the answer), exactly as scitaste's own models send it; None for the other modes.
-
-    ``arguments_as_objects`` gives each call's arguments as a mapping instead of a JSON string: Hugging Face chat
-    templates expect that, OpenAI-compatible endpoints the string."""
+    the answer), exactly as scitaste's own models send it; None for the other modes."""
     if not _fixed(doc):
         return None
     calls, results = fixed_round(doc, toolbox(doc["evidence"]))
-    if arguments_as_objects:
-        calls = [{**c, "arguments": json.loads(c["arguments"])} for c in calls]
     return [*opening(doc), *tool_turn(calls, results), {"role": "user", "content": ROUND_TWO}]
 
 

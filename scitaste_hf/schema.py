@@ -163,17 +163,24 @@ def load_weights(path: str | None = None) -> dict[str, float]:
 DEFAULT_WEIGHTS: Mapping[str, float] = MappingProxyType(load_weights())
 
 
+def default_contributions() -> tuple[dict[str, float], tuple[str, ...]]:
+    """The packaged default's raw contributions (``config/weights_default.json``, the figures' one home) and the
+    dimensions whose contribution is this package's assumption rather than the paper's: the equal split, the one
+    value that repeats."""
+    config = resources.files("scitaste_hf").joinpath("config/weights_default.json").read_text("utf-8")
+    raw = json.loads(config)["raw"]
+    values = list(raw.values())
+    return raw, tuple(k for k in DIMENSIONS if values.count(raw[k]) > 1)
+
+
 def weights_note() -> str:
     """One sentence on the default weights: the raw contributions the paper publishes, and the total it gives for
-    the others, which the default splits equally. Generated from ``config/weights_default.json`` (the figures'
-    one home) for every text that states them: the Space, the dataset card."""
-    raw = json.loads(resources.files("scitaste_hf").joinpath("config/weights_default.json").read_text("utf-8"))["raw"]
-    values = list(raw.values())
-    assumed = [k for k in DIMENSIONS if values.count(raw[k]) > 1]  # the equal split: the one value repeated
+    the others, which the default splits equally; for every text that states them (the Space, the dataset card)."""
+    raw, assumed = default_contributions()
     published = " and ".join(f"{k.replace('_', ' ')} ({raw[k]:g})" for k in DIMENSIONS if k not in assumed)
-    return (f"The paper publishes the contributions of {published} of {sum(values):g}, and only the total of the "
-            f"other {len(assumed)} dimensions ({sum(raw[k] for k in assumed):g}), which the default splits equally "
-            "(an assumption, shown wherever weights are shown).")
+    return (f"The paper publishes the contributions of {published} of {sum(raw.values()):g}, and only the total of "
+            f"the other {len(assumed)} dimensions ({sum(raw[k] for k in assumed):g}), which the default splits "
+            "equally (an assumption, shown wherever weights are shown).")
 
 
 def composite(dimension_scores: Mapping[str, float], weights: Mapping[str, float] | None = None) -> float:

@@ -1,6 +1,7 @@
 """Test-wide settings: no test may reach the internet, and Hugging Face caches stay inside the test run; which
 tests are opt-in and which are slow."""
 
+import json
 import os
 import socket
 import subprocess
@@ -95,6 +96,27 @@ def stop_server(proc: subprocess.Popen) -> None:
 def servers():
     """:func:`start_server` and :func:`stop_server` for tests and fixtures of any scope."""
     return start_server, stop_server
+
+
+def start_scripted_chat(script: dict, folder: Path, name: str = "chat") -> tuple[subprocess.Popen, str, Path]:
+    """Start the scripted OpenAI-compatible chat server (tests/fixtures/scripted_chat.py, whose docstring describes
+    ``script``) on 127.0.0.1; stop it with :func:`stop_server`.
+
+    Returns the process, its base URL without a trailing slash, and the JSONL file that every request is appended
+    to (created empty, so that a test can count requests before the first one).
+    """
+    path, log = folder / f"{name}-script.json", folder / f"{name}-requests.jsonl"
+    path.write_text(json.dumps(script))
+    log.touch()
+    proc, url = start_server([sys.executable, str(Path(__file__).parent / "fixtures" / "scripted_chat.py"), "{port}",
+                              str(path), str(log)], log=folder / f"{name}.log", ready="/health")
+    return proc, url.rstrip("/"), log
+
+
+@pytest.fixture(scope="session")
+def scripted_chat():
+    """:func:`start_scripted_chat`, for tests and fixtures of any scope."""
+    return start_scripted_chat
 
 
 @pytest.fixture()

@@ -78,14 +78,6 @@ def _dataset(tmp_path, n):
                          synthetic=True), [r["bibcode"] for r in full[:n]]
 
 
-def _server(servers, tmp_path, script, name="chat"):
-    path, log = tmp_path / f"{name}.json", tmp_path / f"{name}-requests.jsonl"
-    path.write_text(json.dumps(script))
-    proc, url = servers[0]([sys.executable, str(ROOT / "tests" / "fixtures" / "scripted_chat.py"), "{port}",
-                            str(path), str(log)], log=tmp_path / f"{name}.log", ready="/health")
-    return proc, url.rstrip("/"), log
-
-
 def _eval_args(url, data, out, *, model_args="", cache=None, task="scitaste_pure_qa"):
     args = [SCITASTE, "eval", "--model", "scitaste-agent", "--model_args",
             f"base_url={url}/v1,model=scripted,data_dir={data}{model_args}", "--tasks", task,
@@ -102,7 +94,7 @@ def _requested(log):
     return found
 
 
-def test_every_reply_shape_is_counted_and_no_key_is_written(servers, tmp_path):
+def test_every_reply_shape_is_counted_and_no_key_is_written(servers, scripted_chat, tmp_path):
     data, bibcodes = _dataset(tmp_path, len(SHAPES))
     rules = []
     for bibcode, (reply, _) in zip(bibcodes, SHAPES):
@@ -113,7 +105,7 @@ def test_every_reply_shape_is_counted_and_no_key_is_written(servers, tmp_path):
                 {"choices": [{"message": reply["message"]}], "usage": reply["usage"]})}})
         else:
             rules.append({"contains": f"Identifier: {bibcode}\n", "reply": reply})
-    proc, url, log = _server(servers, tmp_path, {"rules": rules, "default": ANSWER})
+    proc, url, log = scripted_chat({"rules": rules, "default": ANSWER}, tmp_path)
     out = tmp_path / "out"
     started = time.monotonic()
     try:
@@ -151,9 +143,9 @@ def test_every_reply_shape_is_counted_and_no_key_is_written(servers, tmp_path):
     assert KEY not in run.stdout + run.stderr
 
 
-def test_kill_during_use_cache_resumes_with_unfinished_papers(servers, tmp_path):
+def test_kill_during_use_cache_resumes_with_unfinished_papers(servers, scripted_chat, tmp_path):
     data, _ = _dataset(tmp_path, 20)
-    proc, url, log = _server(servers, tmp_path, {"rules": [], "default": ANSWER, "latency": 0.2})
+    proc, url, log = scripted_chat({"rules": [], "default": ANSWER, "latency": 0.2}, tmp_path)
     out, cache = tmp_path / "out", tmp_path / "cache" / "db"
     args = _eval_args(url, data, out, cache=cache, model_args=",num_concurrent=1")
     try:
@@ -192,7 +184,7 @@ def _requests(records, mode="pure_qa"):
             for k, r in enumerate(records)]
 
 
-def test_outages_are_not_replayed_from_the_cache(servers, tmp_path):
+def test_outages_are_not_replayed_from_the_cache(servers, scripted_chat, tmp_path):
     # lm-eval's own cache wrapper around the model, in process, over a server that is down and then up
     from lm_eval.api.model import CachingLM
 
@@ -202,14 +194,14 @@ def test_outages_are_not_replayed_from_the_cache(servers, tmp_path):
 
     records = load_records(ROOT / "scitaste_hf" / "data" / "examples" / "gold.jsonl")[:6]
     cache, trace = str(tmp_path / "cache.db"), str(tmp_path / "trace.jsonl")
-    down, down_url, down_log = _server(servers, tmp_path, {"rules": [], "default": {"status": 503}}, "down")
+    down, down_url, down_log = scripted_chat({"rules": [], "default": {"status": 503}}, tmp_path, "down")
     try:
         replies = CachingLM(AgentLM(f"{down_url}/v1", "m", max_retries=0, trace_path=trace),
                             cache).generate_until(_requests(records))
     finally:
         servers[1](down)
     assert [failure_of(r) for r in replies] == ["api_error"] * 6 and len(down_log.read_text().splitlines()) == 6
-    up, up_url, up_log = _server(servers, tmp_path, {"rules": [], "default": ANSWER}, "up")
+    up, up_url, up_log = scripted_chat({"rules": [], "default": ANSWER}, tmp_path, "up")
     try:
         replies = CachingLM(AgentLM(f"{up_url}/v1", "m", trace_path=trace), cache).generate_until(_requests(records))
         again = CachingLM(AgentLM(f"{up_url}/v1", "m", trace_path=trace), cache).generate_until(_requests(records))
@@ -219,13 +211,13 @@ def test_outages_are_not_replayed_from_the_cache(servers, tmp_path):
     assert replies == again == [ANSWER] * 6  # and the answers, unlike the outage, are replayed
 
 
-def test_tool_mode_without_evidence_stops_before_any_request(servers, tmp_path):
+def test_tool_mode_without_evidence_stops_before_any_request(servers, scripted_chat, tmp_path):
     from scitaste_hf.errors import ScitasteError
     from scitaste_hf.lm_models import AgentLM
     from scitaste_hf.records import load_records
 
     records = load_records(ROOT / "scitaste_hf" / "data" / "examples" / "gold.jsonl")[:3]
-    proc, url, log = _server(servers, tmp_path, {"rules": [], "default": ANSWER})
+    proc, url, log = scripted_chat({"rules": [], "default": ANSWER}, tmp_path)
     try:
         model = AgentLM(f"{url}/v1", "m", data_dir=str(tmp_path / "no-such-dataset"),
                         trace_path=str(tmp_path / "trace.jsonl"))
@@ -237,13 +229,13 @@ def test_tool_mode_without_evidence_stops_before_any_request(servers, tmp_path):
     assert len(_requested(log)) == 3  # only the tool-free requests were sent
 
 
-def test_a_trickled_reply_is_cut_at_the_request_timeout(servers, tmp_path, caplog):
+def test_a_trickled_reply_is_cut_at_the_request_timeout(servers, scripted_chat, tmp_path, caplog):
     from scitaste_hf.agent.chat import ChatClient, ChatError
 
-    proc, url, _ = _server(servers, tmp_path, {"rules": [
+    proc, url, _ = scripted_chat({"rules": [
         {"contains": "TRICKLE", "reply": {"trickle": ANSWER, "interval": 0.2}},
         {"contains": "BUSY", "reply": {"cycle": [{"status": 429, "headers": {"Retry-After": "3600"}}, ANSWER]}},
-    ], "default": ANSWER})
+    ], "default": ANSWER}, tmp_path)
     try:
         client = ChatClient(f"{url}/v1", "scripted", timeout=1, max_retry_after=0.5)
         # each byte comes well within the read timeout; the reply as a whole does not (it would take ~40 s)

@@ -52,22 +52,16 @@ CASES = {
 
 
 @pytest.fixture(scope="module")
-def scripted(servers, tmp_path_factory):
-    tmp = tmp_path_factory.mktemp("scripted")
+def scripted(servers, scripted_chat, tmp_path_factory):
     rules = []
     for paper, (first, second, _, _) in CASES.items():
         rules.append({"contains": f"Identifier: {paper}\n", "tools": True, "reply": first})
         rules.append({"contains": f"Identifier: {paper}\n", "tools": False, "reply": second})
     rules.append({"contains": "Identifier: RATELIMITED\n", "reply": {"status": 429, "headers": {"Retry-After": "0"}}})
     rules.append({"contains": "Identifier: SLOW\n", "delay": 2, "reply": json.dumps(ANSWER)})
-    script, log = tmp / "script.json", tmp / "requests.jsonl"
-    script.write_text(json.dumps({"rules": rules, "default": json.dumps(ANSWER)}))
-    log.touch()
-    start, stop = servers
-    proc, url = start([sys.executable, str(ROOT / "tests" / "fixtures" / "scripted_chat.py"), "{port}", str(script),
-                       str(log)], log=tmp / "server.log", ready="/health")
-    yield url.rstrip("/"), log
-    stop(proc)
+    proc, url, log = scripted_chat({"rules": rules, "default": json.dumps(ANSWER)}, tmp_path_factory.mktemp("scripted"))
+    yield url, log
+    servers[1](proc)
 
 
 def _record(bibcode):

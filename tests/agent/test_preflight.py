@@ -2,7 +2,6 @@
 
 import json
 import re
-import sys
 from pathlib import Path
 
 import pytest
@@ -13,14 +12,6 @@ from scitaste_hf.schema import DIMENSIONS
 
 ROOT = Path(__file__).resolve().parents[2]
 ANSWER = json.dumps({"innovation_score": 55.0, "dimension_scores": dict.fromkeys(DIMENSIONS, 55.0)})
-
-
-def _server(servers, tmp_path, script):
-    path, log = tmp_path / "script.json", tmp_path / "requests.jsonl"
-    path.write_text(json.dumps(script))
-    start, _ = servers
-    return start([sys.executable, str(ROOT / "tests" / "fixtures" / "scripted_chat.py"), "{port}", str(path),
-                  str(log)], log=tmp_path / "server.log", ready="/health")
 
 
 def _evidence_dataset(tmp_path):
@@ -43,13 +34,13 @@ def _evidence_dataset(tmp_path):
     return data
 
 
-def test_preflight_reports_per_mode(servers, tmp_path, capsys):
-    proc, url = _server(servers, tmp_path, {
+def test_preflight_reports_per_mode(servers, scripted_chat, tmp_path, capsys):
+    proc, url, _ = scripted_chat({
         "rules": [{"contains": "Identifier", "tools": True,
                    "reply": {"tool_calls": [{"name": n, "arguments": {"bibcode": "x"}} for n in TOOL_NAMES[:2]]}}],
-        "default": ANSWER})
+        "default": ANSWER}, tmp_path)
     try:
-        code = main(["preflight", "--base-url", f"{url}v1", "--model", "m", "--data-dir",
+        code = main(["preflight", "--base-url", f"{url}/v1", "--model", "m", "--data-dir",
                      str(_evidence_dataset(tmp_path))])
     finally:
         servers[1](proc)
@@ -61,10 +52,11 @@ def test_preflight_reports_per_mode(servers, tmp_path, capsys):
     assert re.search(r"dimagent_v3\s+│\s+3\s+│\s+27 \(harness\)\s+│\s+3/3", out), out
 
 
-def test_preflight_finds_rejected_temperature(servers, tmp_path, capsys):
-    proc, url = _server(servers, tmp_path, {"reject_temperature_with_tools": True, "rules": [], "default": ANSWER})
+def test_preflight_finds_rejected_temperature(servers, scripted_chat, tmp_path, capsys):
+    proc, url, _ = scripted_chat({"reject_temperature_with_tools": True, "rules": [], "default": ANSWER},
+                                 tmp_path)
     try:
-        code = main(["preflight", "--base-url", f"{url}v1", "--model", "m", "--data-dir",
+        code = main(["preflight", "--base-url", f"{url}/v1", "--model", "m", "--data-dir",
                      str(_evidence_dataset(tmp_path))])
     finally:
         servers[1](proc)
@@ -72,19 +64,19 @@ def test_preflight_finds_rejected_temperature(servers, tmp_path, capsys):
     assert code == 1 and "rejects temperature together with tools" in out and "api_error 3" in out
 
 
-def test_preflight_takes_the_agents_model_args_as_they_are(servers, tmp_path, capsys):
-    proc, url = _server(servers, tmp_path, {"rules": [], "default": ANSWER})
+def test_preflight_takes_the_agents_model_args_as_they_are(servers, scripted_chat, tmp_path, capsys):
+    proc, url, log = scripted_chat({"rules": [], "default": ANSWER}, tmp_path)
     data = _evidence_dataset(tmp_path)
     try:
         code = main(["preflight", "--model", "scitaste-agent", "--model_args",
-                     f"base_url={url}v1,model=m,num_concurrent=8,max_gen_toks=321,profile=openai,data_dir={data}"])
+                     f"base_url={url}/v1,model=m,num_concurrent=8,max_gen_toks=321,profile=openai,data_dir={data}"])
     finally:
         servers[1](proc)
     out = capsys.readouterr().out
     assert code == 0 and "preflight of m at" in out
     # The openai profile has a search switch, so the native modes ran instead of being skipped.
     assert "no web search switch" not in out and re.search(r"dimagent_v3_native\s+│\s+3\s+│", out), out
-    bodies = [json.loads(line) for line in (tmp_path / "requests.jsonl").read_text().splitlines()]
+    bodies = [json.loads(line) for line in log.read_text().splitlines()]
     assert bodies and {b["max_tokens"] for b in bodies} == {321}
 
 

@@ -6,7 +6,6 @@ import a helper module from this folder).
 """
 
 import json
-import sys
 from pathlib import Path
 
 import pytest
@@ -74,19 +73,13 @@ class _ChatServer:
 
 
 @pytest.fixture()
-def chat_server(tmp_path, servers):
+def chat_server(tmp_path, servers, scripted_chat):
     """A real chat server process on 127.0.0.1 that answers 0.5 for every event, and no JSON for the
     conditions of ``FAILING_SEED``; ``.prompts`` lists the prompts it received."""
-    script = tmp_path / "judge-script.json"
-    script.write_text(json.dumps({"rules": [{"contains": FAILING_SEED, "reply": "I cannot tell."}],
-                                  "default": f"My forecast:\n```json\n{ANSWER}\n```"}))
-    log = tmp_path / "judge-requests.jsonl"
-    start, stop = servers
-    fixture = Path(__file__).resolve().parents[1] / "fixtures" / "scripted_chat.py"
-    proc, url = start([sys.executable, str(fixture), "{port}", str(script), str(log)], log=tmp_path / "chat.log",
-                      ready="/health")
+    proc, url, log = scripted_chat({"rules": [{"contains": FAILING_SEED, "reply": "I cannot tell."}],
+                                    "default": f"My forecast:\n```json\n{ANSWER}\n```"}, tmp_path, "judge")
     yield _ChatServer(url, log)
-    stop(proc)
+    servers[1](proc)
 
 
 @pytest.fixture()

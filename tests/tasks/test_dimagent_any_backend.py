@@ -41,17 +41,11 @@ def _reply(k, record):
 
 
 @pytest.fixture(scope="module")
-def server(servers, tmp_path_factory):
-    tmp = tmp_path_factory.mktemp("anybackend_server")
+def server(servers, scripted_chat, tmp_path_factory):
     rules = [{"contains": f"Identifier: {r['bibcode']}\n", "reply": _reply(k, r)} for k, r in enumerate(GOLD)]
-    script, log = tmp / "script.json", tmp / "requests.jsonl"
-    script.write_text(json.dumps({"rules": rules, "default": "no rule"}))
-    log.touch()
-    start, stop = servers
-    proc, url = start([sys.executable, str(ROOT / "tests" / "fixtures" / "scripted_chat.py"), "{port}", str(script),
-                       str(log)], log=tmp / "server.log", ready="/health")
-    yield url.rstrip("/"), log
-    stop(proc)
+    proc, url, log = scripted_chat({"rules": rules, "default": "no rule"}, tmp_path_factory.mktemp("anybackend_server"))
+    yield url, log
+    servers[1](proc)
 
 
 def _sent(log, since):

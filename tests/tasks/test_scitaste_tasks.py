@@ -92,7 +92,7 @@ def test_the_task_template_lists_every_metric():
     assert all(m["aggregation"] == f"utils.{m['metric']}" for m in template["metric_list"])
 
 
-def test_lm_eval_run_against_a_scripted_chat_server(tmp_path, servers):
+def test_lm_eval_run_against_a_scripted_chat_server(tmp_path, servers, scripted_chat):
     pytest.importorskip("lm_eval", reason="needs lm-eval: pip install 'scitaste-hf[lmeval]'")
     physics = [r for r in GOLD if r["discipline"] == "physics"]
     finance = [r for r in GOLD if r["discipline"] == "finance"]
@@ -103,24 +103,19 @@ def test_lm_eval_run_against_a_scripted_chat_server(tmp_path, servers):
              for r in records[:10]]
     rules.append({"contains": f"Identifier: {records[10]['bibcode']}", "reply": '{"innovation_score": 300, '
                   '"dimension_scores": ' + json.dumps(dict.fromkeys(DIMENSIONS, 50)) + "}"})
-    script = tmp_path / "script.json"
-    script.write_text(json.dumps({"rules": rules, "default": "I would rather not say."}))
-    log = tmp_path / "requests.jsonl"
-    start, stop = servers
-    proc, url = start([sys.executable, str(ROOT / "tests" / "fixtures" / "scripted_chat.py"), "{port}", str(script),
-                       str(log)], log=tmp_path / "server.log", ready="/health")
+    proc, url, log = scripted_chat({"rules": rules, "default": "I would rather not say."}, tmp_path)
     try:
         tasks = subprocess.run([SCITASTE, "tasks-path"], capture_output=True, text=True, check=True).stdout.strip()
         run = subprocess.run(
             [sys.executable, "-m", "lm_eval", "--model", "local-chat-completions",
-             "--model_args", f"model=scripted,base_url={url}v1/chat/completions,num_concurrent=2,max_retries=1,"
+             "--model_args", f"model=scripted,base_url={url}/v1/chat/completions,num_concurrent=2,max_retries=1,"
                              "tokenizer_backend=None",
              "--apply_chat_template", "--include_path", tasks, "--tasks", "scitaste_pure_qa",
              "--metadata", json.dumps({"data_dir": str(data)}), "--output_path", str(tmp_path / "out"),
              "--log_samples"],
             cwd=tmp_path, capture_output=True, text=True, timeout=300)
     finally:
-        stop(proc)
+        servers[1](proc)
     assert run.returncode == 0, run.stderr[-3000:]
     results = json.loads(next((tmp_path / "out").rglob("results_*.json")).read_text())["results"]["scitaste_pure_qa"]
     assert results["coverage,none"] == pytest.approx(10 / 12)  # one out-of-range answer, one without JSON
