@@ -5,7 +5,9 @@ Prints:
 1. requests per paper of the dataset builder's access pattern (metadata + references + citers, for the CD index)
    against the lower bound that batching (100 ids per filter) and paging (200 records per page) allow;
 2. 2,000 requests against a server that answers in 50 ms and allows 10 requests/s: wall time against the 200 s the
-   limit allows, and the 429s provoked (target: within 10% of 200 s, zero 429s);
+   limit allows, and the 429s provoked (target: within 10% of 200 s, zero 429s). The requests are what the builder
+   sends concurrently: ``OpenAlexClient.afetch_plan`` over a plan of 2,000 one-page listings (``cites:W...`` of one
+   work each);
 3. the same with the limit at 100/s and 16 connections (target: at least 80% of 100/s);
 4. a warm-cache re-run of those 2,000 requests (target: under 2 s, zero requests sent).
 
@@ -26,7 +28,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from scitaste_hf.sources import OpenAlexClient
+from scitaste_hf.sources import OpenAlexClient, SnowballPlan
 
 # The replay server is test-only code and lives with the tests' fixtures, outside the package.
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "fixtures"))
@@ -83,31 +85,36 @@ def requests_per_paper(papers: int, pools: tuple[int, int], label: str) -> None:
     print(f"    one listing per paper:    {per_paper} requests at best ({per_paper / papers:.3f} per paper)")
 
 
-async def _fetch_all(oa: OpenAlexClient, ids: list[str]) -> None:
-    await asyncio.gather(*(oa.aget_work(i) for i in ids))
+def _fetch_all(oa: OpenAlexClient, n: int) -> None:
+    """``n`` requests the way the builder sends them: :meth:`OpenAlexClient.afetch_plan` over ``n`` listings of one
+    page each (the citers of one work; the synthetic server has none for these ids, so one request each)."""
+    plan = SnowballPlan((), (), tuple((f"W{FIRST_ID + k}",) for k in range(n)))
+    done: list[int] = []
+    asyncio.run(oa.afetch_plan(plan, "id", progress=done.append))
+    assert len(done) == n
 
 
 def throughput(n: int, limit: int, connections: int, cache_dir: str | None = None,
                port: int = 0) -> tuple[float, int, int]:
-    """Wall time, requests answered and 429s of ``n`` async lookups at ``limit``/s over ``connections``."""
-    ids = [f"W{FIRST_ID + k}" for k in range(n)]
+    """Wall time, requests answered and 429s of ``n`` concurrent one-page listings at ``limit``/s over
+    ``connections``."""
     with ServerProcess(synthetic=1, rate_limit=limit, latency=0.05, port=port) as server:
         oa = OpenAlexClient(base_url=server.url + "/openalex", rate_limit=(limit, 1.0),
                             max_connections=connections, cache_dir=cache_dir)
         start = time.monotonic()
-        asyncio.run(_fetch_all(oa, ids))
+        _fetch_all(oa, n)
         elapsed = time.monotonic() - start
+        assert oa.stats.sent == n
         log = server.requests_log()
     return elapsed, log["answered"], log["rejected_429"]
 
 
 def warm_rerun(n: int, cache_dir: str, port: int) -> tuple[float, int]:
-    ids = [f"W{FIRST_ID + k}" for k in range(n)]
     # The same port as the run that filled the cache: the cache key includes the service's address.
     with ServerProcess(synthetic=1, port=port) as server:
         oa = OpenAlexClient(base_url=server.url + "/openalex", cache_dir=cache_dir)
         start = time.monotonic()
-        asyncio.run(_fetch_all(oa, ids))
+        _fetch_all(oa, n)
         elapsed = time.monotonic() - start
         answered = server.requests_log()["answered"]
     assert oa.stats.sent == 0

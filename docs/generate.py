@@ -9,8 +9,8 @@ between the two markers with the text of the generator ``NAME`` below. Every gen
     python docs/generate.py           # rewrite the blocks of every page
     python docs/generate.py --check   # exit 1 and list the stale or unknown blocks, change nothing
 
-The pages are ``docs/*.md``, ``ARCHITECTURE.md``, ``CONTRIBUTING.md`` and ``README.md``; ``tests/test_docs.py``
-runs the check.
+The pages are ``docs/*.md``, ``ARCHITECTURE.md``, ``CONTRIBUTING.md``, ``README.md``, the metric cards, the task
+folders' READMEs and the Space's card; ``tests/test_docs.py`` runs the check.
 """
 
 from __future__ import annotations
@@ -36,7 +36,9 @@ GENERATORS: dict[str, Callable[[], str]] = {}
 def pages() -> list[Path]:
     """The pages whose blocks are generated."""
     return [*sorted((ROOT / "docs").glob("*.md")),
-            ROOT / "ARCHITECTURE.md", ROOT / "CONTRIBUTING.md", ROOT / "README.md"]
+            ROOT / "ARCHITECTURE.md", ROOT / "CONTRIBUTING.md", ROOT / "README.md",
+            *sorted(ROOT.glob("metrics/*/README.md")), *sorted(ROOT.glob("lm_eval_tasks/*/README.md")),
+            ROOT / "space" / "README.md"]
 
 
 def generator(name: str):
@@ -187,7 +189,7 @@ def _dataset_files() -> str:
     ev = constants("scitaste_hf.agent.evidence")
     rows = [("Hub dataset", f"`{HUB_DATASET}`", "`scitaste_hf.schema.HUB_DATASET`"),
             ("splits of the default config", ", ".join(f"`{s}`" for s in SPLITS), "`scitaste_hf.schema.SPLITS`"),
-            ("split files", ", ".join(f"`data/{s}-*.parquet`" for s in SPLITS), "`dataset_builder/layout.py`"),
+            ("split files", ", ".join(f"`data/{s}-*.parquet`" for s in SPLITS), "`scitaste_hf/builder/layout.py`"),
             ("bibcode map", f"`{BIBCODE_MAP_FILE}`", "`scitaste_hf.schema.BIBCODE_MAP_FILE`"),
             ("evidence config", f"`{ev['CONFIG']}` (split `train`)", "`scitaste_hf.agent.evidence.CONFIG`"),
             ("evidence files", f"`{ev['CONFIG_PATH']}`", "`scitaste_hf.agent.evidence.CONFIG_PATH`"),
@@ -286,10 +288,35 @@ def _weights_derive() -> str:
 
 @generator("scheme1-formula")
 def _scheme1_formula() -> str:
-    return quote("scitaste_hf.scoring.scheme1", "scheme1_batch",
+    return (quote("scitaste_hf.scoring.scheme1", "scheme1_batch",
                  r"s_rho=", r"s_r=", r"s_mae=s_mae", r"s_bias=", r'out\["part_a"\] =', r'out\["part_b"\] =',
-                 r'out\["scheme1"\] =', flat=True) + "\n\n" + quote(
-        "scitaste_hf.scoring.scheme1", "_ratio_score", r"with np\.errstate", r"ratio =", r"return np\.where")
+                 r'"weighted_dimension_accuracy": 100', r'out\["scheme1"\] =', flat=True)
+            + "\n\n" + _scheme1_summary() + "\n\n" + quote(
+        "scitaste_hf.scoring.scheme1", "_ratio_score", r"with np\.errstate", r"ratio =", r"return np\.where"))
+
+
+@generator("scheme1-summary")
+def _scheme1_summary() -> str:
+    from scitaste_hf.scoring.describe import scheme1_text
+
+    return scheme1_text() + " Owner: `scitaste_hf.schema.SCHEME1_POINTS`, `SCHEME1_PARTS`, `SCHEME1_GRADES`."
+
+
+@generator("weights-note")
+def _weights_note() -> str:
+    from scitaste_hf.schema import weights_note
+
+    return weights_note()
+
+
+@generator("benchmark-size")
+def _benchmark_size() -> str:
+    from scitaste_hf.builder.sample import SELECTED_PER_DISCIPLINE
+    from scitaste_hf.schema import DISCIPLINES
+
+    names = [d.lower() for d in DISCIPLINES]
+    return (f"{SELECTED_PER_DISCIPLINE * len(DISCIPLINES)} papers in the default release "
+            f"({SELECTED_PER_DISCIPLINE} in each of {', '.join(names[:-1])} and {names[-1]})")
 
 
 @generator("scheme1-grades")
@@ -466,6 +493,31 @@ def _service_limits() -> str:
         ("`MAX_BYTES`", f"{c['MAX_BYTES']:,} bytes (predictions file)"),
         ("`MAX_EVIDENCE_BYTES`", f"{c['MAX_EVIDENCE_BYTES']:,} bytes (each evidence file)"),
         ("`FLOOR_NAMES`", "; ".join(f"`{k}`: {v}" for k, v in c["FLOOR_NAMES"].items()))]))
+
+
+@generator("rating-guide")
+def _rating_guide() -> str:
+    from scitaste_hf.ratings.guide import GUIDE, NUMBERS, SCALE, label
+
+    return ("Owner: `scitaste_hf.ratings.guide.GUIDE` (the Annotate tab shows the same text).\n\n"
+            f"Every slider: {SCALE}\n\n"
+            + table(("slider", "rate", "the index measures"), [(label(n), GUIDE[n].rate, GUIDE[n].index)
+                                                                for n in NUMBERS]))
+
+
+@generator("ratings-constants")
+def _ratings_constants() -> str:
+    a, s, v = (constants(f"scitaste_hf.ratings.{m}") for m in ("agreement", "store", "service"))
+    limit, window = v["RATE_LIMIT"]
+    rows = [(f"`{n}` (agreement)", a[n]) for n in ("MIN_RATERS", "MIN_PAPERS", "MIN_JUDGED", "FLAG_RATIO",
+                                                    "TARGET_RELIABILITY", "TARGET_HALF_WIDTH")]
+    rows += [("`BIN_EDGES` (agreement)", ", ".join(f"{x:g}" for x in a["BIN_EDGES"])),
+             ("`LEASE_S` (store)", f"{s['LEASE_S']:g} s"), ("`PSEUDONYM_HEX` (store)", s["PSEUDONYM_HEX"]),
+             ("`SALT_BYTES` (store)", s["SALT_BYTES"]),
+             ("`RATE_LIMIT` (service)", f"{limit} ratings and skips per {window:g} s per rater"),
+             ("`BLIND_FIELDS` (service)", ", ".join(f"`{f}`" for f in v["BLIND_FIELDS"])),
+             ("`N_RUNS` (service)", v["N_RUNS"])]
+    return "Owner: `scitaste_hf.ratings` (module named).\n\n" + table(("constant", "value"), rows)
 
 
 @generator("rtaste-constants")

@@ -211,6 +211,15 @@ WAPE_BANDS: tuple[WapeBand, ...] = (
     WapeBand("F", 0.50, 1.00, 20.0, 0.0),
 )
 
+#: Scheme-1's points (docs/scoring.md#scheme-1): Part A spreads 50 points over the innovation score's components,
+#: Part B 50 over the weighted dimension statistics; each part is its points-weighted mean of 0-100 scores.
+SCHEME1_POINTS: dict[str, dict[str, int]] = {
+    "part_a": {"s_rho": 15, "s_r": 10, "s_err": 15, "s_bias": 10},
+    "part_b": {"weighted_dimension_spearman": 30, "weighted_dimension_accuracy": 20},
+}
+#: Scheme 1 = the parts' weighted sum.
+SCHEME1_PARTS: dict[str, float] = {"part_a": 0.5, "part_b": 0.5}
+
 #: Scheme-1 grades: the first threshold the score reaches (docs/scoring.md#scheme-1-grades).
 SCHEME1_GRADES: tuple[tuple[float, str], ...] = (
     (80.0, "excellent"),

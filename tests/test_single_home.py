@@ -14,8 +14,11 @@ FACTS = {
                                          {"scitaste_hf/config/weights_default.json"}),
     "a middle weight rounded by hand": (r"0\.11041[45]", set()),
     "the selected papers per discipline in the card": (r"\b50 (papers )?per discipline", set()),
+    "Scheme 1's points": (r"Spearman 15|15 S_rho|\(15 \*|30 \* 100", set()),
+    "the WAPE bands": (r"90 ?-> ?75|\[5%?, 10%\)", set()),
+    "the benchmark's size": (r"\b300 papers", set()),
 }
-TEXTS = ("scitaste_hf", "dataset_builder", "space", "lm_eval_tasks", "bench", "docs")
+TEXTS = ("scitaste_hf", "metrics", "space", "lm_eval_tasks", "bench", "docs")
 GENERATED = re.compile(r"<!-- generated: [\w-]+ -->.*?<!-- /generated -->", re.DOTALL)
 
 
@@ -31,19 +34,22 @@ def test_a_fact_is_typed_only_in_its_home(fact):
     found = []
     for path in _texts():
         name = path.relative_to(ROOT).as_posix()
-        if name in homes or name == "CHANGELOG.md":
+        # bench_scoring.py times the scoring against an independent numpy rewrite of it, numbers included
+        if name in homes or name in ("CHANGELOG.md", "bench/bench_scoring.py"):
             continue
         text = GENERATED.sub("", path.read_text("utf-8"))
         found += [f"{name}: {m.group(0)!r}" for m in re.finditer(pattern, text)]
+    if fact == "the benchmark's size":  # measurements may say what they were taken on; cards take the setting
+        found = [f for f in found if f.split("/")[0] in ("metrics", "lm_eval_tasks", "space")]
     if fact.endswith("in the card"):  # the benchmark's size may be stated as such; the card must take the build's
-        found = [f for f in found if f.startswith("dataset_builder/")]
+        found = [f for f in found if f.startswith("scitaste_hf/builder/")]
     assert not found, f"{fact} typed outside its home: {found}"
 
 
 def test_the_space_and_the_card_state_the_weights_generated():
     import importlib.util
 
-    from dataset_builder.layout import card
+    from scitaste_hf.builder.layout import card
     from scitaste_hf.schema import DEFAULT_WEIGHTS, weights_note
 
     note = weights_note()

@@ -66,7 +66,7 @@ def test_unreadable_files(tmp_path):
 def test_keywords_do_not_overlap_within_a_subfield():
     """Cells that share an OpenAlex subfield are told apart by keywords alone, so no keyword of one may occur
     inside a keyword of another (the keyword search would collect the other cell's papers)."""
-    from dataset_builder.classify import keyword_hits
+    from scitaste_hf.builder.classify import keyword_hits
 
     tax = load_taxonomy()
     for a in tax.cells:

@@ -8,15 +8,13 @@ import evaluate
 from scitaste_hf.metric_inputs import FEATURES, KeepInputs, decode
 from scitaste_hf.schema import CITATION, HUB_DATASET
 from scitaste_hf.scoring import parse_answer, score_pairs
+from scitaste_hf.scoring.describe import scheme1_text
 
-_DESCRIPTION = """\
-Scheme 1 of SciTaste-Bench = 0.5 Part A + 0.5 Part B. Part A (innovation score): Spearman 15, Pearson 10,
-error (MAE and MSE relative to predicting the gold mean) 15, |bias| relative to the gold SD 10. Part B
-(seven dimensions, weighted by the Academic Taste Index weights): weighted Spearman 30, weighted accuracy
-1 - MAE_d / MAE0_d 20. Grades: >= 80 excellent, >= 60 moderate, >= 40 poor, else unusable. An undefined
-correlation scores 0. A `None` or invalid answer is a failure: excluded and reported as coverage. An answer may
-also be the model's raw reply (a string), parsed as the CLI parses replies. Keys other than the answer's are
-ignored. Inputs are kept as given (as JSON text), never cast to the answer's layout.
+_DESCRIPTION = f"""\
+SciTaste-Bench's {scheme1_text()}
+An undefined correlation scores 0. A `None` or invalid answer is a failure: excluded and reported as coverage.
+An answer may also be the model's raw reply (a string), parsed as the CLI parses replies. Keys other than the
+answer's are ignored. Inputs are kept as given (as JSON text), never cast to the answer's layout.
 """
 
 _KWARGS_DESCRIPTION = """

@@ -9,11 +9,11 @@ from scitaste_hf.errors import ScitasteError
 from scitaste_hf.metric_inputs import FEATURES, KeepInputs, decode
 from scitaste_hf.schema import CITATION, HUB_DATASET
 from scitaste_hf.scoring import score_pairs
+from scitaste_hf.scoring.describe import wape_bands_text
 
-_DESCRIPTION = """\
+_DESCRIPTION = f"""\
 Scheme 2 of SciTaste-Bench. WAPE = sum |p - g| / sum |g| over the scored papers' innovation scores (0-100).
-The WAPE maps to a 0-100 score, linear inside each grade band: A [0, 5%) 100->90, B [5, 10%) 90->75,
-C [10, 20%) 75->60, D [20, 30%) 60->40, E [30, 50%) 40->20, F [50, 100%] 20->0 and 0 beyond.
+The WAPE maps to a 0-100 score, linear inside each grade band: {wape_bands_text()}.
 A `None`, NaN, out-of-range or non-number prediction (a bool, a string such as "50") is a failure: excluded
 and reported as coverage, never a zero. Inputs are kept as given (as JSON text), never cast to numbers.
 """

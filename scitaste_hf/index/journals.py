@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy as np
 
 from scitaste_hf.errors import ScitasteError
+from scitaste_hf.schema import JOURNAL_TIERS
 
 #: Score of JCR quartile Q1..Q4 and of CAS zone 1..4 (docs/index-dimensions.md#g-journal-impact); a missing
 #: one scores 0.
@@ -57,7 +58,7 @@ class JournalTable:
         self._index: dict[str, int] = {}
         for raw in entries:
             entry = raw if isinstance(raw, JournalEntry) else JournalEntry(**raw)
-            if entry.jcr_quartile is not None and entry.jcr_quartile not in ("Q1", "Q2", "Q3", "Q4"):
+            if entry.jcr_quartile is not None and entry.jcr_quartile not in JOURNAL_TIERS:
                 raise ScitasteError(f"journal {entry.name!r}: jcr_quartile must be Q1..Q4 or null, "
                                     f"got {entry.jcr_quartile!r}")
             if entry.cas_zone is not None and entry.cas_zone not in (1, 2, 3, 4):

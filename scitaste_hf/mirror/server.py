@@ -1,9 +1,8 @@
 """Serving the mirror: the simulated world (or the recorded real responses) behind the services' own paths, on
 the replay/limits/faults application of :mod:`scitaste_hf.mirror.app`.
 
-Each service is under its prefix of :mod:`scitaste_hf.sources.endpoints` (``/openalex/works``,
-``/ads/v1/search/query``, ``/arxiv/api/query``); ``GET /health`` answers 200 once the world is built and the socket
-listens.
+Each service is under its prefix, which :mod:`scitaste_hf.sources.endpoints` owns; ``GET /health`` answers 200 once
+the world is built and the socket listens.
 """
 
 from __future__ import annotations

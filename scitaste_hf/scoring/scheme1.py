@@ -8,7 +8,14 @@ from typing import Any
 
 import numpy as np
 
-from scitaste_hf.schema import DEFAULT_WEIGHTS, DIMENSIONS, SCHEME1_GRADES, validate_weights
+from scitaste_hf.schema import (
+    DEFAULT_WEIGHTS,
+    DIMENSIONS,
+    SCHEME1_GRADES,
+    SCHEME1_PARTS,
+    SCHEME1_POINTS,
+    validate_weights,
+)
 from scitaste_hf.scoring._arrays import (
     Counts,
     Ranked,
@@ -31,6 +38,12 @@ def _ratio_score(error: np.ndarray, scale: np.ndarray) -> np.ndarray:
     with np.errstate(invalid="ignore", divide="ignore"):
         ratio = np.where(scale > 0, 100.0 * np.maximum(0.0, 1.0 - error / scale), 0.0)
     return np.where((scale <= 0) & (error == 0), 100.0, ratio)
+
+
+def _points(part: str, scores: Mapping[str, np.ndarray]) -> np.ndarray:
+    """A part of Scheme 1: the :data:`SCHEME1_POINTS`-weighted mean of its components' 0-100 scores."""
+    points = SCHEME1_POINTS[part]
+    return sum(p * scores[key] for key, p in points.items()) / sum(points.values())
 
 
 def _accuracy(error: np.ndarray, scale: np.ndarray) -> np.ndarray:
@@ -73,7 +86,7 @@ def scheme1_batch(P: np.ndarray, G: np.ndarray, counts: Counts,
         s_mae=s_mae, s_mse=s_mse, s_err=(s_mae + s_mse) / 2.0,
         s_bias=_ratio_score(np.abs(bias), np.sqrt(var)),
     )
-    out["part_a"] = (15 * out["s_rho"] + 10 * out["s_r"] + 15 * out["s_err"] + 10 * out["s_bias"]) / 50
+    out["part_a"] = _points("part_a", out)
 
     weighted_rho = np.zeros_like(total)
     weighted_acc = np.zeros_like(total)
@@ -88,8 +101,9 @@ def scheme1_batch(P: np.ndarray, G: np.ndarray, counts: Counts,
     weighted_rho, weighted_acc = np.minimum(weighted_rho, 1.0), np.minimum(weighted_acc, 1.0)
     out["weighted_dimension_spearman"] = weighted_rho
     out["weighted_dimension_accuracy"] = weighted_acc
-    out["part_b"] = (30 * 100 * np.maximum(0.0, weighted_rho) + 20 * 100 * np.maximum(0.0, weighted_acc)) / 50
-    out["scheme1"] = 0.5 * out["part_a"] + 0.5 * out["part_b"]
+    out["part_b"] = _points("part_b", {"weighted_dimension_spearman": 100 * np.maximum(0.0, weighted_rho),
+                                       "weighted_dimension_accuracy": 100 * np.maximum(0.0, weighted_acc)})
+    out["scheme1"] = sum(share * out[part] for part, share in SCHEME1_PARTS.items())
     return out
 
 

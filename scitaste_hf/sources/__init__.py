@@ -6,8 +6,9 @@ which it gathers in one :class:`~.options.ClientOptions` for its transport;
 credentials come from keyword arguments, the environment (``OPENALEX_API_KEY``, ``ADS_API_TOKEN``) or the
 credentials file ``~/.config/scitaste/credentials.toml`` (``$SCITASTE_CREDENTIALS``). They share
 one transport (:mod:`.transport`): per-host rate limits, the ``X-RateLimit`` budget, bounded concurrency, retries
-with backoff, and a plain-file response cache (:mod:`.cache`). The lookups and listings have async twins (``a...``)
-that send the same requests. :mod:`.paging` decides when a listing ends (and when it ended short of what the
+with backoff, and a plain-file response cache (:mod:`.cache`). The methods are synchronous, except
+``OpenAlexClient.afetch_plan``, which runs the listings of a snowball plan concurrently (the builder's snowball) with
+the requests ``fetch_plan`` sends. :mod:`.paging` decides when a listing ends (and when it ended short of what the
 service announced); :mod:`.snowball` plans the listings of the builder's snowball; :mod:`.endpoints` says where
 each service answers, live and on the offline mirror (which :mod:`scitaste_hf.mirror` serves).
 

@@ -3,16 +3,14 @@
 
 ADS allows 5,000 search requests a day by default and says how many are left in ``X-RateLimit-*`` headers; the
 transport keeps one budget per endpoint and refuses to send once it is spent, instead of collecting 429s. Pages
-are as large as ADS allows (``rows`` up to 2,000) because the daily budget, not time, is what runs out. Each
-method has an async twin (``a...``) that sends the same requests: paging is one object without I/O that the
-transport runs either way.
+are as large as ADS allows (``rows`` up to 2,000) because the daily budget, not time, is what runs out.
 """
 
 from __future__ import annotations
 
 import operator
 import re
-from collections.abc import AsyncIterator, Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 
 from scitaste_hf.sources.endpoints import LIVE
 from scitaste_hf.sources.errors import InvalidIdentifierError
@@ -194,18 +192,6 @@ class ADSClient(ServiceClient):
         """
         yield from self.transport.records(self._listing(q, fl, sort, limit))
 
-    async def asearch(self, q: str, *, fl: Iterable[str] = DEFAULT_FIELDS, sort: str = "bibcode asc",
-                      limit: int | None = None) -> AsyncIterator[ADSRecord]:
-        """Async :meth:`search`: the same documents in the same order from the same requests.
-
-        :param q: ADS query, e.g. ``first_author:"Sudilovsky"`` or ``citations(bibcode:...)``.
-        :param fl: fields to return (``bibcode`` is always added).
-        :param sort: sort order; it must end on a unique field for ``cursorMark`` paging (``bibcode``).
-        :param limit: stop after this many documents.
-        """
-        async for record in self.transport.arecords(self._listing(q, fl, sort, limit)):
-            yield record
-
     def citations(self, code: str, *, fl: Iterable[str] = DEFAULT_FIELDS) -> Iterator[ADSRecord]:
         """Documents citing a bibcode (``citations(bibcode:...)``).
 
@@ -214,14 +200,6 @@ class ADSClient(ServiceClient):
         """
         return self.search(f"citations(bibcode:{bibcode(code)})", fl=fl)
 
-    def acitations(self, code: str, *, fl: Iterable[str] = DEFAULT_FIELDS) -> AsyncIterator[ADSRecord]:
-        """Async :meth:`citations` (an async iterator; the bibcode is checked at once).
-
-        :param code: the cited document's bibcode.
-        :param fl: fields to return.
-        """
-        return self.asearch(f"citations(bibcode:{bibcode(code)})", fl=fl)
-
     def references(self, code: str, *, fl: Iterable[str] = DEFAULT_FIELDS) -> Iterator[ADSRecord]:
         """Documents a bibcode cites (``references(bibcode:...)``).
 
@@ -229,14 +207,6 @@ class ADSClient(ServiceClient):
         :param fl: fields to return.
         """
         return self.search(f"references(bibcode:{bibcode(code)})", fl=fl)
-
-    def areferences(self, code: str, *, fl: Iterable[str] = DEFAULT_FIELDS) -> AsyncIterator[ADSRecord]:
-        """Async :meth:`references` (an async iterator; the bibcode is checked at once).
-
-        :param code: the citing document's bibcode.
-        :param fl: fields to return.
-        """
-        return self.asearch(f"references(bibcode:{bibcode(code)})", fl=fl)
 
     def get_records(self, bibcodes: Iterable[str], *, fl: Iterable[str] = DEFAULT_FIELDS) -> list[ADSRecord]:
         """Many documents by bibcode through ``/search/bigquery``, ``rows`` bibcodes per request.
@@ -247,18 +217,6 @@ class ADSClient(ServiceClient):
         """
         codes, lookups = self._lookups(bibcodes, fl)
         return in_order(codes, (rec for lookup in lookups for rec in self.transport.records(lookup)), _BIBCODE_OF)
-
-    async def aget_records(self, bibcodes: Iterable[str], *,
-                           fl: Iterable[str] = DEFAULT_FIELDS) -> list[ADSRecord]:
-        """Async :meth:`get_records`; the batches run concurrently within the client's connection limit.
-
-        :param bibcodes: bibcodes; duplicates are asked once.
-        :param fl: fields to return.
-        :returns: the documents found, in the order of ``bibcodes``.
-        """
-        codes, lookups = self._lookups(bibcodes, fl)
-        pages = await self.transport.agather(lookups)
-        return in_order(codes, (rec for page in pages for rec in page), _BIBCODE_OF)
 
     def _listing(self, q: str, fl: Iterable[str], sort: str, limit: int | None) -> _CursorListing:
         rows = self.rows if limit is None else max(1, min(self.rows, limit))

@@ -2,15 +2,14 @@
 
 arXiv asks for at most one request every 3 seconds on a single connection; that is the default here. Ids are not
 checked locally: arXiv has several id schemes and is the authority on them, and its 400 answer ("incorrect id
-format for ...") becomes a one-line error. The async methods keep that politeness: they go through the same
-transport, whose single connection and minimum interval hold for sync and async callers alike.
+format for ...") becomes a one-line error.
 """
 
 from __future__ import annotations
 
 import re
 import xml.etree.ElementTree as ET
-from collections.abc import AsyncIterator, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -154,30 +153,12 @@ class ArxivClient(ServiceClient):
         wanted, lookups = self._lookups(ids)
         return in_order(map(strip_version, wanted), (e for lookup in lookups for e in self.transport.records(lookup)))
 
-    async def aget_entries(self, ids: Iterable[str]) -> list[ArxivEntry]:
-        """Async :meth:`get_entries`; the batches go one at a time, as the transport allows one connection.
-
-        :param ids: arXiv ids, new (``1707.08567``) or old style (``astro-ph/0601001``), with or without version.
-        :returns: the entries found, in the order of ``ids``; unknown ids are left out.
-        """
-        wanted, lookups = self._lookups(ids)
-        pages = await self.transport.agather(lookups)
-        return in_order(map(strip_version, wanted), (entry for page in pages for entry in page))
-
     def get_entry(self, arxiv_id: str) -> ArxivEntry | None:
         """One e-print by id, or None if arXiv has none.
 
         :param arxiv_id: arXiv id, with or without version.
         """
         entries = self.get_entries([arxiv_id])
-        return entries[0] if entries else None
-
-    async def aget_entry(self, arxiv_id: str) -> ArxivEntry | None:
-        """Async :meth:`get_entry`.
-
-        :param arxiv_id: arXiv id, with or without version.
-        """
-        entries = await self.aget_entries([arxiv_id])
         return entries[0] if entries else None
 
     def search(self, query: str, *, page_size: int = 100, limit: int | None = None,
@@ -191,19 +172,6 @@ class ArxivClient(ServiceClient):
         :param sort_order: ``ascending`` or ``descending``.
         """
         yield from self.transport.records(_search(query, page_size, limit, sort_by, sort_order))
-
-    async def asearch(self, query: str, *, page_size: int = 100, limit: int | None = None,
-                      sort_by: str = "relevance", sort_order: str = "descending") -> AsyncIterator[ArxivEntry]:
-        """Async :meth:`search`: the same entries in the same order from the same requests.
-
-        :param query: arXiv query, e.g. ``cat:hep-th AND ti:holography`` or ``testing``.
-        :param page_size: ``max_results`` per request.
-        :param limit: stop after this many entries.
-        :param sort_by: ``relevance``, ``lastUpdatedDate`` or ``submittedDate``.
-        :param sort_order: ``ascending`` or ``descending``.
-        """
-        async for entry in self.transport.arecords(_search(query, page_size, limit, sort_by, sort_order)):
-            yield entry
 
     def _lookups(self, ids: Iterable[str]) -> tuple[list[str], list[OffsetListing[ArxivEntry]]]:
         """The distinct ids, stripped, and one ``id_list`` listing per :attr:`batch_size` of them (one request,

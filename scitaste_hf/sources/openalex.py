@@ -4,14 +4,14 @@ and the subfield candidate search of the dataset builder.
 Listings use ``filter=openalex:|cites:|cited_by:`` with up to :data:`MAX_OR_VALUES` ids OR-ed in one filter (the
 service's limit) and cursor paging, which follows ``next_cursor`` until ``meta.count`` records have come (so the
 always-empty page after the last is not asked for), the cursor is null or a page is empty
-(:mod:`~scitaste_hf.sources.paging`). A listing's paging is one object without I/O that the transport runs sync or
-async, so the async methods send the same requests as their sync counterparts.
+(:mod:`~scitaste_hf.sources.paging`). A listing's paging is one object without I/O that the transport runs sync, or
+concurrently with others in :meth:`OpenAlexClient.afetch_plan` (the builder's snowball), sending the same requests.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import AsyncIterator, Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from datetime import date
 
 from scitaste_hf.sources.endpoints import LIVE
@@ -320,12 +320,6 @@ class OpenAlexClient(ServiceClient):
         resp = self.transport.request("GET", f"/works/{wid}", {"select": _select(select)}, not_found_ok=True)
         return self._work(resp, wid)
 
-    async def aget_work(self, work_id: str, select: Select = None) -> Work:
-        """Async :meth:`get_work`."""
-        wid = openalex_id(work_id)
-        resp = await self.transport.arequest("GET", f"/works/{wid}", {"select": _select(select)}, not_found_ok=True)
-        return self._work(resp, wid)
-
     def _work(self, resp: Response, wid: str) -> Work:
         if resp.status == 404:
             raise NotFoundError(f"OpenAlex has no work {wid}")
@@ -341,17 +335,6 @@ class OpenAlexClient(ServiceClient):
         ids = _unique(work_ids)
         return in_order(ids, (w for listing in self._lookups(ids, select) for w in self.transport.records(listing)))
 
-    async def aget_works(self, work_ids: Iterable[str], select: Select = None) -> list[Work]:
-        """Async :meth:`get_works`; the batches run concurrently within the client's connection limit.
-
-        :param work_ids: work ids or URLs; duplicates are asked once.
-        :param select: top-level fields to ask for (None: all).
-        :returns: the works found, in the order of ``work_ids``; ids OpenAlex does not know are left out.
-        """
-        ids = _unique(work_ids)
-        pages = await self.transport.agather(self._lookups(ids, select))
-        return in_order(ids, (w for page in pages for w in page))
-
     def iter_citing(self, work_ids: Iterable[str] | str, select: Select = None) -> Iterator[Work]:
         """Works that cite any of the given works (``filter=cites:...``), each once.
 
@@ -359,15 +342,6 @@ class OpenAlexClient(ServiceClient):
         :param select: top-level fields to ask for (None: all); keep ``referenced_works`` for a CD index.
         """
         yield from self.transport.records(self._union("cites", work_ids, select))
-
-    async def aiter_citing(self, work_ids: Iterable[str] | str, select: Select = None) -> AsyncIterator[Work]:
-        """Async :meth:`iter_citing`: the same works in the same order from the same requests.
-
-        :param work_ids: one work id or many (OR-ed, :data:`MAX_OR_VALUES` per listing).
-        :param select: top-level fields to ask for (None: all); keep ``referenced_works`` for a CD index.
-        """
-        async for work in self.transport.arecords(self._union("cites", work_ids, select)):
-            yield work
 
     def iter_references(self, work_ids: Iterable[str] | str,
                         select: Select = None) -> Iterator[Work]:
@@ -377,15 +351,6 @@ class OpenAlexClient(ServiceClient):
         :param select: top-level fields to ask for (None: all).
         """
         yield from self.transport.records(self._union("cited_by", work_ids, select))
-
-    async def aiter_references(self, work_ids: Iterable[str] | str, select: Select = None) -> AsyncIterator[Work]:
-        """Async :meth:`iter_references`: the same works in the same order from the same requests.
-
-        :param work_ids: one work id or many (OR-ed, :data:`MAX_OR_VALUES` per listing).
-        :param select: top-level fields to ask for (None: all).
-        """
-        async for work in self.transport.arecords(self._union("cited_by", work_ids, select)):
-            yield work
 
     def snowball(self, work_ids: Iterable[str], select: Select = None) -> Snowball:
         """The builder's access pattern: focal works, their references and their citers, in few requests.
@@ -399,15 +364,6 @@ class OpenAlexClient(ServiceClient):
         """
         works = self.get_works(work_ids)
         return _snowball(works, *self.fetch_plan(self.snowball_plan(works), select))
-
-    async def asnowball(self, work_ids: Iterable[str], select: Select = None) -> Snowball:
-        """Async :meth:`snowball`: the metadata batches, then the listings, run concurrently.
-
-        :param work_ids: focal work ids or URLs.
-        :param select: top-level fields of the references and citers (None: all); focal works come in full.
-        """
-        works = await self.aget_works(work_ids)
-        return _snowball(works, *await self.afetch_plan(self.snowball_plan(works), select))
 
     def snowball_plan(self, works: Iterable[Work]) -> SnowballPlan:
         """The listings that fetch the references and citers of works in hand (:func:`plan_snowball`), for this
@@ -455,14 +411,6 @@ class OpenAlexClient(ServiceClient):
         """
         return int(self.transport.request("GET", "/works", {"filter": filter, "per-page": 1}).data["meta"]["count"])
 
-    async def acount_works(self, filter: str) -> int:
-        """Async :meth:`count_works`.
-
-        :param filter: an OpenAlex ``filter=`` value, e.g. ``cites:W2741809807``.
-        """
-        resp = await self.transport.arequest("GET", "/works", {"filter": filter, "per-page": 1})
-        return int(resp.data["meta"]["count"])
-
     def iter_works(self, filter: str, *, search: str | None = None, sort: str | None = None,
                    select: Select = None, limit: int | None = None) -> Iterator[Work]:
         """Any work listing, cursor-paged.
@@ -474,19 +422,6 @@ class OpenAlexClient(ServiceClient):
         :param limit: stop after this many works (and ask for no larger pages than needed).
         """
         return self._iter_filter(filter, select, search=search, sort=sort, limit=limit)
-
-    async def aiter_works(self, filter: str, *, search: str | None = None, sort: str | None = None,
-                          select: Select = None, limit: int | None = None) -> AsyncIterator[Work]:
-        """Async :meth:`iter_works`: the same works in the same order from the same requests.
-
-        :param filter: an OpenAlex ``filter=`` value.
-        :param search: full-text ``search=`` terms, or None.
-        :param sort: ``sort=`` value, e.g. ``cited_by_count:desc``, or None.
-        :param select: top-level fields to ask for (None: all).
-        :param limit: stop after this many works (and ask for no larger pages than needed).
-        """
-        async for work in self.transport.arecords(self._listing(filter, select, search=search, sort=sort, limit=limit)):
-            yield work
 
     def subfield_candidates(self, subfield_id: str | int, keywords: str, n: int, *,
                             select: Select = None) -> list[Work]:

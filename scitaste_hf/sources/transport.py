@@ -1,4 +1,4 @@
-"""The HTTP layer shared by the OpenAlex, ADS and arXiv clients (sync and async, on httpx).
+"""The HTTP layer shared by the OpenAlex, ADS and arXiv clients (on httpx).
 
 One request goes: cache lookup (``offline`` stops here on a miss) -> a connection slot (bounded concurrency) ->
 the host's rate limit -> the ``X-RateLimit`` budget check -> send -> classify. Connection errors, timeouts, 429,
@@ -7,9 +7,10 @@ backoff, waiting at least what ``Retry-After`` asks; 400/401/403/404 become one-
 written to the cache.
 
 A listing's paging is a :class:`Pager`, an object without I/O that says which request comes next and what an
-answer yields; :meth:`Transport.records` runs it with :meth:`Transport.request` and :meth:`Transport.arecords` with
-:meth:`Transport.arequest`, so a client's sync and async methods page alike and send the same requests. A listing
-that ends with fewer records than the server announced is logged and counted (:attr:`TransportStats.short_listings`).
+answer yields. :meth:`Transport.records` runs one listing with :meth:`Transport.request`; :meth:`Transport.agather`
+runs several concurrently on an async connection pool of its own (what the builder's snowball uses), sending the
+same requests with the same limits, retries, cache and errors. A listing that ends with fewer records than the
+server announced is logged and counted (:attr:`TransportStats.short_listings`).
 
 Credentials are added to the request only at send time: the cache key, the stored URL, logs and error messages
 are built from the URL without them, and every message is passed through :meth:`Transport.redact` as well.
@@ -25,7 +26,7 @@ import re
 import threading
 import xml.etree.ElementTree as ET
 from collections import Counter
-from collections.abc import AsyncIterator, Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, TypeVar
 
@@ -144,7 +145,7 @@ class Call:
 class Pager(Protocol[T_co]):
     """The paging of one listing without I/O: which request comes next, and what its answer yields.
 
-    :meth:`Transport.records` and :meth:`Transport.arecords` run it, so a listing pages the same way sync and async.
+    :meth:`Transport.records` and :meth:`Transport.agather` run it, so a listing pages the same way sync and async.
     """
 
     def next_call(self) -> Call | None:
@@ -227,7 +228,6 @@ class Transport:
         self._stats_lock = threading.Lock()
         self._sync_slots = threading.BoundedSemaphore(options.max_connections)
         self._sync_client: httpx.Client | None = None
-        self._async: tuple[asyncio.AbstractEventLoop, httpx.AsyncClient, asyncio.Semaphore] | None = None
 
     # ----------------------------------------------------------------------------------------- public API
 
@@ -265,22 +265,6 @@ class Transport:
             response = self._finish(method, url, content, sent)
         return self._found(method, response, not_found_ok)
 
-    async def arequest(self, method: str, path: str, params: dict[str, object] | None = None, *,
-                       content: bytes | None = None, headers: dict[str, str] | None = None,
-                       not_found_ok: bool = False) -> Response:
-        """Async :meth:`request`; the same parameters, errors, limits and cache."""
-        url = self.url(path, params)
-        response = self._cached(method, url, content)
-        if response is None:
-            try:
-                async for attempt in tenacity.AsyncRetrying(**self._retry_policy()):
-                    with attempt:
-                        sent = await self._send_async(method, url, content, headers)
-            except _Retryable as exc:
-                raise ServiceUnavailable(self._gave_up(method, url, exc)) from None
-            response = self._finish(method, url, content, sent)
-        return self._found(method, response, not_found_ok)
-
     def records(self, pager: Pager[T]) -> Iterator[T]:
         """The records of a listing; each page is asked for only once the records before it have been consumed.
 
@@ -292,40 +276,50 @@ class Transport:
             self._check_count(pager, call)
             yield from records
 
-    async def arecords(self, pager: Pager[T]) -> AsyncIterator[T]:
-        """Async :meth:`records`.
-
-        :param pager: the listing's paging state.
-        """
-        while (call := pager.next_call()) is not None:
-            resp = await self.arequest(call.method, call.path, call.params, content=call.content, headers=call.headers)
-            records = pager.feed(resp.data)
-            self._check_count(pager, call)
-            for record in records:
-                yield record
-
     async def agather(self, pagers: Iterable[Pager[T]], done: Callable[[], None] | None = None) -> list[list[T]]:
-        """The records of several listings, run concurrently within the connection limit.
+        """The records of several listings, run concurrently within the connection limit, each listing sending the
+        requests :meth:`records` would; the async connection pool lives as long as the call.
 
         :param pagers: the listings' paging states.
         :param done: called each time a listing is complete (progress).
         :returns: one list of records per pager, in the order of ``pagers``.
-        :raises SourceError: the first listing's error; the listings still running are cancelled, not left to send
-            requests in the background.
+        :raises SourceError: the first listing's error; the listings still running are cancelled and awaited, not
+            left to send requests in the background.
         """
-        tasks = [asyncio.ensure_future(self._acollect(p, done)) for p in pagers]
-        try:
-            return await asyncio.gather(*tasks)
-        except BaseException:
-            for task in tasks:
-                task.cancel()
-            raise
+        async with self._new_client(httpx.AsyncClient) as client:
+            slots = asyncio.Semaphore(self._max_connections)
+            tasks = [asyncio.ensure_future(self._acollect(client, slots, p, done)) for p in pagers]
+            try:
+                return list(await asyncio.gather(*tasks))
+            except BaseException:
+                for task in tasks:
+                    task.cancel()
+                await asyncio.gather(*tasks, return_exceptions=True)
+                raise
 
-    async def _acollect(self, pager: Pager[T], done: Callable[[], None] | None) -> list[T]:
-        records = [record async for record in self.arecords(pager)]
+    async def _acollect(self, client: httpx.AsyncClient, slots: asyncio.Semaphore, pager: Pager[T],
+                        done: Callable[[], None] | None) -> list[T]:
+        records: list[T] = []
+        while (call := pager.next_call()) is not None:
+            records += pager.feed((await self._arequest(client, slots, call)).data)
+            self._check_count(pager, call)
         if done is not None:
             done()
         return records
+
+    async def _arequest(self, client: httpx.AsyncClient, slots: asyncio.Semaphore, call: Call) -> Response:
+        """:meth:`request` of a pager's call on :meth:`agather`'s pool: the same cache, limits, retries and errors."""
+        url = self.url(call.path, call.params)
+        response = self._cached(call.method, url, call.content)
+        if response is None:
+            try:
+                async for attempt in tenacity.AsyncRetrying(**self._retry_policy()):
+                    with attempt:
+                        sent = await self._send_async(client, slots, call.method, url, call.content, call.headers)
+            except _Retryable as exc:
+                raise ServiceUnavailable(self._gave_up(call.method, url, exc)) from None
+            response = self._finish(call.method, url, call.content, sent)
+        return self._found(call.method, response, not_found_ok=False)
 
     @property
     def rate_limit(self) -> tuple[int, float] | None:
@@ -354,18 +348,10 @@ class Transport:
         return text
 
     def close(self) -> None:
-        """Close the sync connection pool (the async one is closed by :meth:`aclose`)."""
+        """Close the sync connection pool (:meth:`agather` closes its own)."""
         if self._sync_client is not None:
             self._sync_client.close()
             self._sync_client = None
-
-    async def aclose(self) -> None:
-        """Close the async connection pool of the running event loop."""
-        if self._async is not None:
-            loop, client, _ = self._async
-            self._async = None
-            if loop is asyncio.get_running_loop():
-                await client.aclose()
 
     # ----------------------------------------------------------------------------------------- internals
 
@@ -456,14 +442,10 @@ class Transport:
                 raise self._http_error(method, url, exc) from None
         return raw, self._classify(method, url, raw)
 
-    async def _send_async(self, method: str, url: str, content: bytes | None,
-                          headers: dict[str, str] | None) -> tuple[httpx.Response, object]:
+    async def _send_async(self, client: httpx.AsyncClient, slots: asyncio.Semaphore, method: str, url: str,
+                          content: bytes | None, headers: dict[str, str] | None) -> tuple[httpx.Response, object]:
         send_url, send_headers = self._prepare(url, headers)
-        loop = asyncio.get_running_loop()
-        if self._async is None or self._async[0] is not loop:
-            # asyncio primitives and pools belong to one loop; a second asyncio.run() gets fresh ones.
-            self._async = (loop, self._new_client(httpx.AsyncClient), asyncio.Semaphore(self._max_connections))
-        _, client, slots = self._async
+        # As in _send_sync: the connection slot first, then the place in the rate window.
         async with slots, self._throttle.aslot():
             self._spend(url)
             try:
@@ -611,18 +593,9 @@ class ServiceClient:
         """Close the sync connection pool."""
         self.transport.close()
 
-    async def aclose(self) -> None:
-        """Close the async connection pool."""
-        await self.transport.aclose()
-
     def __enter__(self):
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    async def __aenter__(self):
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        await self.aclose()

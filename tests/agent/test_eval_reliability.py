@@ -68,7 +68,7 @@ SHAPES = [
 
 
 def _dataset(tmp_path, n):
-    from dataset_builder.layout import write_dataset
+    from scitaste_hf.builder.layout import write_dataset
     from scitaste_hf.records import load_records
     from scitaste_hf.schema import DEFAULT_WEIGHTS, record_features
 

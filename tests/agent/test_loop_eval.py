@@ -152,7 +152,7 @@ def test_failure_text_round_trip():
 
 def _world_dataset(world, tmp_path):
     """Selected: two papers per discipline of the shared mirror's world; backup: two more each."""
-    from dataset_builder.layout import write_dataset
+    from scitaste_hf.builder.layout import write_dataset
     from scitaste_hf.schema import DEFAULT_WEIGHTS, DISCIPLINES, composite, record_features
 
     rng = np.random.default_rng(0)

@@ -19,8 +19,8 @@ def _evidence_dataset(tmp_path):
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from dataset_builder.layout import write_dataset
     from scitaste_hf.agent.evidence import FILE
+    from scitaste_hf.builder.layout import write_dataset
     from scitaste_hf.records import load_records
     from scitaste_hf.schema import DEFAULT_WEIGHTS, record_features
 

@@ -65,7 +65,7 @@ def test_bad_calls_answer_errors_for_the_model(mirror, papers):
 
 
 def test_freeze_then_answer_identically_and_fast(mirror, papers, tmp_path):
-    from dataset_builder.layout import write_dataset
+    from scitaste_hf.builder.layout import write_dataset
     from scitaste_hf.schema import DEFAULT_WEIGHTS, DIMENSIONS, record_features
 
     refs, _, _ = papers
@@ -164,7 +164,7 @@ def test_arguments_that_are_no_object_are_the_models_error(arguments):
 
 
 def _dataset(tmp_path, refs):
-    from dataset_builder.layout import write_dataset
+    from scitaste_hf.builder.layout import write_dataset
     from scitaste_hf.schema import DEFAULT_WEIGHTS, DIMENSIONS, record_features
 
     records = [{**dict.fromkeys(record_features()), "bibcode": b, "discipline": p.discipline,

@@ -207,7 +207,7 @@ def test_a_service_that_caps_its_pages_gives_the_same_dataset(built, servers, tm
 def test_a_listing_cut_short_is_counted_in_the_summary_and_the_card(built, mirror, tmp_path):
     from urllib.parse import parse_qs, urlsplit
 
-    from dataset_builder.collect import ads_cell_query
+    from scitaste_hf.builder.collect import ads_cell_query
 
     out, _ = built
     work = work_copy(out, tmp_path)
@@ -258,13 +258,13 @@ def test_a_write_killed_midway_leaves_nothing_that_looks_complete(built, tmp_pat
     import signal
     import textwrap
 
-    from dataset_builder.layout import stale_partials
+    from scitaste_hf.builder.layout import stale_partials
 
     out, _ = built
     script = textwrap.dedent(f"""
         import os, signal
         import pyarrow.parquet as pq
-        from dataset_builder import layout
+        from scitaste_hf.builder import layout
         from scitaste_hf.schema import DEFAULT_WEIGHTS
 
         rows = pq.read_table({str(out / "data" / "selected-00000-of-00001.parquet")!r}).to_pylist()

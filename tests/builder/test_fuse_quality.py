@@ -3,11 +3,11 @@ snowball from inside an event loop."""
 
 import pytest
 
-from dataset_builder.classify import label
-from dataset_builder.collect import ads_cell_query, cell_limit
-from dataset_builder.fuse import fuse, fuse_candidates, internal_id
-from dataset_builder.pipeline import Build, BuildConfig
-from dataset_builder.quality import check
+from scitaste_hf.builder.classify import label
+from scitaste_hf.builder.collect import ads_cell_query, cell_limit
+from scitaste_hf.builder.fuse import fuse, fuse_candidates, internal_id
+from scitaste_hf.builder.pipeline import Build, BuildConfig
+from scitaste_hf.builder.quality import check
 from scitaste_hf.errors import ScitasteError
 from scitaste_hf.taxonomy import load_taxonomy
 
@@ -98,7 +98,7 @@ def test_the_snowball_also_runs_from_inside_an_event_loop(mirror):
     """A notebook runs its cells in an event loop; the builder's concurrent snowball must not need a fresh one."""
     import asyncio
 
-    from dataset_builder import collect
+    from scitaste_hf.builder import collect
     from scitaste_hf.sources import OpenAlexClient
 
     oa = OpenAlexClient(base_url=mirror + "/openalex", rate_limit=None)

@@ -6,9 +6,9 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from dataset_builder.classify import classify_physics, deduplicate, keyword_hits
-from dataset_builder.layout import write_dataset
-from dataset_builder.sample import sample_splits, stratified
+from scitaste_hf.builder.classify import classify_physics, deduplicate, keyword_hits
+from scitaste_hf.builder.layout import write_dataset
+from scitaste_hf.builder.sample import sample_splits, stratified
 from scitaste_hf.errors import ScitasteError
 from scitaste_hf.schema import DEFAULT_WEIGHTS, DIMENSIONS, DISCIPLINES, composite, record_features
 from scitaste_hf.taxonomy import load_taxonomy

@@ -74,7 +74,7 @@ def _check_space(pushed: Path, folder: Path, url: str) -> None:
 
 
 def _check_wheel(wheel: Path) -> None:
-    """The wheel holds the package: every file of scitaste_hf/ and dataset_builder/, the metrics, tasks and Space
+    """The wheel holds the package: every file of scitaste_hf/ (the builder included), the metrics, tasks and Space
     bundled as pyproject.toml says, byte for byte, with its metadata and a RECORD that matches."""
     import base64
     import hashlib
@@ -85,11 +85,11 @@ def _check_wheel(wheel: Path) -> None:
 
     from scitaste_hf.cli.publish import folder_files
 
-    expected = {f"{name}/{p.relative_to(ROOT / name).as_posix()}": p for name in ("scitaste_hf", "dataset_builder")
+    expected = {f"{name}/{p.relative_to(ROOT / name).as_posix()}": p for name in ("scitaste_hf",)
                 for p in folder_files(ROOT / name)}
     expected |= {f"scitaste_hf/_bundled/{name}/{p.relative_to(ROOT / name).as_posix()}": p
                  for name in ("metrics", "lm_eval_tasks", "space") for p in folder_files(ROOT / name)}
-    assert "scitaste_hf/cli/publish.py" in expected and "dataset_builder/layout.py" in expected
+    assert "scitaste_hf/cli/publish.py" in expected and "scitaste_hf/builder/layout.py" in expected
     with zipfile.ZipFile(wheel) as archive:
         names = set(archive.namelist())
         info = "scitaste_hf-0.1.0.dist-info"
@@ -170,8 +170,8 @@ def test_publish_dataset(fake_hub, tmp_path, capsys):
     its `tool_evidence` config; the work directory and hidden files stay home."""
     import datasets
 
-    from dataset_builder.layout import write_dataset
     from scitaste_hf.agent.evidence import FILE, FrozenToolBox
+    from scitaste_hf.builder.layout import write_dataset
     from scitaste_hf.records import load_records
     from scitaste_hf.schema import DEFAULT_WEIGHTS, record_features
 
@@ -210,7 +210,7 @@ def test_publish_dataset(fake_hub, tmp_path, capsys):
 
 def test_publish_dataset_refuses_evidence_its_card_does_not_declare(tmp_path, capsys):
     """Evidence beside a card written before the tool_evidence config existed would be pushed and never load."""
-    from dataset_builder.layout import write_dataset
+    from scitaste_hf.builder.layout import write_dataset
     from scitaste_hf.records import load_records
     from scitaste_hf.schema import DEFAULT_WEIGHTS, record_features
 
@@ -243,7 +243,7 @@ def test_publish_argument_errors(tmp_path, capsys):
 
 
 def test_dry_run_refuses_what_a_real_push_would(tmp_path, capsys):
-    from dataset_builder.layout import write_dataset
+    from scitaste_hf.builder.layout import write_dataset
     from scitaste_hf.records import load_records
     from scitaste_hf.schema import DEFAULT_WEIGHTS, record_features
 

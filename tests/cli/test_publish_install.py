@@ -83,8 +83,8 @@ def _build_space(pushed: Path, tmp: Path, name: str) -> tuple[Path, Path]:
                           f"gradio=={sdk}"], cwd=app, env=_CLEAN, capture_output=True, text=True, timeout=2400)
     assert pip.returncode == 0, pip.stdout[-4000:] + pip.stderr[-4000:]
     shutil.copytree(pushed, app, dirs_exist_ok=True)
-    where = subprocess.run([str(python), "-c", "import scitaste_hf, dataset_builder; print(scitaste_hf.__file__); "
-                            "print(dataset_builder.__file__)"], cwd=tmp, env=_CLEAN, capture_output=True, text=True,
+    where = subprocess.run([str(python), "-c", "import scitaste_hf, scitaste_hf.builder; print(scitaste_hf.__file__); "
+                            "print(scitaste_hf.builder.__file__)"], cwd=tmp, env=_CLEAN, capture_output=True, text=True,
                            timeout=120)
     assert where.returncode == 0, where.stderr
     for path in where.stdout.split():

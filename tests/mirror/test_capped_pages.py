@@ -1,5 +1,6 @@
 """Every listing of the three clients against a mirror that answers at most 7 records a page, whatever was asked
-(a service that caps its page size): sync and async, every record still comes, and no listing counts as short."""
+(a service that caps its page size): sync, through ``OpenAlexClient.afetch_plan`` and through ``Transport.agather``
+with the ADS and arXiv pagers, every record still comes, and no listing counts as short."""
 
 import asyncio
 import sys
@@ -8,7 +9,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from scitaste_hf.sources import ADSClient, ArxivClient, OpenAlexClient
+from scitaste_hf.sources import ADSClient, ArxivClient, OpenAlexClient, SnowballPlan
+from scitaste_hf.sources.ads import DEFAULT_FIELDS
+from scitaste_hf.sources.arxiv import _search
 
 #: The same world as the shared `world` fixture (tests/conftest.py: 470 papers, seed 5).
 PAPERS, SEED, CAP = 470, 5, 7
@@ -25,17 +28,9 @@ def capped(servers, tmp_path_factory):
     stop(proc)
 
 
-def _both(sync, make_async):
-    """What a sync call returned, after checking that its async twin (an async iterator or an awaitable) returns
-    the same records."""
-    expected = sync()
-
-    async def run():
-        got = make_async()
-        return [item async for item in got] if hasattr(got, "__aiter__") else await got
-
-    assert asyncio.run(run()) == expected
-    return expected
+def _gathered(client, pagers) -> list:
+    """The records of listings run concurrently by ``Transport.agather``, one list after the other."""
+    return [record for page in asyncio.run(client.transport.agather(pagers)) for record in page]
 
 
 def _ids(works):
@@ -50,17 +45,23 @@ def test_openalex_listings_yield_every_work(capped, world):
     references = sorted(world.work_id(int(r)) for r in world.references(focal))
     assert len(citers) > 3 * CAP and len(references) > CAP
 
-    assert sorted(_ids(_both(lambda: list(oa.iter_citing(wid)), lambda: oa.aiter_citing(wid)))) == citers
-    assert sorted(_ids(_both(lambda: list(oa.iter_references(wid)), lambda: oa.aiter_references(wid)))) == references
+    assert sorted(_ids(oa.iter_citing(wid))) == citers
+    assert sorted(_ids(oa.iter_references(wid))) == references
     batch = [world.work_id(i) for i in range(150)]  # two OR-ed batches, each paged 7 at a time
-    assert _ids(_both(lambda: oa.get_works(batch), lambda: oa.aget_works(batch))) == batch
+    assert _ids(oa.get_works(batch)) == batch
     flt = f"cites:{wid}"
-    assert sorted(_ids(_both(lambda: list(oa.iter_works(flt)), lambda: oa.aiter_works(flt)))) == citers
+    assert sorted(_ids(oa.iter_works(flt))) == citers
     limit = 2 * CAP + 3
-    some = _ids(_both(lambda: list(oa.iter_works(flt, limit=limit)), lambda: oa.aiter_works(flt, limit=limit)))
+    some = _ids(oa.iter_works(flt, limit=limit))
     assert len(some) == limit and set(some) <= set(citers)
+    assert _ids(_gathered(oa, [oa._listing(flt, None, limit=limit)])) == some
+    # The async path: every kind of listing a plan has (cited_by:, openalex: in two batches, cites:), concurrently.
+    plan = SnowballPlan(((wid,),), tuple(batch), ((wid,),))
+    refs, cits = asyncio.run(oa.afetch_plan(plan))
+    assert (refs, cits) == oa.fetch_plan(plan)
+    assert (sorted(_ids(refs)), sorted(_ids(cits))) == (sorted({*references, *batch}), citers)
     plan = oa.snowball_plan(oa.get_works([wid]))
-    refs, cits = _both(lambda: oa.fetch_plan(plan), lambda: oa.afetch_plan(plan))
+    refs, cits = asyncio.run(oa.afetch_plan(plan))
     assert (sorted(_ids(refs)), sorted(_ids(cits))) == (references, citers)
     assert oa.stats.short_listings == 0
 
@@ -73,21 +74,26 @@ def test_ads_listings_yield_every_document(capped, world):
     citers = sorted(world.bibcode[int(c)] for c in world.citers(focal) if int(c) in world.bibcode)
     assert len(citers) > CAP
 
-    got = _both(lambda: list(ads.citations(code)), lambda: ads.acitations(code))
+    got = list(ads.citations(code))
     assert sorted(r.bibcode for r in got) == citers
+    assert _gathered(ads, [ads._listing(f"citations(bibcode:{code})", DEFAULT_FIELDS, "bibcode asc", None)]) == got
     wanted = [world.bibcode[i] for i in physics[:30]]  # one bigquery batch, answered 7 at a time
-    got = _both(lambda: ads.get_records(wanted), lambda: ads.aget_records(wanted))
+    got = ads.get_records(wanted)
     assert [r.bibcode for r in got] == wanted
+    assert sorted(_gathered(ads, ads._lookups(wanted, DEFAULT_FIELDS)[1]), key=lambda r: wanted.index(r.bibcode)) == got
     assert ads.stats.short_listings == 0
 
 
 def test_arxiv_listings_yield_every_entry(capped, world):
     arxiv = ArxivClient(base_url=f"{capped}/arxiv/api", min_interval=0)
     ids = sorted(world.arxiv_id.values())[:30]  # one id_list batch, answered 7 at a time
-    assert _ids(_both(lambda: arxiv.get_entries(ids), lambda: arxiv.aget_entries(ids))) == ids
+    got = arxiv.get_entries(ids)
+    assert _ids(got) == ids
+    assert sorted(_gathered(arxiv, arxiv._lookups(ids)[1]), key=lambda e: ids.index(e.id)) == got
     category = world.arxiv_class[next(iter(world.arxiv_id))]
     expected = sorted(a for i, a in world.arxiv_id.items() if world.arxiv_class[i] == category)
     assert len(expected) > CAP
-    got = _both(lambda: list(arxiv.search(f"cat:{category}")), lambda: arxiv.asearch(f"cat:{category}"))
+    got = list(arxiv.search(f"cat:{category}"))
     assert sorted(_ids(got)) == expected
+    assert _gathered(arxiv, [_search(f"cat:{category}", 100, None, "relevance", "descending")]) == got
     assert arxiv.stats.short_listings == 0

@@ -14,19 +14,20 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "fixtures"))
 from replay_server import ServerProcess
 
 RECORDED = Path(__file__).resolve().parents[2] / "scitaste_hf" / "data" / "recorded"
+#: Recorded responses only tests read (a 4.8 MB page of 200 works), kept out of the wheel.
+TEST_RECORDED = Path(__file__).resolve().parents[1] / "fixtures" / "recorded"
 
 
 @pytest.fixture(scope="session")
 def recorded() -> Path:
-    """The folder of recorded real responses (a copy of shared/fixtures/recorded, shipped in the package for
-    `scitaste mirror serve --world recorded`)."""
+    """The folder of recorded real responses shipped in the package for `scitaste mirror serve --world recorded`."""
     return RECORDED
 
 
 @pytest.fixture(scope="session")
 def replay():
-    """Replays every recorded response; read-only, shared by the parsing tests."""
-    with ServerProcess([RECORDED]) as server:
+    """Replays every recorded response, the package's and the tests' own; read-only, shared by the parsing tests."""
+    with ServerProcess([RECORDED, TEST_RECORDED]) as server:
         yield server
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 import time
 from datetime import date
@@ -133,16 +132,6 @@ def test_unknown_work_is_not_found(oa, one_line):
     assert one_line(err.value) == "OpenAlex has no work W1"
 
 
-def test_async_get_works_matches_sync(oa):
-    import asyncio
-
-    async def fetch():
-        return await oa.aget_works(FOCAL), await oa.aget_work("W2741809807")
-
-    works, single = asyncio.run(fetch())
-    assert works == oa.get_works(FOCAL) and single == oa.get_work("W2741809807")
-
-
 def test_subfield_candidates_back_fill_from_the_subfield(tmp_path):
     def work(k: int, cites: int) -> dict:
         return {"id": f"https://openalex.org/W{k}", "publication_year": 2020, "cited_by_count": cites,
@@ -187,9 +176,6 @@ def test_a_focal_work_cited_by_another_is_a_reference_without_being_fetched_agai
     cited = {*graph.references[1], *(int(r.rsplit("/W", 1)[1]) for r in graph.record(citer)["referenced_works"])}
     assert {w.id for w in snow.references} == {f"W{r}" for r in cited}
     assert next(w for w in snow.references if w.id == "W1") is snow.works[0]
-    sent = oa.stats.sent
-    assert asyncio.run(oa.asnowball(["W1", f"W{citer}"], select=["id", "referenced_works"])) == snow
-    assert oa.stats.sent == 2 * sent
-    # The only id fetches are the two focal works' metadata: W1 itself is never asked for by id again.
+    # The only id fetch is the two focal works' metadata: W1 itself is never asked for by id again.
     ids_asked = [parse_qs(r["query"])["filter"][0] for r in faults.requests_log()["requests"]]
-    assert sum(f.startswith("openalex:") and "W1" in f.split(":")[1].split("|") for f in ids_asked) == 2
+    assert sum(f.startswith("openalex:") and "W1" in f.split(":")[1].split("|") for f in ids_asked) == 1

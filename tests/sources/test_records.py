@@ -23,7 +23,8 @@ from scitaste_hf.sources.records import ADSRecord, ArxivEntry, Concept, Institut
 from scitaste_hf.sources.transport import error_detail
 
 RECORDED = Path(__file__).resolve().parents[2] / "scitaste_hf" / "data" / "recorded"
-FILES = sorted(RECORDED.rglob("*.json"))
+TEST_RECORDED = Path(__file__).resolve().parents[1] / "fixtures" / "recorded"
+FILES = sorted([*RECORDED.rglob("*.json"), *TEST_RECORDED.rglob("*.json")])
 ENTITY_PARSERS = {"works": (parse_work, Work), "sources": (parse_source, Source), "topics": (parse_topic, Topic),
                   "concepts": (parse_concept, Concept), "institutions": (parse_institution, Institution)}
 

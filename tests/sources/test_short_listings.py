@@ -1,5 +1,6 @@
 """A listing that ends with fewer records than the service announced (meta.count, numFound, totalResults) is
-logged with the numbers and counted, sync and async; an empty page ends a listing whatever cursor it offers."""
+logged with the numbers and counted, sync and in ``afetch_plan``; an empty page ends a listing whatever cursor it
+offers."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import logging
 
 import pytest
 
-from scitaste_hf.sources import ADSClient, ArxivClient, OpenAlexClient
+from scitaste_hf.sources import ADSClient, ArxivClient, OpenAlexClient, SnowballPlan
 
 
 def _openalex_page(ids: list[int], count: int, next_cursor: str | None) -> dict:
@@ -34,12 +35,10 @@ def _warnings(caplog) -> list[str]:
 def test_openalex_listing_cut_short_is_logged_and_counted(faults, caplog, mode):
     faults.add_faults(_openalex_page([20000001, 20000002, 20000003], 20, None))
     oa = OpenAlexClient(base_url=faults.url + "/openalex", rate_limit=None)
-
-    async def collect():
-        return [w async for w in oa.aiter_citing("W1")]
+    plan = SnowballPlan((), (), (("W1",),))  # the citers of W1, as iter_citing("W1") lists them
 
     with caplog.at_level(logging.WARNING, "scitaste_hf.sources"):
-        works = list(oa.iter_citing("W1")) if mode == "sync" else asyncio.run(collect())
+        works = list(oa.iter_citing("W1")) if mode == "sync" else asyncio.run(oa.afetch_plan(plan))[1]
     assert [w.id for w in works] == ["W20000001", "W20000002", "W20000003"]
     assert oa.stats.short_listings == 1
     (message,) = _warnings(caplog)
@@ -77,12 +76,8 @@ def test_ads_cursor_that_stops_moving_before_num_found(faults, caplog):
 def test_arxiv_empty_page_before_total_results(faults, caplog):
     faults.add_faults(_atom(["2101.00001"], 5), _atom([], 5))
     arxiv = ArxivClient(base_url=faults.url + "/arxiv/api", min_interval=0)
-
-    async def collect():
-        return [e async for e in arxiv.asearch("ti:rare", page_size=2)]
-
     with caplog.at_level(logging.WARNING, "scitaste_hf.sources"):
-        assert [e.id for e in asyncio.run(collect())] == ["2101.00001"]
+        assert [e.id for e in arxiv.search("ti:rare", page_size=2)] == ["2101.00001"]
     assert len(faults.requests_log()["requests"]) == 2
     assert arxiv.stats.short_listings == 1 and "1 of the 5 records" in _warnings(caplog)[0]
 

@@ -12,7 +12,7 @@ import time
 import pytest
 from replay_server import ServerProcess
 
-from scitaste_hf.sources import ADSClient, OpenAlexClient
+from scitaste_hf.sources import ADSClient, OpenAlexClient, SnowballPlan
 from scitaste_hf.sources.errors import (
     AuthError,
     BudgetExhausted,
@@ -254,12 +254,10 @@ def test_a_429_that_says_the_budget_is_spent_is_not_retried(one_line):
 def test_rate_limit_is_kept_without_429s():
     with ServerProcess(synthetic=1, rate_limit=5) as server:
         c = OpenAlexClient(base_url=server.url + "/openalex", rate_limit=(5, 1.0), max_connections=4)
-
-        async def burst():
-            await asyncio.gather(*(c.aget_work("W1") for _ in range(12)))
-
+        # Twelve one-page listings at once, the way the builder's snowball sends them.
+        burst = SnowballPlan((), (), (("W1",),) * 12)
         start = time.monotonic()
-        asyncio.run(burst())
+        asyncio.run(c.afetch_plan(burst))
         elapsed = time.monotonic() - start
         log = server.requests_log()
     assert log["rejected_429"] == 0 and log["answered"] == 12
@@ -269,13 +267,13 @@ def test_rate_limit_is_kept_without_429s():
 def test_concurrency_is_bounded(faults):
     faults.add_faults(*[{"delay": 0.3}] * 6)
     c = client(faults, max_connections=2)
-
-    async def six():
-        return await asyncio.gather(*(c.aget_work(f"W{1 + i % 5}") for i in range(6)))
-
+    ticks: list[int] = []
+    six = SnowballPlan((), (), tuple((f"W{1 + i % 5}",) for i in range(6)))
     start = time.monotonic()
-    works = asyncio.run(six())
-    assert len(works) == 6 and time.monotonic() - start >= 0.9
+    _, citers = asyncio.run(c.afetch_plan(six, progress=ticks.append))
+    # Six one-page listings, 0.3 s each, two at a time.
+    assert len(ticks) == 6 and citers and time.monotonic() - start >= 0.9
+    assert faults.requests_log()["answered"] == 6
 
 
 def test_a_filled_cache_is_a_set_of_recordings_the_server_replays(faults, tmp_path):

@@ -233,7 +233,7 @@ MODES_FOR_BASELINE = ("pure_qa", "native_search", "dimagent_v3", "dimagent_v3_na
 
 def test_demo_dataset_is_recognised_as_synthetic(tmp_path):
     """A dataset folder in DATA/dataset is the gold set; its card's `synthetic` tag turns the Space's banner on."""
-    from dataset_builder.layout import write_dataset
+    from scitaste_hf.builder.layout import write_dataset
     from scitaste_hf.leaderboard.setup import gold_source
     from scitaste_hf.schema import DEFAULT_WEIGHTS, record_features
 

@@ -31,8 +31,8 @@ def stand_in_evidence():
 @pytest.fixture(scope="session")
 def evidence_dataset(tmp_path_factory):
     """The 300 example papers with a backup split, and their frozen evidence written by `freeze`."""
-    from dataset_builder.layout import write_dataset
     from scitaste_hf.agent.evidence import EVIDENCE_DIR, freeze
+    from scitaste_hf.builder.layout import write_dataset
     from scitaste_hf.schema import DEFAULT_WEIGHTS, record_features
 
     tmp = tmp_path_factory.mktemp("anybackend")

@@ -158,7 +158,7 @@ def test_what_a_model_cannot_run_stops_with_one_line(evidence_dataset, server, i
 
 
 def test_a_tool_mode_without_evidence_stops_before_any_paper(tmp_path):
-    from dataset_builder.layout import write_dataset
+    from scitaste_hf.builder.layout import write_dataset
     from scitaste_hf.errors import TaskUnavailable
     from scitaste_hf.schema import DEFAULT_WEIGHTS, record_features
 

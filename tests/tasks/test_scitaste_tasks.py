@@ -30,7 +30,7 @@ def _answer(record, shift):
 
 
 def _dataset(tmp_path, records, backup):
-    from dataset_builder.layout import write_dataset
+    from scitaste_hf.builder.layout import write_dataset
     from scitaste_hf.schema import DEFAULT_WEIGHTS, record_features
 
     def full(rows):

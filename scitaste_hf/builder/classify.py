@@ -114,7 +114,7 @@ def label(papers: Sequence[dict], taxonomy: Taxonomy) -> list[dict]:
     Parameters
     ----------
     papers : sequence of dict
-        Fused papers (:func:`dataset_builder.fuse.fuse_candidates`): ``bibcode``, ``discipline``, ``cells``,
+        Fused papers (:func:`scitaste_hf.builder.fuse.fuse_candidates`): ``bibcode``, ``discipline``, ``cells``,
         ``title``, ``abstract``, ``arxiv_class``, ``bibstem``.
     taxonomy : Taxonomy
 

@@ -4,7 +4,7 @@ source each field came from.
 Precedence, first source that has the field: title, year and citations ADS > OpenAlex > arXiv; abstract
 ADS > OpenAlex > arXiv; DOI and journal ADS > OpenAlex. The publication date (which the CD index needs exactly)
 comes from OpenAlex > arXiv > ADS, because ADS dates carry the month only. The physics label follows the
-cascade of :mod:`dataset_builder.classify` (arXiv > journal > keywords > title), whose arXiv class is arXiv's
+cascade of :mod:`scitaste_hf.builder.classify` (arXiv > journal > keywords > title), whose arXiv class is arXiv's
 primary category, else the one ADS lists.
 """
 
@@ -71,8 +71,8 @@ def fuse(records: Mapping[str, Mapping[str, Any] | None]) -> tuple[dict[str, Any
     Parameters
     ----------
     records : mapping of source name to record or None
-        ``ads`` (an ADS record as collected), ``openalex`` (:func:`~dataset_builder.collect.work_dict`) and
-        ``arxiv`` (:func:`~dataset_builder.collect.arxiv_entries` values); missing sources are None or absent.
+        ``ads`` (an ADS record as collected), ``openalex`` (:func:`~scitaste_hf.builder.collect.work_dict`) and
+        ``arxiv`` (:func:`~scitaste_hf.builder.collect.arxiv_entries` values); missing sources are None or absent.
 
     Returns
     -------

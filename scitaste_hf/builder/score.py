@@ -54,9 +54,9 @@ def population(papers: Sequence[Mapping[str, Any]], works: Mapping[str, Mapping[
         The labelled, checked papers (``bibcode``, ``openalex_id``, ``date``, ``year``, ``citation_count``,
         ``journal_name``, ``title``, ``abstract``).
     works : mapping
-        OpenAlex id -> the candidate's OpenAlex record (:func:`dataset_builder.collect.work_dict`).
+        OpenAlex id -> the candidate's OpenAlex record (:func:`scitaste_hf.builder.collect.work_dict`).
     around : sequence of dict
-        The snowball (:func:`dataset_builder.collect.snowball`).
+        The snowball (:func:`scitaste_hf.builder.collect.snowball`).
 
     Returns
     -------

@@ -60,8 +60,8 @@ def run(args: argparse.Namespace) -> int:
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
     from rich.table import Table
 
-    from dataset_builder.pipeline import Build, BuildConfig
-    from dataset_builder.summary import tables
+    from scitaste_hf.builder.pipeline import Build, BuildConfig
+    from scitaste_hf.builder.summary import tables
     from scitaste_hf.taxonomy import load_taxonomy
 
     config = BuildConfig(out=Path(args.out), source=args.source, mirror_url=args.mirror_url,

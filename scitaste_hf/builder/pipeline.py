@@ -8,7 +8,7 @@ Everything a build makes lives in its work directory (``<out>.work`` unless told
 - ``stages/<stage>-<fingerprint>.json``: each finished stage's result. With ``resume`` a stage whose checkpoint
   exists is not redone. The fingerprint covers the settings the stage depends on (and the previous stage's), so a
   changed seed redoes the sampling but not the collection.
-- ``.lock``: held while a build runs (:mod:`dataset_builder.workdir`); a build starts by removing what a killed
+- ``.lock``: held while a build runs (:mod:`scitaste_hf.builder.workdir`); a build starts by removing what a killed
   one left half-written.
 
 A service that fails mid-build stops it with a one-line message; the next run (``--resume``) continues from the
@@ -26,17 +26,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from dataset_builder import collect as col
-from dataset_builder.layout import check_out, write_dataset
-from dataset_builder.sample import PER_DISCIPLINE, SELECTED_PER_DISCIPLINE, quotas
-from dataset_builder.workdir import check_folders, claimed, remove_stale
+from scitaste_hf.builder import collect as col
+from scitaste_hf.builder.layout import check_out, write_dataset
+from scitaste_hf.builder.sample import PER_DISCIPLINE, SELECTED_PER_DISCIPLINE, quotas
+from scitaste_hf.builder.workdir import check_folders, claimed, remove_stale
 from scitaste_hf.errors import ScitasteError
 from scitaste_hf.output import write_bytes_atomic
 from scitaste_hf.schema import BIBCODE_MAP_FILE, DISCIPLINES
 from scitaste_hf.sources.errors import BudgetExhausted
 from scitaste_hf.taxonomy import Taxonomy, load_taxonomy
 
-log = logging.getLogger("dataset_builder")
+log = logging.getLogger("scitaste_hf.builder")
 
 STAGES = ("collect", "snowball", "label", "index", "sample", "publish")
 #: Version of what the checkpoints hold: a work directory written before a change to it has its stages
@@ -215,7 +215,7 @@ class Build:
                                 "OPENALEX_MAILTO or OPENALEX_API_KEY) in the environment")
         if config.per_discipline < 1 or not 0 < config.selected_per_discipline <= config.per_discipline:
             raise ScitasteError("--per-discipline must be >= 1 and --selected-per-discipline between 1 and it")
-        from dataset_builder.journals import read_licensed
+        from scitaste_hf.builder.journals import read_licensed
 
         self.config = config
         self.licensed = read_licensed(config.journal_table) if config.journal_table else None
@@ -296,9 +296,9 @@ class Build:
         return {"works": around, "sources": sources, "short_listings": self.clients.short_listings() - short_before}
 
     def _label(self, collected: Mapping[str, Any]) -> dict[str, Any]:
-        from dataset_builder.classify import label
-        from dataset_builder.fuse import fuse_candidates
-        from dataset_builder.quality import check
+        from scitaste_hf.builder.classify import label
+        from scitaste_hf.builder.fuse import fuse_candidates
+        from scitaste_hf.builder.quality import check
 
         self.reporter.start("label", 3)
         discipline_of = {c.id: c.discipline for c in self.taxonomy.cells}
@@ -324,7 +324,7 @@ class Build:
 
     def _index(self, collected: Mapping[str, Any], around: Mapping[str, Any], labelled: Mapping[str, Any],
                table: Any) -> list[dict[str, Any]]:
-        from dataset_builder.score import score
+        from scitaste_hf.builder.score import score
         from scitaste_hf.schema import DEFAULT_WEIGHTS
 
         self.reporter.start("index", 1)
@@ -334,7 +334,7 @@ class Build:
         return records
 
     def _sample(self, records: list[dict[str, Any]]) -> dict[str, Any]:
-        from dataset_builder.sample import sample_splits
+        from scitaste_hf.builder.sample import sample_splits
 
         self.reporter.start("sample", 1)
         splits = sample_splits(records, self.taxonomy, seed=self.config.seed,
@@ -378,15 +378,15 @@ class Build:
 
     def _journal_table(self) -> Any:
         """The licensed table, else the mirror's synthetic one, else None (the OpenAlex proxy)."""
-        from dataset_builder.journals import mirror_table
+        from scitaste_hf.builder.journals import mirror_table
 
         if self.licensed is not None or self.config.source != "mirror":
             return self.licensed
         return mirror_table(self.config.mirror_url or "", self.config.work)
 
     def _run_stages(self) -> BuildResult:
-        from dataset_builder.journals import PARTITIONS_MISSING, digest
-        from dataset_builder.summary import card_summary
+        from scitaste_hf.builder.journals import PARTITIONS_MISSING, digest
+        from scitaste_hf.builder.summary import card_summary
         from scitaste_hf.index.journals import OPENALEX_PROXY_LABEL
 
         cfg = self.config

@@ -59,7 +59,7 @@ def tables(result: Any, taxonomy: Taxonomy) -> dict[str, Table]:
                                                    for k, v in sorted(result.provenance.items())])
     journal = [("figures from", result.journal_table)]
     if not result.journal_partitions:
-        from dataset_builder.journals import PARTITIONS_MISSING
+        from scitaste_hf.builder.journals import PARTITIONS_MISSING
 
         journal.append(("partitions", PARTITIONS_MISSING))
     out["journal impact"] = (("", "journal table"), journal)

@@ -10,11 +10,11 @@ import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
-from dataset_builder.layout import stale_partials
+from scitaste_hf.builder.layout import stale_partials
 from scitaste_hf.errors import ScitasteError
 from scitaste_hf.output import check_writable, leftover_temporaries
 
-log = logging.getLogger("dataset_builder")
+log = logging.getLogger("scitaste_hf.builder")
 
 #: The file a running build holds locked in its work directory.
 LOCK = ".lock"
