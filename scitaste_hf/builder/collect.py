@@ -107,7 +107,7 @@ def collect_physics(ads, cells: Sequence[SubDiscipline], quotas: Mapping[str, in
     Returns
     -------
     list of dict
-        ADS records (the fields of :class:`~scitaste_hf.sources.records.ADSRecord`), in bibcode order.
+        ADS records (the fields of :class:`~scitaste_hf.sources.entities.ADSRecord`), in bibcode order.
     """
     found: dict[str, dict[str, Any]] = {}
     sort = "citation_count desc, bibcode asc"
@@ -121,7 +121,7 @@ def collect_physics(ads, cells: Sequence[SubDiscipline], quotas: Mapping[str, in
 
 
 def work_dict(work: Any) -> dict[str, Any]:
-    """The part of an OpenAlex :class:`~scitaste_hf.sources.records.Work` the builder keeps, as plain JSON."""
+    """The part of an OpenAlex :class:`~scitaste_hf.sources.entities.Work` the builder keeps, as plain JSON."""
     primary = work.primary_topic
     return {
         "id": work.id, "doi": work.doi, "title": work.title, "abstract": work.abstract,

@@ -13,11 +13,11 @@ import re
 from collections.abc import Callable, Iterable, Iterator
 
 from scitaste_hf.sources.endpoints import LIVE
+from scitaste_hf.sources.entities import ADSRecord, in_order
 from scitaste_hf.sources.errors import InvalidIdentifierError
 from scitaste_hf.sources.limits import RateLimitStatus
 from scitaste_hf.sources.options import ClientOptions
 from scitaste_hf.sources.paging import OffsetListing, Tally
-from scitaste_hf.sources.records import ADSRecord, in_order
 from scitaste_hf.sources.transport import Call, Credential, ServiceClient, Transport, resolve_secret
 
 DEFAULT_BASE_URL = LIVE["ads"]

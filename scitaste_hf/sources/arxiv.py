@@ -14,10 +14,10 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from scitaste_hf.sources.endpoints import LIVE
+from scitaste_hf.sources.entities import ArxivEntry, in_order
 from scitaste_hf.sources.errors import BadRequestError, InvalidIdentifierError
 from scitaste_hf.sources.options import ClientOptions
 from scitaste_hf.sources.paging import OffsetListing
-from scitaste_hf.sources.records import ArxivEntry, in_order
 from scitaste_hf.sources.transport import ATOM_NS, Call, ServiceClient, Transport
 
 DEFAULT_BASE_URL = LIVE["arxiv"]

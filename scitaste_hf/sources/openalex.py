@@ -15,11 +15,11 @@ from collections.abc import Callable, Iterable, Iterator
 from datetime import date
 
 from scitaste_hf.sources.endpoints import LIVE
+from scitaste_hf.sources.entities import Authorship, Concept, Institution, Snowball, Source, Topic, Work, in_order
 from scitaste_hf.sources.errors import InvalidIdentifierError, NotFoundError, SourceError
 from scitaste_hf.sources.limits import RateLimitStatus
 from scitaste_hf.sources.options import ClientOptions
 from scitaste_hf.sources.paging import Tally
-from scitaste_hf.sources.records import Authorship, Concept, Institution, Snowball, Source, Topic, Work, in_order
 from scitaste_hf.sources.snowball import MAX_OR_VALUES, SnowballPlan, plan_snowball
 from scitaste_hf.sources.transport import Call, Credential, Response, ServiceClient, Transport, resolve_secret
 

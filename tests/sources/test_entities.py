@@ -11,6 +11,7 @@ import pytest
 
 from scitaste_hf.sources.ads import parse_doc
 from scitaste_hf.sources.arxiv import parse_feed
+from scitaste_hf.sources.entities import ADSRecord, ArxivEntry, Concept, Institution, Source, Topic, Work
 from scitaste_hf.sources.errors import BadRequestError
 from scitaste_hf.sources.openalex import (
     parse_concept,
@@ -19,7 +20,6 @@ from scitaste_hf.sources.openalex import (
     parse_topic,
     parse_work,
 )
-from scitaste_hf.sources.records import ADSRecord, ArxivEntry, Concept, Institution, Source, Topic, Work
 from scitaste_hf.sources.transport import error_detail
 
 RECORDED = Path(__file__).resolve().parents[2] / "scitaste_hf" / "data" / "recorded"
