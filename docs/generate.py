@@ -286,6 +286,19 @@ def _weights_derive() -> str:
             + quote("scitaste_hf.index.weights", "_analysis", r"train_test_split\(x", r"KFold\("))
 
 
+@generator("weights-by-discipline")
+def _weights_by_discipline() -> str:
+    from scitaste_hf.index import weights
+    from scitaste_hf.scoring.bootstrap import N_RESAMPLES
+
+    return (f"At least `MIN_RECORDS_BY_DISCIPLINE` = {weights.MIN_RECORDS_BY_DISCIPLINE} records per discipline; "
+            f"the top decile is the top `TOP_SHARE` = {weights.TOP_SHARE:g} of a discipline's papers; "
+            f"`--n-resamples` defaults to `N_RESAMPLES` = {N_RESAMPLES:,}, `--seed` to 0.\n\n"
+            f"**Rule** (`VERDICT_RULE`): {weights.VERDICT_RULE}. `SHARED_SPEARMAN_MIN` = "
+            f"{weights.SHARED_SPEARMAN_MIN:g}; `SHARED_WAPE_MAX` = `WAPE_BANDS[0].high` = "
+            f"{weights.SHARED_WAPE_MAX:g}.")
+
+
 @generator("scheme1-formula")
 def _scheme1_formula() -> str:
     return (quote("scitaste_hf.scoring.scheme1", "scheme1_batch",

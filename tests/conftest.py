@@ -25,14 +25,22 @@ os.environ.pop("HF_TOKEN", None)
 OPT_IN = ("llm", "hf", "hub_install")
 #: The end-to-end tests (a build, lm-eval, a Space, the demo, a browser: 5-40 s each), left out by
 #: `pytest -m "not slow"`, the inner loop; by file, or by test id.
-SLOW = ("tests/builder/test_build.py", "tests/demo/test_demo.py", "tests/space/test_space_app.py",
-        "tests/space/test_space_browser.py", "tests/tasks/test_dimagent_any_backend.py",
-        "tests/tasks/test_scitaste_tasks.py", "tests/agent/test_eval_reliability.py",
+SLOW = ("tests/builder/test_build.py", "tests/builder/test_as_of.py", "tests/demo/test_demo.py",
+        "tests/space/test_space_app.py", "tests/space/test_space_browser.py",
+        "tests/tasks/test_dimagent_any_backend.py", "tests/tasks/test_scitaste_tasks.py",
+        "tests/agent/test_eval_reliability.py",
         "tests/agent/test_loop_eval.py::test_scitaste_eval_every_mode_with_the_baseline",
         "tests/mirror/test_mirror_faults_scale.py", "tests/rtaste/test_judge_task.py",
         "tests/metrics/test_metric_apps.py",
         "tests/scoring/test_answers.py::test_work_is_linear_in_the_reply", "tests/cli/test_publish.py",
-        "tests/metrics/test_metric_modules.py::test_installed_wheel_carries_the_metrics")
+        "tests/metrics/test_metric_modules.py::test_installed_wheel_carries_the_metrics",
+        "tests/space/test_space_annotate.py", "tests/space/test_space_annotate_browser.py",
+        "tests/space/test_annotate_app.py::test_the_hub_app_has_a_sign_in_button_and_the_local_one_a_name_box",
+        "tests/ratings/test_service.py::test_two_processes_opening_a_new_folder_agree_on_one_salt",
+        "tests/index/test_weights_by_discipline.py::test_derive_by_discipline_recovers_each_vector_and_shows_the_loss",
+        "tests/index/test_weights_by_discipline.py::test_derive_by_discipline_finds_no_loss_where_disciplines_agree",
+        "tests/scale/test_snapshot.py", "tests/scale/test_engines_agree.py", "tests/scale/test_resume.py",
+        "tests/scale/test_cli_scale.py::test_snapshot_then_index")
 
 
 def pytest_collection_modifyitems(config, items):

@@ -28,8 +28,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "--gold is a dataset folder or Hub id, else the gold set itself)")
     parser.add_argument("--json", metavar="OUT", dest="json_out",
                         help="also write the full result as JSON (only when the whole computation succeeded)")
-    parser.add_argument("--weights", metavar="FILE", help="dimension weights JSON for Part B (default: the packaged "
-                                                          "weights, docs/index-dimensions.md#weights)")
+    parser.add_argument("--weights", metavar="FILE", help="dimension weights JSON for Part B: one vector, or one per "
+                                                          "discipline (docs/weights.md#per-discipline-weights); "
+                                                          "default: the packaged weights")
     # The upper bound is the bootstrap's own (MAX_RESAMPLES), checked before any resampling; the default is resolved
     # when the command runs, so that building the parser imports no scoring code.
     parser.add_argument("--n-resamples", type=whole_number(0), default=None,
@@ -137,6 +138,9 @@ def results_table(result: dict):
             end_section=i == 0,
         )
     notes = []
+    if any(isinstance(v, dict) for v in result.get("weights", {}).values()):
+        notes.append("Part B weights per discipline: each discipline's row uses its own vector, the overall row each "
+                     "discipline's in proportion to its gold papers (docs/weights.md#part-b-of-scheme-1)")
     failures = result["overall"]["failures"]
     if failures:
         notes.append("unscored: " + ", ".join(f"{reason} {n}" for reason, n in failures.items()))

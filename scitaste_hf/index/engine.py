@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Sequence
 
 import numpy as np
 import pyarrow as pa
 
+from scitaste_hf.errors import ScitasteError
 from scitaste_hf.index.dimensions import (
     SUBPARAMETERS,
     citation_impact,
@@ -21,7 +22,7 @@ from scitaste_hf.index.embed import Embedder, WordLlamaEmbedder
 from scitaste_hf.index.journals import JournalTable
 from scitaste_hf.index.normalise import pca_score
 from scitaste_hf.index.population import Embeddings, Population
-from scitaste_hf.schema import DIMENSIONS, composite, validate_weights
+from scitaste_hf.schema import DIMENSIONS, DisciplineWeights, Weights, composite, vector_for
 
 
 def work_embeddings(population: Population, embedder: Embedder | None = None) -> Embeddings:
@@ -55,8 +56,9 @@ def compute_index(
     journals: JournalTable,
     *,
     embedder: Embedder | None = None,
-    weights: Mapping[str, float] | None = None,
+    weights: Weights | None = None,
     cd_window_days: int | None = None,
+    disciplines: Sequence[str | None] | None = None,
 ) -> pa.Table:
     """Score every paper of the population.
 
@@ -69,11 +71,14 @@ def compute_index(
     embedder : Embedder, optional
         Document embedder for dimension C when the population has no precomputed embeddings; the offline
         default :class:`~scitaste_hf.index.embed.WordLlamaEmbedder` when None.
-    weights : mapping of dimension key to weight, optional
+    weights : mapping of dimension key to weight, or DisciplineWeights, optional
         The composite's weights (see :func:`scitaste_hf.schema.load_weights`); the packaged default
-        (docs/index-dimensions.md#weights) when None.
+        (docs/index-dimensions.md#weights) when None. Per-discipline weights need ``disciplines``.
     cd_window_days : int, optional
         Count only citers within this many days after the paper for the CD index (CD_t); all when None.
+    disciplines : sequence of str or None, optional
+        Each paper's discipline, in population order (None where unknown: the weights' default vector), which
+        picks its vector from per-discipline weights (docs/weights.md#per-discipline-weights).
 
     Returns
     -------
@@ -88,10 +93,18 @@ def compute_index(
     Raises
     ------
     ScitasteError
-        On a bad weight vector.
+        On a bad weight vector, per-discipline weights without ``disciplines``, a paper whose discipline has no
+        vector, or ``disciplines`` of another length than the papers.
     """
-    w = validate_weights(weights) if weights is not None else None
     n = population.n_papers
+    if isinstance(weights, DisciplineWeights) and disciplines is None:
+        raise ScitasteError(f"{weights.source} holds one weight vector per discipline; the index needs each "
+                            "paper's discipline to apply them")
+    if disciplines is not None and len(disciplines) != n:
+        raise ScitasteError(f"got {len(disciplines)} disciplines for {n} papers")
+    # One validated vector per distinct discipline, not one validation per paper.
+    labels = [None] * n if disciplines is None else list(disciplines)
+    vectors = {d: vector_for(weights, d) for d in dict.fromkeys(labels)}
     cd = population.graph.cd(np.arange(n), cd_window_days)
     parameters = {
         "knowledge_breadth": knowledge_breadth_parameters(population),
@@ -105,7 +118,7 @@ def compute_index(
         population.papers.column("citation_count").to_numpy(zero_copy_only=False))
     scores["journal_impact"] = journal_impact(population.papers.column("journal").to_pylist(), journals)
     dims = {key: np.round(scores[key], 2) for key in DIMENSIONS}
-    innovation = [composite({key: dims[key][i] for key in DIMENSIONS}, w) for i in range(n)]
+    innovation = [composite({key: dims[key][i] for key in DIMENSIONS}, vectors[labels[i]]) for i in range(n)]
     columns = {"id": population.papers.column("id"), **dims, "innovation_score": innovation,
                "cd_index": cd.cd, "n_i": cd.n_i, "n_j": cd.n_j, "n_k": cd.n_k}
     for key, matrix in parameters.items():

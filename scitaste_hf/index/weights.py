@@ -10,7 +10,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from scitaste_hf.errors import ScitasteError
-from scitaste_hf.schema import DIMENSIONS, validate_weights
+from scitaste_hf.schema import DEFAULT_VECTOR, DIMENSIONS, DISCIPLINES, WAPE_BANDS, validate_weights
 
 #: The regressors of the derivation (docs/weights.md#weights-derive), by name.
 MODELS: tuple[str, ...] = ("linear", "ridge", "lasso", "random_forest", "gradient_boosting")
@@ -18,6 +18,8 @@ METHODS: dict[str, tuple[str, ...]] = {"ensemble": MODELS, "rf": ("random_forest
 SEED = 42
 #: The smallest record set on which an 80/20 split and 5-fold cross-validation are meaningful.
 MIN_RECORDS_DERIVE = 10
+#: Coverage of every interval of this module.
+CONFIDENCE = 0.95
 
 
 def _read_table(path: Path) -> pa.Table:
@@ -70,6 +72,41 @@ def load_records(path: str | Path, *, need_score: bool) -> tuple[np.ndarray, np.
         On a missing file or column, or a null, non-finite or out-of-range (0-100) score.
     """
     table = _read_table(Path(path))
+    return _dimensions(table, path, need_score)
+
+
+def load_records_by_discipline(path: str | Path, *, need_score: bool
+                               ) -> tuple[np.ndarray, np.ndarray | None, np.ndarray]:
+    """:func:`load_records` and each record's ``discipline``.
+
+    Returns
+    -------
+    dims, score
+        As in :func:`load_records`.
+    disciplines : ndarray of str, shape (n,)
+
+    Raises
+    ------
+    ScitasteError
+        As :func:`load_records`, and when the records have no ``discipline`` column or a record has none.
+    """
+    table = _read_table(Path(path))
+    if "discipline" not in table.column_names:
+        raise ScitasteError(f"records in {path} have no discipline column; --by discipline needs one")
+    try:
+        labels = table.column("discipline").cast(pa.string()).to_pylist()
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        raise ScitasteError(f"records in {path}: discipline must be text, got {table.column('discipline').type}"
+                            ) from None
+    bad = [i for i, d in enumerate(labels) if not d or not d.strip()]
+    if bad:
+        raise ScitasteError(f"records in {path}: {len(bad)} record(s) have no discipline, first at row {bad[0]}")
+    dims, score = _dimensions(table, path, need_score)
+    return dims, score, np.array(labels, dtype=object)
+
+
+def _dimensions(table: pa.Table, path: str | Path, need_score: bool) -> tuple[np.ndarray, np.ndarray | None]:
+    """The checked dimension matrix (and innovation scores) of a records table."""
     if "dimension_scores" in table.column_names:
         struct = table.column("dimension_scores").combine_chunks()
         names = [struct.type.field(i).name for i in range(struct.type.num_fields)]
@@ -126,25 +163,59 @@ def _contributions(model) -> np.ndarray:
     return raw / total if total > 0 else np.zeros_like(raw)
 
 
-def _analysis(x: np.ndarray, y: np.ndarray, models: tuple[str, ...]) -> tuple[np.ndarray, dict]:
-    """Mean normalised contribution of each feature over the models, and each model's test and CV R^2."""
-    from sklearn.model_selection import KFold, cross_val_score, train_test_split
+def _shares(models) -> np.ndarray | None:
+    """Mean normalised contribution of each feature over fitted models; None when none found any feature
+    informative. A model that zeroes every coefficient (lasso on a flat target) says nothing about importance."""
+    contributions = [share for share in map(_contributions, models) if share.any()]
+    return np.mean(contributions, axis=0) if contributions else None
+
+
+def _analysis(x: np.ndarray, y: np.ndarray, models: tuple[str, ...]) -> tuple[np.ndarray, dict, list]:
+    """Mean normalised contribution of each feature over the models, each model's test and CV R^2, and the
+    contributions of the models refitted on each cross-validation fold's training part (None for a fold on
+    which no model found any feature informative)."""
+    from sklearn.model_selection import KFold, cross_validate, train_test_split
 
     x_train, x_test, y_train, y_test = train_test_split(x, y, test_size=0.2, random_state=SEED)
     folds = KFold(n_splits=5, shuffle=True, random_state=SEED)
-    contributions, scores = [], {}
+    fitted, scores, fold_models = [], {}, []
     for name in models:
         model = _model(name).fit(x_train, y_train)
-        cv = cross_val_score(_model(name), x, y, cv=folds, scoring="r2")
-        scores[name] = {"test": float(model.score(x_test, y_test)), "cv_mean": float(cv.mean()),
-                        "cv_std": float(cv.std())}
-        share = _contributions(model)
-        # A model that zeroes every coefficient (lasso on a flat target) says nothing about importance.
-        if share.any():
-            contributions.append(share)
-    if not contributions:
+        cv = cross_validate(_model(name), x, y, cv=folds, scoring="r2", return_estimator=True)
+        scores[name] = {"test": float(model.score(x_test, y_test)), "cv_mean": float(cv["test_score"].mean()),
+                        "cv_std": float(cv["test_score"].std())}
+        fitted.append(model)
+        fold_models.append(cv["estimator"])
+    share = _shares(fitted)
+    if share is None:
         raise ScitasteError("no regressor found any feature informative; the records' dimensions are constant")
-    return np.mean(contributions, axis=0), scores
+    return share, scores, [_shares(fold) for fold in zip(*fold_models)]
+
+
+def _combine(share_1: np.ndarray, share_2: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The raw vector (contributions, summing to more than 1) and the weights from the two analyses' shares:
+    B..F the mean of their two contributions, A from analysis 2, G from analysis 1."""
+    a, g = 0, len(DIMENSIONS) - 1
+    raw = np.empty(len(DIMENSIONS))
+    raw[a] = share_2[0]
+    raw[g] = share_1[-1]
+    raw[1:g] = (share_1[:-1] + share_2[1:]) / 2
+    return raw, raw / raw.sum()
+
+
+def _jackknife_interval(point: np.ndarray, folds: list[np.ndarray], confidence: float) -> np.ndarray | None:
+    """A (7, 2) interval around ``point`` from the weights refitted without each fold: the grouped (delete-a-fold)
+    jackknife standard error, sqrt((K-1)/K * sum (w_k - mean)^2), times Student's t with K-1 degrees of freedom;
+    None with fewer than two usable folds."""
+    from scipy.stats import t
+
+    if len(folds) < 2:
+        return None
+    stacked = np.array(folds)
+    k = stacked.shape[0]
+    se = np.sqrt((k - 1) / k * ((stacked - stacked.mean(axis=0)) ** 2).sum(axis=0))
+    half = t.ppf(0.5 + confidence / 2, k - 1) * se
+    return np.clip(np.column_stack([point - half, point + half]), 0.0, 1.0)
 
 
 def derive_weights(dims: np.ndarray, method: str = "ensemble") -> dict:
@@ -164,9 +235,11 @@ def derive_weights(dims: np.ndarray, method: str = "ensemble") -> dict:
     Returns
     -------
     dict
-        ``weights`` (normalised, sums to 1), ``raw`` (contributions in percent before renormalisation, as in
-        the paper's tables), ``r2`` (per target, per model: ``test``, ``cv_mean``, ``cv_std``), ``method`` and
-        ``n_records``.
+        ``weights`` (normalised, sums to 1), ``weights_interval`` (per dimension, the 95% interval of the
+        weight from the models the cross-validation refits without each fold: a grouped jackknife, see
+        docs/weights.md#uncertainty; None when fewer than two folds found any feature informative), ``raw``
+        (contributions in percent before renormalisation, as in the paper's tables), ``r2`` (per target, per
+        model: ``test``, ``cv_mean``, ``cv_std``), ``method`` and ``n_records``.
 
     Raises
     ------
@@ -179,20 +252,19 @@ def derive_weights(dims: np.ndarray, method: str = "ensemble") -> dict:
     if dims.shape[0] < MIN_RECORDS_DERIVE:
         raise ScitasteError(f"deriving weights needs at least {MIN_RECORDS_DERIVE} records, got {dims.shape[0]}")
     models = METHODS[method]
-    a, g = 0, len(DIMENSIONS) - 1
-    share_1, r2_1 = _analysis(dims[:, 1:], dims[:, a], models)
-    share_2, r2_2 = _analysis(dims[:, :-1], dims[:, g], models)
-    raw = np.empty(len(DIMENSIONS))
-    raw[a] = share_2[0]
-    raw[g] = share_1[-1]
-    raw[1:g] = (share_1[:-1] + share_2[1:]) / 2
-    weights = validate_weights(dict(zip(DIMENSIONS, (raw / raw.sum()).tolist())))
+    share_1, r2_1, folds_1 = _analysis(dims[:, 1:], dims[:, 0], models)
+    share_2, r2_2, folds_2 = _analysis(dims[:, :-1], dims[:, -1], models)
+    raw, weights = _combine(share_1, share_2)
+    # The two analyses use the same folds of the same records, so fold k of each pairs into one refitted vector.
+    folds = [_combine(f1, f2)[1] for f1, f2 in zip(folds_1, folds_2) if f1 is not None and f2 is not None]
+    interval = _jackknife_interval(weights, folds, CONFIDENCE)
     return {
         "method": method,
         "n_records": int(dims.shape[0]),
-        "weights": weights,
+        "weights": validate_weights(dict(zip(DIMENSIONS, weights.tolist()))),
+        "weights_interval": None if interval is None else {k: row.tolist() for k, row in zip(DIMENSIONS, interval)},
         "raw": {key: float(100 * value) for key, value in zip(DIMENSIONS, raw)},
-        "r2": {DIMENSIONS[a]: r2_1, DIMENSIONS[g]: r2_2},
+        "r2": {DIMENSIONS[0]: r2_1, DIMENSIONS[-1]: r2_2},
     }
 
 
@@ -238,3 +310,189 @@ def fit_weights(dims: np.ndarray, score: np.ndarray) -> dict:
         "residual_rmse": float(np.sqrt(np.mean(residual ** 2))),
         "max_abs_residual": float(np.abs(residual).max()),
     }
+
+
+def fit_by_discipline(dims: np.ndarray, score: np.ndarray, disciplines: np.ndarray) -> dict:
+    """:func:`fit_weights` within each discipline: the vectors a record set built with per-discipline weights
+    used.
+
+    Parameters
+    ----------
+    dims, score
+        As in :func:`fit_weights`.
+    disciplines : ndarray of str, shape (n,)
+        Each record's discipline.
+
+    Returns
+    -------
+    dict
+        ``disciplines`` (per discipline, :func:`fit_weights`'s result) and ``weights`` (discipline -> vector,
+        the ``weights`` object of a per-discipline weights file, docs/weights.md#per-discipline-weights).
+
+    Raises
+    ------
+    ScitasteError
+        When a discipline has fewer records than there are weights, naming it.
+    """
+    fits = {}
+    for discipline, mask in _groups(disciplines, len(DIMENSIONS), "recovering the weights"):
+        fits[discipline] = fit_weights(dims[mask], score[mask])
+    return {"disciplines": fits, "weights": {d: fit["weights"] for d, fit in fits.items()}}
+
+
+#: The fewest records a discipline needs for ``weights derive --by discipline``: a test split of 10 papers for
+#: its R^2 and a top decile of 5 papers for the transfer table.
+MIN_RECORDS_BY_DISCIPLINE = 50
+#: The shared vector is defensible on a record set when, within every discipline, a predictor that reproduced
+#: the discipline's own composites exactly would, at the worse end of the 95% intervals, keep at least this rank
+#: correlation with the shared vector's composites (losing at most 5 of the 100 points of Scheme 1's s_rho) ...
+SHARED_SPEARMAN_MIN = 0.95
+#: ... and stay within Scheme 2's top grade band, a WAPE below this (docs/weights.md#weights-derive---by-discipline).
+SHARED_WAPE_MAX = WAPE_BANDS[0].high
+#: The share of a discipline's papers that the transfer table's top-decile overlap compares.
+TOP_SHARE = 0.1
+#: The name of the pooled vector in the transfer table and the ``default`` of the weights it writes.
+SHARED = "shared"
+
+
+def _groups(disciplines: np.ndarray, minimum: int, what: str) -> list[tuple[str, np.ndarray]]:
+    """Each discipline and its records' mask, in the benchmark's order then by name; an error naming the first
+    discipline with fewer than ``minimum`` records."""
+    disciplines = np.asarray(disciplines, dtype=object)
+    present = set(disciplines.tolist())
+    order = [d for d in DISCIPLINES if d in present] + sorted(present - set(DISCIPLINES))
+    groups = [(d, disciplines == d) for d in order]
+    for discipline, mask in groups:
+        if mask.sum() < minimum:
+            raise ScitasteError(f"discipline {discipline!r} has {int(mask.sum())} records; {what} per discipline "
+                                f"needs at least {minimum}")
+    return groups
+
+
+def _top_counts(values: np.ndarray, counts: np.ndarray, k: int) -> np.ndarray:
+    """How many of each paper's copies in each resample fall in the resample's ``k`` highest values (B, n); equal
+    values keep the papers' order, and a paper's copies are interchangeable."""
+    order = np.argsort(-values, kind="stable")
+    sorted_counts = counts[:, order]
+    before = np.cumsum(sorted_counts, axis=1) - sorted_counts
+    top = np.empty_like(sorted_counts)
+    top[:, order] = np.clip(k - before, 0, sorted_counts)
+    return top
+
+
+def transfer(dims: np.ndarray, own: np.ndarray, other: np.ndarray, *, n_resamples: int = 1000, seed: int = 0,
+             confidence: float = CONFIDENCE) -> dict:
+    """How well composites under ``other`` reproduce those under ``own`` on the same papers, with percentile
+    bootstrap intervals over the papers (the vectors held fixed).
+
+    Parameters
+    ----------
+    dims : ndarray of float, shape (n, 7)
+        The papers' dimension scores.
+    own, other : ndarray of float, shape (7,)
+        The papers' own weight vector and the one that stands in for it.
+    n_resamples, seed, confidence
+        The bootstrap's resamples of the papers, its seed and the intervals' coverage.
+
+    Returns
+    -------
+    dict
+        ``spearman`` (of the two composites), ``top_decile_overlap`` (the share of the papers in the top
+        :data:`TOP_SHARE` under ``own`` that are also there under ``other``), ``mean_abs_difference`` (of the
+        composites, in score points) and ``wape`` (that difference over the mean composite under ``own``: the
+        Scheme-2 WAPE of predicting ``own``'s composites with ``other``'s), each ``{"value": x, "interval":
+        [lo, hi]}``; and ``n``.
+    """
+    from scitaste_hf.scoring._arrays import Counts, Ranked, spearman
+    from scitaste_hf.scoring.bootstrap import _interval, resample_counts
+
+    x, y = dims @ own, dims @ other
+    n = x.shape[0]
+    k = max(1, int(np.ceil(TOP_SHARE * n)))
+    rx, ry = Ranked(x), Ranked(y)
+    out = {}
+    for counts in (np.ones((1, n), dtype=np.int64), resample_counts(n, n_resamples, seed)):
+        c = Counts(counts)
+        values = {"spearman": spearman(ry, rx, c),
+                  "top_decile_overlap": np.minimum(_top_counts(x, counts, k), _top_counts(y, counts, k)).sum(1) / k,
+                  "mean_abs_difference": c.f @ np.abs(y - x) / c.total}
+        with np.errstate(invalid="ignore", divide="ignore"):
+            values["wape"] = c.f @ np.abs(y - x) / (c.f @ x)
+        if not out:
+            out = {name: {"value": float(v[0])} for name, v in values.items()}
+        else:
+            for name, v in values.items():
+                out[name]["interval"] = _interval(v, confidence)
+    return out | {"n": int(n)}
+
+
+#: The verdict's rule, as the report states it.
+VERDICT_RULE = (f"the shared vector is defensible when, in every discipline, composites computed with the "
+                f"discipline's own vector would, at the worse end of the {CONFIDENCE:.0%} intervals, keep a Spearman "
+                f"correlation of at least {SHARED_SPEARMAN_MIN} with the shared vector's and a WAPE against them "
+                f"below {SHARED_WAPE_MAX:.0%} (Scheme 2's top grade band)")
+
+
+def _failures(cell: dict) -> list[str]:
+    """Why the shared vector fails the verdict's rule on one discipline's transfer cell (empty: it passes)."""
+    rho, wape = cell["spearman"]["interval"], cell["wape"]["interval"]
+    out = []
+    if rho is None or rho[0] < SHARED_SPEARMAN_MIN:
+        out.append(f"Spearman {cell['spearman']['value']:.3f} {_span(rho, '.3f')} below {SHARED_SPEARMAN_MIN}")
+    if wape is None or wape[1] >= SHARED_WAPE_MAX:
+        out.append(f"WAPE {cell['wape']['value']:.1%} {_span(wape, '.1%')} not below {SHARED_WAPE_MAX:.0%}")
+    return out
+
+
+def _span(interval: list[float] | None, spec: str) -> str:
+    """An interval as text, ``[n/a]`` when the resamples left it undefined."""
+    return "[n/a]" if interval is None else f"[{interval[0]:{spec}}, {interval[1]:{spec}}]"
+
+
+def derive_by_discipline(dims: np.ndarray, disciplines: np.ndarray, method: str = "ensemble", *,
+                         n_resamples: int = 1000, seed: int = 0) -> dict:
+    """The paper's derivation within each discipline, the shared (pooled) derivation, and how well each vector
+    transfers to the other disciplines (docs/weights.md#weights-derive---by-discipline).
+
+    Parameters
+    ----------
+    dims : ndarray of float, shape (n, 7)
+        Dimension scores in :data:`~scitaste_hf.schema.DIMENSIONS` order.
+    disciplines : ndarray of str, shape (n,)
+        Each record's discipline; each needs :data:`MIN_RECORDS_BY_DISCIPLINE` records.
+    method : {"ensemble", "rf"}
+        As in :func:`derive_weights`.
+    n_resamples, seed
+        The transfer table's bootstrap over the papers of each discipline.
+
+    Returns
+    -------
+    dict
+        ``disciplines`` (per discipline, :func:`derive_weights`'s result), ``shared`` (the derivation on all
+        records), ``transfer`` (source vector -> target discipline -> :func:`transfer`'s result, for every
+        discipline's vector and :data:`SHARED` on every other discipline), ``verdict`` (``shared_defensible``,
+        ``rule``, ``spearman_min``, ``wape_max``, ``failing``: discipline -> why the shared vector fails there)
+        and ``weights`` (discipline -> vector plus ``default``: the shared vector; a per-discipline weights file).
+
+    Raises
+    ------
+    ScitasteError
+        On an unknown method, or a discipline with fewer than :data:`MIN_RECORDS_BY_DISCIPLINE` records (named).
+    """
+    if method not in METHODS:
+        raise ScitasteError(f"unknown method {method!r}; choose one of {', '.join(METHODS)}")
+    dims = np.asarray(dims, dtype=float)
+    groups = _groups(disciplines, MIN_RECORDS_BY_DISCIPLINE, "deriving weights")
+    derived = {d: derive_weights(dims[mask], method) for d, mask in groups}
+    shared = derive_weights(dims, method)
+    vectors = {name: np.array([r["weights"][k] for k in DIMENSIONS]) for name, r in [*derived.items(),
+                                                                                   (SHARED, shared)]}
+    table = {source: {target: transfer(dims[mask], vectors[target], vector, n_resamples=n_resamples, seed=seed)
+                      for target, mask in groups if target != source}
+             for source, vector in vectors.items()}
+    failing = {d: reasons for d, cell in table[SHARED].items() if (reasons := _failures(cell))}
+    verdict = {"shared_defensible": not failing, "rule": VERDICT_RULE, "spearman_min": SHARED_SPEARMAN_MIN,
+               "wape_max": SHARED_WAPE_MAX, "failing": failing}
+    return {"method": method, "n_records": int(dims.shape[0]), "disciplines": derived, "shared": shared,
+            "transfer": table, "verdict": verdict, "n_resamples": n_resamples, "seed": seed,
+            "weights": {**{d: r["weights"] for d, r in derived.items()}, DEFAULT_VECTOR: shared["weights"]}}

@@ -18,8 +18,10 @@ from scitaste_hf.schema import (
     SCORE_MAX,
     SCORE_MIN,
     Answer,
+    DisciplineWeights,
     Failure,
-    validate_weights,
+    Weights,
+    vector_for,
 )
 from scitaste_hf.scoring._arrays import as_answer_matrix, as_scores
 from scitaste_hf.scoring.answers import validate_answer
@@ -87,8 +89,24 @@ def _floor_scores(F: np.ndarray, G: np.ndarray, weights: Mapping[str, float] | N
             "scheme1": scheme1(F, G, weights)["scheme1"] if F.shape[1] > 1 else None}
 
 
+def part_b_weights(weights: Weights | None, disciplines: Sequence[str]) -> dict[str, float]:
+    """The Part-B weights of a set of papers: the mean, over the papers, of each paper's discipline's vector
+    (docs/weights.md#part-b-of-scheme-1).
+
+    Part B weights statistics computed across papers (a dimension's Spearman), so a block of papers needs one
+    vector: within a discipline it is that discipline's, overall each discipline's in proportion to its papers.
+    With one vector for all (or None, the packaged default) it is that vector.
+    """
+    if not isinstance(weights, DisciplineWeights):
+        return vector_for(weights, None)
+    counts = Counter(disciplines)
+    vectors = {d: vector_for(weights, d) for d in counts}
+    total = sum(counts.values())
+    return {k: sum(counts[d] * vectors[d][k] for d in counts) / total for k in DIMENSIONS}
+
+
 def score_run(gold: Sequence[Mapping[str, Any]], predictions: Mapping[str, Answer | Failure], *,
-              weights: Mapping[str, float] | None = None, n_resamples: int = N_RESAMPLES, seed: int = SEED,
+              weights: Weights | None = None, n_resamples: int = N_RESAMPLES, seed: int = SEED,
               confidence: float = CONFIDENCE, gold_name: str = "gold",
               backup: Sequence[Mapping[str, Any]] | None = None, floors: bool = True) -> dict[str, Any]:
     """Score a run against gold records: overall and per discipline.
@@ -101,7 +119,10 @@ def score_run(gold: Sequence[Mapping[str, Any]], predictions: Mapping[str, Answe
     predictions : mapping of bibcode to Answer or Failure
         A gold bibcode without a prediction counts as a ``missing`` failure; a bibcode not in the gold set
         is an error.
-    weights, n_resamples, seed, confidence
+    weights : mapping, DisciplineWeights or None
+        Part-B weights: one vector, or one per discipline, which each block of papers averages over its gold
+        papers (:func:`part_b_weights`); the packaged default when None.
+    n_resamples, seed, confidence
         As in :func:`summarize`.
     gold_name : str
         What error messages call the gold set (the CLI passes its file), with the item's position in it.
@@ -115,9 +136,10 @@ def score_run(gold: Sequence[Mapping[str, Any]], predictions: Mapping[str, Answe
     -------
     dict
         ``{"overall": summary, "by_discipline": {discipline: summary}}`` with summaries as in
-        :func:`summarize`; disciplines in the benchmark's order, those absent from the gold set omitted.
+        :func:`summarize`, each with the ``part_b_weights`` it used; disciplines in the benchmark's order, those
+        absent from the gold set omitted; ``weights``: the vector, or the vectors by discipline.
     """
-    w = DEFAULT_WEIGHTS if weights is None else validate_weights(weights)
+    w = DEFAULT_WEIGHTS if weights is None else weights
     if not gold:
         raise ScitasteError("the gold set is empty")
     for i, record in enumerate(gold):
@@ -157,16 +179,20 @@ def score_run(gold: Sequence[Mapping[str, Any]], predictions: Mapping[str, Answe
     def block(mask: np.ndarray) -> dict[str, Any]:
         failures = Counter(r for r, m in zip(reasons, mask) if m and r is not None)
         keep = mask & scored
-        return summarize(P[keep], G[keep], n_total=int(mask.sum()), failures=failures, weights=w,
-                         n_resamples=n_resamples, seed=seed, confidence=confidence,
-                         floors=None if floor_rows is None else {k: F[keep] for k, F in floor_rows.items()})
+        # The block's gold papers, not only the scored ones, set its weights: every run on the same gold set
+        # is then scored with the same vector.
+        block_weights = part_b_weights(w, disciplines[mask].tolist())
+        out = summarize(P[keep], G[keep], n_total=int(mask.sum()), failures=failures, weights=block_weights,
+                        n_resamples=n_resamples, seed=seed, confidence=confidence,
+                        floors=None if floor_rows is None else {k: F[keep] for k, F in floor_rows.items()})
+        return out | {"part_b_weights": block_weights}
 
     order = [d for d in DISCIPLINES if d in set(disciplines)] + sorted(set(disciplines) - set(DISCIPLINES))
     return {
         "overall": block(np.ones(len(gold), dtype=bool)),
         "by_discipline": {d: block(disciplines == d) for d in order},
         "dimensions": list(DIMENSIONS),
-        "weights": dict(w),
+        "weights": w.to_json() if isinstance(w, DisciplineWeights) else vector_for(w, None),
     }
 
 
