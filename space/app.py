@@ -2,13 +2,14 @@
 
 Runs unchanged on a Hugging Face Space (settings from the environment: SCITASTE_DATA, SCITASTE_GOLD,
 HF_TOKEN + SCITASTE_RESULTS_REPO) and locally with ``scitaste space --data DIR``. Everything shown comes from
-:mod:`scitaste_hf.leaderboard`; uploaded content is data only: it is parsed, never executed, and rendered as
-plain text.
+:mod:`scitaste_hf.leaderboard` and, for the Annotate and Expert agreement tabs, :mod:`scitaste_hf.ratings`; uploaded
+content is data only: it is parsed, never executed, and rendered as plain text.
 """
 
 from __future__ import annotations
 
 import gc
+import html
 import os
 import re
 import threading
@@ -21,8 +22,11 @@ from scitaste_hf.errors import ScitasteError
 from scitaste_hf.leaderboard import Leaderboard
 from scitaste_hf.leaderboard.integrity import COPY_SHARE, COPY_TOLERANCE, RANKED_SHARE, RANKED_TOLERANCE
 from scitaste_hf.leaderboard.service import FLOOR_NAMES, MAX_BYTES, MAX_EVIDENCE_BYTES
-from scitaste_hf.leaderboard.setup import open_leaderboard, reported_results
+from scitaste_hf.leaderboard.setup import open_leaderboard, open_ratings, reported_results
 from scitaste_hf.leaderboard.store import EVIDENCE_CONSISTENT, FLAGGED, SELF_REPORTED
+from scitaste_hf.ratings import Ratings
+from scitaste_hf.ratings.guide import GUIDE, NUMBERS, SCALE, guide_markdown, label
+from scitaste_hf.ratings.report import report_tables, summary
 from scitaste_hf.schema import (
     CITATION,
     DEFAULT_WEIGHTS,
@@ -30,10 +34,10 @@ from scitaste_hf.schema import (
     DISCIPLINES,
     MODE_SPECS,
     MODES,
-    SCHEME1_GRADES,
     WAPE_BANDS,
     weights_note,
 )
+from scitaste_hf.scoring.describe import scheme1_text
 from scitaste_hf.scoring.ranks import RANK_RESAMPLES
 
 ALL = "all"
@@ -326,14 +330,13 @@ def about() -> str:
     bands = "\n".join(
         f"| {b.grade} | [{100 * b.low:g}, {100 * b.high:g}%) | {b.score_at_low:g} -> {b.score_at_high:g} |"
         for b in WAPE_BANDS)
-    grades = ", ".join(f">= {t:g} {g}" if t > -1e9 else f"below: {g}" for t, g in SCHEME1_GRADES)
     modes = "\n".join(f"- `{mode}` (lm-eval task `{spec.task}`): {spec.about}." for mode, spec in MODE_SPECS.items())
     return f"""
 ## What SciTaste-Bench measures
 
-Whether a language model can judge the innovativeness ("research taste") of scientific papers. For each of 300
-papers (50 in each of physics, mathematics, chemistry, biology, medicine and finance) the model predicts an
-innovation score and seven dimension scores of the Academic Taste Index (0-100), which is computed from
+Whether a language model can judge the innovativeness ("research taste") of scientific papers. For each paper of
+the `selected` split (as many in each of physics, mathematics, chemistry, biology, medicine and finance) the model
+predicts an innovation score and seven dimension scores of the Academic Taste Index (0-100), which is computed from
 bibliometric data.
 
 ## The modes
@@ -345,8 +348,7 @@ its own: its runs carry that label and are filtered apart from `dimagent_v3`'s.
 
 ## Scoring
 
-**Scheme 1** = 0.5 Part A (Spearman 15, Pearson 10, MAE/MSE against predicting the gold mean 15, bias against the
-gold SD 10) + 0.5 Part B (weighted dimension Spearman 30, weighted dimension accuracy 20). Grades: {grades}.
+**{scheme1_text().replace("Scheme 1", "Scheme 1**", 1)}
 
 **Scheme 2** maps WAPE = sum |p - g| / sum g to a score, linear inside each band:
 
@@ -388,8 +390,8 @@ Scheme-2 and its grade stay in the table: click the **Scheme-2** header to sort 
 
 ## How sure a rank is
 
-300 papers cannot separate close runs: two models whose WAPE differs by 2 points are told apart only about a
-third of the time. So a rank is shown as a range. The papers are resampled {RANK_RESAMPLES} times, the same
+The benchmark's papers cannot separate close runs: two models whose WAPE differs by 2 points are told apart only
+about a third of the time. So a rank is shown as a range. The papers are resampled {RANK_RESAMPLES} times, the same
 resamples for every run of the board; in each, the runs of the view are ranked by Scheme-1 skill, and a run's
 **rank** is the range that holds 95% of its ranks ("1-3": anywhere from first to third). Runs whose range
 reaches the leader's share the **top group** ({TOP}): the data cannot tell them apart from the leader. Flagged
@@ -453,8 +455,179 @@ def submit(board: Leaderboard, file, model, mode, organisation, link, samples, t
     return ("Already submitted: " if result.duplicate else "Accepted: ") + result.message
 
 
-def build_app(board: Leaderboard, synthetic: bool = False) -> gr.Blocks:
-    """The leaderboard app over ``board``."""
+#: Where every slider of the Annotate tab starts, for each paper.
+SLIDER_START = 50
+#: Annotate requests processed at once: raters work in parallel, and the store serialises only its own writes.
+ANNOTATE_CONCURRENCY = 8
+
+
+def on_hub() -> bool:
+    """Whether the app runs on a Hugging Face Space (``SYSTEM=spaces``, Gradio's own test). Raters then sign in with
+    their Hugging Face account; elsewhere they type a name, and no gr.LoginButton is built: outside a Space Gradio
+    replaces its sign-in with the machine's own Hugging Face login, which a server does not have."""
+    return os.environ.get("SYSTEM") == "spaces"
+
+
+def _rater(name, profile) -> str:
+    """The rater's id: the signed-in Hugging Face account on the Hub (never a name the client sends), the typed
+    name elsewhere."""
+    if on_hub():
+        if profile is None:
+            raise ScitasteError("sign in with Hugging Face first (the button above)")
+        return Ratings.rater(username=profile.username)
+    return Ratings.rater(local_name=name)
+
+
+def paper_markdown(paper) -> str:
+    """What the Annotate tab shows of a paper (:func:`scitaste_hf.ratings.blind`'s fields only), as plain text: a
+    title or abstract holding markup is shown, not rendered."""
+    def text(value) -> str:
+        return re.sub(r"([\\`*_{}\[\]()#+!|~])", r"\\\1", html.escape(str(value or "")))
+
+    venue = ", ".join(text(v) for v in (paper["discipline"], paper["year"], paper["journal_name"]) if v)
+    return f"### {text(paper['title'])}\n\n*{venue}*\n\n{text(paper['abstract'])}"
+
+
+def _annotate_view(paper, status: str, discipline=None) -> tuple:
+    """The Annotate tab's outputs: the paper (or why there is none), its id, every slider at its start, the status."""
+    if paper is None:
+        shown = f"No paper of {discipline} is left for you: you have seen them all. Thank you!" if discipline else ""
+        return (shown, "", *[SLIDER_START] * len(NUMBERS), status)
+    return (paper_markdown(paper), paper["bibcode"], *[SLIDER_START] * len(NUMBERS), status)
+
+
+def _unchanged(status: str) -> tuple:
+    """The Annotate tab's outputs after a refusal: the paper and the sliders as they were, the reason."""
+    return (gr.update(), gr.update(), *[gr.update()] * len(NUMBERS), status)
+
+
+def _progress(ratings: Ratings, rater: str) -> str:
+    return (f"You have rated {ratings.store.rated_by(rater)} paper(s); the published ratings call you "
+            f"{ratings.pseudonym(rater)}.")
+
+
+def annotate_next(ratings: Ratings, name, discipline, profile) -> tuple:
+    """The rater's next paper in ``discipline`` (the same one again while it is open)."""
+    try:
+        rater = _rater(name, profile)
+        return _annotate_view(ratings.next_paper(rater, discipline), _progress(ratings, rater), discipline)
+    except ScitasteError as exc:
+        return _unchanged(f"Refused: {exc}")
+
+
+def annotate_rate(ratings: Ratings, name, discipline, bibcode, scores, profile) -> tuple:
+    """Store the rating of the open paper and show the next one; a refusal keeps the paper and says why."""
+    try:
+        rater = _rater(name, profile)
+        result = ratings.rate(rater, bibcode, list(scores))
+        paper = ratings.next_paper(rater, discipline)
+    except ScitasteError as exc:
+        return _unchanged(f"Refused: {exc}")
+    done = ("Already stored: " if result.duplicate else "Stored: ") + result.message
+    return _annotate_view(paper, f"{done}. {_progress(ratings, rater)}", discipline)
+
+
+def annotate_skip(ratings: Ratings, name, discipline, bibcode, profile) -> tuple:
+    """Skip the open paper (never shown to this rater again) and show the next one."""
+    try:
+        rater = _rater(name, profile)
+        ratings.skip(rater, bibcode)
+        paper = ratings.next_paper(rater, discipline)
+    except ScitasteError as exc:
+        return _unchanged(f"Refused: {exc}")
+    return _annotate_view(paper, f"Skipped {bibcode}. {_progress(ratings, rater)}", discipline)
+
+
+def annotate_stop(ratings: Ratings, name, profile) -> tuple:
+    """The rater stops for now: the open paper is released for others, and the tab is cleared."""
+    try:
+        rater = _rater(name, profile)
+        ratings.stop(rater)
+    except ScitasteError as exc:
+        return _unchanged(f"Refused: {exc}")
+    return _annotate_view(None, f"Stopped; come back any time. {_progress(ratings, rater)}")
+
+
+def agreement_report(ratings: Ratings, board: Leaderboard) -> tuple:
+    """The agreement report (:meth:`scitaste_hf.ratings.Ratings.report`) as its summary and tables: reliability,
+    the consensus against the gold, the raters (by pseudonym), the runs against both."""
+    report = ratings.report(board)
+    tables = report_tables(report)
+    frames = [pd.DataFrame(t.rows, columns=t.columns) for t in tables]
+    if len(frames) < 4:  # no run scored against the consensus yet: the table stays, empty
+        frames.append(pd.DataFrame(columns=AGREEMENT_RUN_COLUMNS))
+    return (summary(report), *frames)
+
+
+#: The columns of the runs' table of the Expert agreement tab.
+AGREEMENT_RUN_COLUMNS = ["run", "model", "mode", "Scheme-1 vs gold", "Scheme-1 vs experts", "Scheme-2 vs gold",
+                         "Scheme-2 vs experts", "S1 skill vs gold", "S1 skill vs experts"]
+
+
+def _annotate_tab(ratings: Ratings) -> None:
+    """The Annotate tab: sign in (or a name locally), a discipline, one paper at a time with eight sliders."""
+    gr.Markdown("Rate papers as an expert, beside the bibliometric gold. You see a paper's title, abstract, year and "
+                "venue, never its gold scores or other raters' ratings. Each paper gets at least three raters before "
+                "any gets a fourth; skip a paper outside your expertise, and stop at any time. Your ratings are "
+                "published under a pseudonym.")
+    if on_hub():
+        gr.LoginButton()
+        name = gr.Textbox(visible=False)
+    else:
+        name = gr.Textbox(label="your name (run locally: not verified; on the Hub you sign in instead)")
+    with gr.Row():
+        discipline = gr.Dropdown(list(ratings.disciplines), value=ratings.disciplines[0], label="discipline")
+        start = gr.Button("Next paper", variant="primary")
+    paper = gr.Markdown()
+    paper_id = gr.Textbox(label="paper", interactive=False)
+    with gr.Accordion("Rating guide", open=False):
+        gr.Markdown(guide_markdown())
+    sliders = [gr.Slider(0, 100, value=SLIDER_START, step=1, label=label(n), info=f"{GUIDE[n].rate} ({SCALE})"
+                         if n == NUMBERS[0] else GUIDE[n].rate) for n in NUMBERS]
+    with gr.Row():
+        rate = gr.Button("Submit rating", variant="primary")
+        skip = gr.Button("Skip this paper")
+        stop = gr.Button("Stop")
+    status = gr.Textbox(label="status", interactive=False)
+    shown = [paper, paper_id, *sliders, status]
+
+    def do_next(name, discipline, profile: gr.OAuthProfile | None = None):
+        return annotate_next(ratings, name, discipline, profile)
+
+    def do_rate(name, discipline, bibcode, *scores, profile: gr.OAuthProfile | None = None):
+        return annotate_rate(ratings, name, discipline, bibcode, scores, profile)
+
+    def do_skip(name, discipline, bibcode, profile: gr.OAuthProfile | None = None):
+        return annotate_skip(ratings, name, discipline, bibcode, profile)
+
+    def do_stop(name, profile: gr.OAuthProfile | None = None):
+        return annotate_stop(ratings, name, profile)
+
+    limit = {"concurrency_limit": ANNOTATE_CONCURRENCY}
+    start.click(do_next, [name, discipline], shown, api_name="annotate_next", **limit)
+    rate.click(do_rate, [name, discipline, paper_id, *sliders], shown, api_name="annotate_rate", **limit)
+    skip.click(do_skip, [name, discipline, paper_id], shown, api_name="annotate_skip", **limit)
+    stop.click(do_stop, [name], shown, api_name="annotate_stop", **limit)
+
+
+def _agreement_tab(ratings: Ratings, board: Leaderboard) -> None:
+    """The Expert agreement tab: the report of :func:`agreement_report`, computed on request."""
+    gr.Markdown("How far the experts agree with each other and with the bibliometric gold, and the board's first "
+                "runs scored against the expert consensus beside the gold, on the papers with at least three "
+                "raters. Every number has its 95% bootstrap interval over the papers; definitions in the "
+                "package's docs/ratings.md.")
+    button = gr.Button("Compute the agreement report", variant="primary")
+    text = gr.Markdown()
+    tables = [gr.Dataframe(interactive=False, label=title) for title in (
+        "inter-rater reliability", "expert consensus against the gold", "raters (by pseudonym)",
+        "runs against the gold and the experts")]
+    button.click(lambda: agreement_report(ratings, board), None, [text, *tables], api_name="ratings_report")
+
+
+def build_app(board: Leaderboard, synthetic: bool = False, ratings: Ratings | None = None) -> gr.Blocks:
+    """The leaderboard app over ``board``, with the Annotate and Expert agreement tabs over ``ratings`` (default: the
+    board's folder's, :func:`~scitaste_hf.leaderboard.setup.open_ratings`)."""
+    ratings = open_ratings(board) if ratings is None else ratings
     # The full window width: the table has twenty-seven columns.
     with gr.Blocks(title="SciTaste-Bench leaderboard", fill_width=True) as demo:
         gr.Markdown("# SciTaste-Bench leaderboard\n"
@@ -546,6 +719,10 @@ def build_app(board: Leaderboard, synthetic: bool = False) -> gr.Blocks:
                 submitted = submit_button.click(do_submit, [file, model, submit_mode, organisation, link, samples,
                                                             trace], outcome, api_name="submit",
                                                 concurrency_limit=SUBMIT_CONCURRENCY)
+            with gr.Tab("Annotate"):
+                _annotate_tab(ratings)
+            with gr.Tab("Expert agreement"):
+                _agreement_tab(ratings, board)
             with gr.Tab("About"):
                 gr.Markdown(about())
 

@@ -30,6 +30,7 @@ CORE_COMMANDS: tuple[tuple[str, str, str], ...] = (
     ("evidence", "scitaste_hf.cli.evidence", "freeze the nine tools' evidence of a dataset (tool_evidence config)"),
     ("tasks-path", "scitaste_hf.cli.tasks_path", "print the folder of the lm-eval tasks (for --include_path)"),
     ("rtaste", "scitaste_hf.cli.rtaste", "score research-taste agents' registered experiments (rTaste)"),
+    ("ratings", "scitaste_hf.cli.ratings", "expert ratings of the Space: agreement report, expert_ratings export"),
     ("weights", "scitaste_hf.cli.weights",
      "derive the index weights from records, or recover those a record set was built with"),
 )

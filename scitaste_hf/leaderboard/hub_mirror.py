@@ -1,19 +1,48 @@
-"""A copy of the leaderboard store on a Hugging Face dataset repo. The local store stays the source of
-truth: a run whose copy fails stays listed as pending in the store and goes up with a later copy (the next
-run, or the next start), never lost and never fatal."""
+"""A copy of a store of the Space on a Hugging Face dataset repo: the runs
+(:class:`~scitaste_hf.leaderboard.store.Store`) or the expert ratings (:class:`~scitaste_hf.ratings.store.RatingStore`).
+The local store stays the source of truth: what fails to be copied stays listed as pending in the store and goes
+up with a later copy (the next run or rating, or the next start), never lost and never fatal."""
 
 from __future__ import annotations
 
 import logging
 import threading
-
-from scitaste_hf.leaderboard.store import Store
+from typing import Protocol
 
 logger = logging.getLogger(__name__)
 
 
+def copy_in_background(mirror, store: Copied, wait: float) -> bool:
+    """Run ``mirror(store)`` and wait up to ``wait`` seconds for it; True when nothing is left pending (or
+    ``mirror`` is None: no copy configured).
+
+    huggingface_hub's uploads have no timeout of their own, so a Hub that takes a connection and never answers would
+    hold the caller (a submission, a rating, the start) indefinitely: past ``wait`` the copy goes on in the
+    background, and this returns False (still pending).
+    """
+    if mirror is None:
+        return True
+    outcome: list[bool] = []
+    copy = threading.Thread(target=lambda: outcome.append(mirror(store)), daemon=True, name="scitaste-hub-copy")
+    copy.start()
+    copy.join(wait)
+    return bool(outcome and outcome[0])
+
+
+class Copied(Protocol):
+    """A store whose new entries are copied to the Hub: it lists the keys still pending, says which files they
+    need (path in the repo, local file or bytes) with a commit message, and records those copied."""
+
+    def copy_pending(self) -> list: ...
+
+    def copy_done(self, keys: list) -> None: ...
+
+    def hub_files(self, keys: list) -> tuple[list[tuple[str, str | bytes]], str]: ...
+
+
 class HubMirror:
-    """Upload the runs pending in a store (predictions, metadata, evidence) and the database to ``repo_id``.
+    """Upload what is pending in a store (:class:`Copied`: the runs' files and database, or the ratings' export)
+    to ``repo_id``.
 
     Parameters
     ----------
@@ -30,13 +59,13 @@ class HubMirror:
         self.api = HfApi(token=token)
         self._lock = threading.Lock()
 
-    def __call__(self, store: Store) -> bool:
-        """Copy every pending run, one commit at a time until none is left; True when none is left.
+    def __call__(self, store: Copied) -> bool:
+        """Copy every pending entry, one commit at a time until none is left; True when none is left.
 
         One copy runs at a time: a call that finds one under way returns False at once rather than wait behind
-        a slow Hub; its run goes up with that copy (which looks for new pending runs before it ends) or a later
-        one. The first failed commit ends the call, so a call makes at most one attempt against an unreachable
-        Hub.
+        a slow Hub; its entry goes up with that copy (which looks for new pending entries before it ends) or a
+        later one. Each store gets a mirror of its own, so that runs and ratings never wait for each other. The
+        first failed commit ends the call, so a call makes at most one attempt against an unreachable Hub.
         """
         if not self._lock.acquire(blocking=False):
             return False
@@ -47,7 +76,7 @@ class HubMirror:
                 except Exception as exc:
                     # Any failure of the copy (the network, the Hub, its HTTP library, whose exception types differ
                     # between huggingface_hub versions) leaves the runs pending: the local store already holds them.
-                    logger.warning("copy of %d run(s) to %s failed, will retry with the next run or start: %s",
+                    logger.warning("copy of %d entries to %s failed, will retry with the next one or start: %s",
                                    len(pending), self.repo_id, (str(exc).splitlines() or [type(exc).__name__])[0])
                     return False
                 store.copy_done(pending)
@@ -55,12 +84,10 @@ class HubMirror:
         finally:
             self._lock.release()
 
-    def _commit(self, store: Store, pending: list[str]) -> None:
+    def _commit(self, store: Copied, pending: list) -> None:
         from huggingface_hub import CommitOperationAdd
 
-        ops = [CommitOperationAdd(f"submissions/{p.name}", str(p))
-               for key in pending for p in sorted(store.files.glob(f"{key}.*")) if p.is_file()]
-        ops.append(CommitOperationAdd("leaderboard.sqlite", store.snapshot()))
+        files, message = store.hub_files(pending)
         self.api.create_repo(self.repo_id, repo_type="dataset", private=True, exist_ok=True)
-        self.api.create_commit(self.repo_id, repo_type="dataset", operations=ops,
-                               commit_message=f"Add {len(pending)} run(s)")
+        self.api.create_commit(self.repo_id, repo_type="dataset", commit_message=message,
+                               operations=[CommitOperationAdd(path, data) for path, data in files])

@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 
 from scitaste_hf.errors import ScitasteError
+from scitaste_hf.leaderboard.hub_mirror import copy_in_background
 from scitaste_hf.leaderboard.integrity import RULE_VERSION, near_gold, verify_evidence
 from scitaste_hf.leaderboard.store import EVIDENCE_CONSISTENT, FLAGGED, SELF_REPORTED, Meta, Store
 from scitaste_hf.leaderboard.views import RunCache, order_key
@@ -34,7 +35,7 @@ from scitaste_hf.records import jsonl_lines
 from scitaste_hf.schema import DEFAULT_WEIGHTS, DIMENSIONS, DISCIPLINES, MODES, Answer, Failure
 from scitaste_hf.scoring import paired_bootstrap, score_run
 from scitaste_hf.scoring._arrays import as_answer_matrix
-from scitaste_hf.scoring.bootstrap import SEED
+from scitaste_hf.scoring.bootstrap import N_RESAMPLES, SEED
 from scitaste_hf.scoring.floors import FLOORS, floor_matrices
 from scitaste_hf.scoring.ranks import RANK_RESAMPLES, detectable_difference, replicates
 from scitaste_hf.sources.limits import SlidingWindow
@@ -76,14 +77,51 @@ class SubmitResult:
     message: str
 
 
+class RateLimit:
+    """At most ``limit`` attempts per key (a submitter, a rater) in any ``window`` seconds, counted whether the
+    attempt is accepted or not; thread-safe.
+
+    Parameters
+    ----------
+    limit, window : int, float
+        Attempts allowed per window, and the window in seconds.
+    what : str
+        What is attempted, for the message ("submissions", "ratings").
+    """
+
+    def __init__(self, limit: int, window: float, what: str) -> None:
+        self.limit, self.window, self.what = limit, window, what
+        self._attempts: dict[str, SlidingWindow] = {}
+        self._lock = threading.Lock()
+
+    def check(self, key: str) -> None:
+        """Count an attempt by ``key``; raise :class:`SubmissionError` (with the wait) when over the limit."""
+        now = time.monotonic()
+        with self._lock:
+            attempts = self._attempts.setdefault(key, SlidingWindow(self.window))
+            if attempts.count(now) >= self.limit:
+                wait = int(attempts.wait(now)) + 1
+                raise SubmissionError(f"too many {self.what}: at most {self.limit} per {int(self.window)} s; try "
+                                      f"again in {wait} s")
+            attempts.add(now)
+
+
+def check_name(value: str, what: str, *, required: bool = True) -> str:
+    """A name typed into the Space (a model, an organisation, a rater), stripped: plain text of 1-100 letters,
+    digits, spaces and ``._:/+()@-``, so that no markup reaches a page; ``required=False`` allows it empty."""
+    value = (value or "").strip() if isinstance(value, str) else value
+    if not isinstance(value, str) or ((value or required) and not _NAME.match(value)):
+        size = "1-100" if required else "up to 100"
+        raise SubmissionError(f"{what}: {size} letters, digits, spaces and ._:/+()@- only (no markup)")
+    return value
+
+
 def check_meta(model: str, mode: str, organisation: str = "", link: str = "") -> tuple[str, str, str, str]:
     """Validate what a submitter types: names are plain text (no markup), the mode is one of MODES, the
     link is an http(s) URL. Returns the stripped values."""
-    model, organisation, link = (model or "").strip(), (organisation or "").strip(), (link or "").strip()
-    if not _NAME.match(model):
-        raise SubmissionError("model name: 1-100 letters, digits, spaces and ._:/+()@- only (no markup)")
-    if organisation and not _NAME.match(organisation):
-        raise SubmissionError("organisation: up to 100 letters, digits, spaces and ._:/+()@- only (no markup)")
+    model = check_name(model, "model name")
+    organisation = check_name(organisation, "organisation", required=False)
+    link = (link or "").strip()
     if mode not in MODES:
         raise SubmissionError(f"mode must be one of {', '.join(MODES)}")
     if link and not _LINK.match(link):
@@ -170,12 +208,16 @@ class Leaderboard:
     background_upgrade : bool
         Bring stored runs up to date (:meth:`upgrade`) in a background thread (default), so that opening an old
         store does not wait for it; False upgrades before returning.
+    read_only : bool
+        Open without writing (no reconciling, no upgrade, no Hub copy): for a reader of a store that a Space
+        serves, such as ``scitaste ratings report``, whose gold labels or floors might differ from the Space's and
+        must not rescore its runs. The board's order is then the one the Space stored.
     """
 
     def __init__(self, data_dir: str | Path, gold: Sequence[Mapping[str, Any]], *, max_bytes: int = MAX_BYTES,
                  max_evidence_bytes: int = MAX_EVIDENCE_BYTES, rate_limit: tuple[int, float] = RATE_LIMIT,
                  mirror=None, backup: Sequence[Mapping[str, Any]] | None = None,
-                 background_upgrade: bool = True) -> None:
+                 background_upgrade: bool = True, read_only: bool = False) -> None:
         self.store = Store(data_dir)
         self.gold = list(gold)
         self.backup = None if backup is None else list(backup)
@@ -184,7 +226,7 @@ class Leaderboard:
         self.max_evidence_bytes = max_evidence_bytes
         self.rate_limit = rate_limit
         self.mirror = mirror
-        self._attempts: dict[str, SlidingWindow] = {}
+        self._attempts = RateLimit(*rate_limit, "submissions")
         self._submit_lock = threading.Lock()
         self._G = as_answer_matrix(self.gold, "gold")
         disciplines = np.array([r["discipline"] for r in self.gold])
@@ -201,6 +243,9 @@ class Leaderboard:
         self._upgrade_lock = threading.Lock()
         self._closing = threading.Event()
         self.upgrading: threading.Thread | None = None
+        self.reconciled = 0
+        if read_only:
+            return
         self.reconciled = self.reconcile()
         if self.store.stale(RULE_VERSION, self.derived_key):
             if background_upgrade:
@@ -249,15 +294,6 @@ class Leaderboard:
                                   "(send one line per paper; a failed answer is a line with its raw response)")
         return predictions
 
-    def _rate_check(self, submitter: str) -> None:
-        limit, window = self.rate_limit
-        now = time.monotonic()
-        attempts = self._attempts.setdefault(submitter, SlidingWindow(window))
-        if attempts.count(now) >= limit:
-            wait = int(attempts.wait(now)) + 1
-            raise SubmissionError(f"too many submissions: at most {limit} per {int(window)} s; try again in {wait} s")
-        attempts.add(now)
-
     def submit(self, data: bytes, model: str, mode: str, organisation: str = "", link: str = "", *,
                submitter: str = "", samples: bytes | None = None, trace: bytes | None = None,
                kind: str = "submission") -> SubmitResult:
@@ -273,7 +309,7 @@ class Leaderboard:
             submitter is over the rate limit; nothing is stored then.
         """
         if kind == "submission":
-            self._rate_check(submitter or "anonymous")
+            self._attempts.check(submitter or "anonymous")
         model, mode, organisation, link = check_meta(model, mode, organisation, link)
         evidence = {k: v for k, v in (("samples", samples), ("trace", trace)) if v}
         for name, blob in evidence.items():
@@ -316,18 +352,10 @@ class Leaderboard:
         Parameters
         ----------
         wait : float
-            Seconds to wait for the copy. huggingface_hub's uploads have no timeout of their own, so a Hub that
-            takes a connection and never answers would hold the submission (or the start) indefinitely: past
-            ``wait`` the copy goes on in the background, and this returns False (still pending).
+            Seconds to wait for the copy before it goes on in the background
+            (:func:`~scitaste_hf.leaderboard.hub_mirror.copy_in_background`).
         """
-        if self.mirror is None:
-            return True
-        outcome: list[bool] = []
-        copy = threading.Thread(target=lambda: outcome.append(self.mirror(self.store)), daemon=True,
-                                name="scitaste-hub-copy")
-        copy.start()
-        copy.join(wait)
-        return bool(outcome and outcome[0])
+        return copy_in_background(self.mirror, self.store, wait)
 
     def _status(self, predictions: Mapping[str, Answer | Failure], evidence: Mapping[str, bytes], mode: str
                 ) -> tuple[str, str]:
@@ -523,6 +551,16 @@ class Leaderboard:
                 numbers["distinguishable"] = None if interval is None else not interval[0] <= 0 <= interval[1]
             out[scope] = {"n": len(both), **stats}
         return out
+
+    def score_on(self, run_id: int, references: Sequence[Mapping[str, Any]], *, n_resamples: int = N_RESAMPLES,
+                 seed: int = SEED) -> dict[str, Any]:
+        """A run's answers on the papers of ``references`` scored against ``references`` as the gold, by
+        :func:`score_run` like any run (floors learned from ``references`` themselves): the table's numbers over
+        those papers. What scores a run against the expert consensus (records of the benchmark schema whose numbers
+        are the experts' mean ratings) and, for the side-by-side, against the gold of the same papers."""
+        keep = {r["bibcode"] for r in references}
+        answers = {b: a for b, a in self._answers(run_id).items() if b in keep}
+        return _compact(score_run(references, answers, n_resamples=n_resamples, seed=seed)["overall"])
 
     def scatter(self, run_id: int) -> list[dict[str, Any]]:
         """Predicted against gold innovation score for each scored paper of a run."""

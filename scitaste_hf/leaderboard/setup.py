@@ -7,11 +7,14 @@ import json
 import os
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from scitaste_hf.errors import ScitasteError
 from scitaste_hf.leaderboard.service import RATE_LIMIT, Leaderboard
 from scitaste_hf.records import load_records
+
+if TYPE_CHECKING:
+    from scitaste_hf.ratings import Ratings
 
 _EXAMPLES = resources.files("scitaste_hf").joinpath("data/examples")
 
@@ -71,6 +74,26 @@ def _card_tags(card: Path) -> list[str]:
     return [str(t) for t in meta.get("tags") or []]
 
 
+def hub_mirror_from_env():
+    """A Hub copy to ``SCITASTE_RESULTS_REPO`` with ``HF_TOKEN`` when both are set, else None (no copy). Each store
+    gets one of its own (:class:`~scitaste_hf.leaderboard.hub_mirror.HubMirror`)."""
+    repo, token = os.environ.get("SCITASTE_RESULTS_REPO"), os.environ.get("HF_TOKEN")
+    if not (repo and token):
+        return None
+    from scitaste_hf.leaderboard.hub_mirror import HubMirror
+
+    return HubMirror(repo, token)
+
+
+def open_ratings(board: Leaderboard) -> Ratings:
+    """The expert ratings of the board's papers, stored in its data folder; with ``HF_TOKEN`` and
+    ``SCITASTE_RESULTS_REPO`` set, each new rating also updates the pseudonymised ``expert_ratings`` configuration in
+    that dataset repo (retried on start and with the next rating when the Hub is unreachable)."""
+    from scitaste_hf.ratings import Ratings
+
+    return Ratings(board.store.root, board.gold, mirror=hub_mirror_from_env())
+
+
 def open_leaderboard(data_dir: str | Path, gold: str | None = None) -> tuple[Leaderboard, bool]:
     """The leaderboard over ``data_dir``; returns it and whether its gold labels are the synthetic example.
 
@@ -79,14 +102,8 @@ def open_leaderboard(data_dir: str | Path, gold: str | None = None) -> tuple[Lea
     the ``backup`` split when the gold source has one (:func:`backup_split`).
     """
     source, synthetic = gold_source(data_dir, gold)
-    mirror = None
-    repo, token = os.environ.get("SCITASTE_RESULTS_REPO"), os.environ.get("HF_TOKEN")
-    if repo and token:
-        from scitaste_hf.leaderboard.hub_mirror import HubMirror
-
-        mirror = HubMirror(repo, token)
-    board = Leaderboard(data_dir, load_records(source, "selected"), mirror=mirror, rate_limit=rate_limit_from_env(),
-                        backup=backup_split(source))
+    board = Leaderboard(data_dir, load_records(source, "selected"), mirror=hub_mirror_from_env(),
+                        rate_limit=rate_limit_from_env(), backup=backup_split(source))
     if synthetic and not board.store.rows():
         board.submit(Path(str(_EXAMPLES.joinpath("predictions.jsonl"))).read_bytes(), "synthetic-example-model",
                      "dimagent_v3", "scitaste-hf (synthetic example)", kind="example")

@@ -18,15 +18,13 @@ from __future__ import annotations
 
 import json
 import sqlite3
-import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from scitaste_hf.leaderboard.database import Database
 from scitaste_hf.output import write_bytes_atomic
 
 _SCHEMA = """
@@ -104,7 +102,7 @@ class Meta:
     submitted_at: str = ""
 
 
-class Store:
+class Store(Database):
     """Runs in ``DATA/leaderboard.sqlite``, submitted files in ``DATA/submissions/<sha256>.jsonl`` (with a
     ``.meta.json`` beside each, and optional ``.samples.jsonl`` / ``.trace.jsonl`` evidence).
 
@@ -118,65 +116,34 @@ class Store:
         self.root = Path(data_dir)
         self.files = self.root / "submissions"
         self.files.mkdir(parents=True, exist_ok=True)
-        self._lock = threading.Lock()
         # Per commit through this connection, the runs it changed (PRAGMA data_version counts only other
         # connections' commits): what a cache needs to catch up with this process's own writes.
         self._own: list[tuple[int, ...]] = []
         self._touched: list[int] = []
-        self._db = sqlite3.connect(self.root / "leaderboard.sqlite", check_same_thread=False, isolation_level=None)
-        self._db.row_factory = sqlite3.Row
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute("PRAGMA synchronous=NORMAL")
-        self._migrate()
+        super().__init__(self.root / "leaderboard.sqlite", _SCHEMA, SCHEMA_VERSION, {"runs": _ADDED_COLUMNS})
         self._rename_statuses()
-
-    def _migrate(self) -> None:
-        """Bring a store written by an older version to :data:`SCHEMA_VERSION` (idempotent; one writer at a time,
-        so two processes opening an old store at once add each column once)."""
-        if self._db.execute("PRAGMA user_version").fetchone()[0] >= SCHEMA_VERSION:
-            return
-        with self.transaction() as db:
-            for statement in filter(str.strip, _SCHEMA.split(";")):
-                db.execute(statement)
-            columns = {row["name"] for row in db.execute("PRAGMA table_info(runs)")}
-            for name, definition in _ADDED_COLUMNS.items():
-                if name not in columns:
-                    db.execute(f"ALTER TABLE runs ADD COLUMN {name} {definition}")
-            db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
 
     def _rename_statuses(self) -> None:
         """Rewrite the statuses of :data:`RENAMED_STATUSES` in a store written before the rename (idempotent; no
         write, and so no write lock, when none is left)."""
         old = tuple(RENAMED_STATUSES)
         marks = ", ".join("?" * len(old))
-        if not self._query(f"SELECT 1 FROM runs WHERE status IN ({marks}) LIMIT 1", old):
+        if not self.query(f"SELECT 1 FROM runs WHERE status IN ({marks}) LIMIT 1", old):
             return
         with self.transaction() as db:
             db.executemany("UPDATE runs SET status = ? WHERE status = ?", [(n, o) for o, n in RENAMED_STATUSES.items()])
 
-    def close(self) -> None:
-        """Close the database connection."""
-        self._db.close()
+    def _committed(self) -> None:
+        self._own.append(tuple(self._touched))
+        self._touched.clear()
 
-    @contextmanager
-    def transaction(self) -> Iterator[sqlite3.Connection]:
-        """One writer at a time, in this process (a lock) and across processes (BEGIN IMMEDIATE)."""
-        with self._lock:
-            self._db.execute("BEGIN IMMEDIATE")
-            try:
-                yield self._db
-            except BaseException:
-                self._touched.clear()
-                self._db.execute("ROLLBACK")
-                raise
-            self._db.execute("COMMIT")
-            self._own.append(tuple(self._touched))
-            self._touched.clear()
+    def _rolled_back(self) -> None:
+        self._touched.clear()
 
     def change_marker(self) -> tuple[int, int]:
         """A value that changes whenever the store does, whoever wrote to it: SQLite's ``data_version`` (commits
         by other connections, other processes included) and the number of this connection's own commits."""
-        with self._lock:
+        with self._lock:  # both read at one moment: no commit of this connection in between
             return self._db.execute("PRAGMA data_version").fetchone()[0], len(self._own)
 
     def own_changes(self, since: int) -> set[int]:
@@ -196,25 +163,9 @@ class Store:
             self.write_file(f"{sha256}.{kind}.jsonl", blob)
         self.write_file(f"{sha256}.jsonl", data)
 
-    def snapshot(self) -> bytes:
-        """A consistent copy of the database as bytes (SQLite's backup API; the WAL is included)."""
-        with self._lock:
-            copy = sqlite3.connect(":memory:")
-            self._db.backup(copy)
-        try:
-            return copy.serialize()
-        finally:
-            copy.close()
-
-    def _query(self, sql: str, params: tuple[Any, ...] = ()) -> list[sqlite3.Row]:
-        # Under the writers' lock: a read still open on this shared connection while a thread begins a write would
-        # pin an old snapshot, and after another process's commit that write fails at once ("database is locked").
-        with self._lock:
-            return self._db.execute(sql, params).fetchall()
-
     def has(self, sha256: str) -> int | None:
         """The id of the run with this key, if stored."""
-        rows = self._query("SELECT id FROM runs WHERE sha256 = ?", (sha256,))
+        rows = self.query("SELECT id FROM runs WHERE sha256 = ?", (sha256,))
         return int(rows[0]["id"]) if rows else None
 
     def insert(self, sha256: str, meta: Meta, status: str, summary: dict[str, Any], result: dict[str, Any],
@@ -251,7 +202,7 @@ class Store:
         or their scores and replicates were not computed against ``derived`` (an older store, another gold set
         or other floors). Those of an older rule come first: a copy that an old rule let through is the more
         urgent."""
-        return self._query(
+        return self.query(
             "SELECT id, sha256, mode, status, integrity_version, derived FROM runs"
             " WHERE integrity_version < ? OR derived != ? ORDER BY integrity_version < ? DESC, id",
             (integrity_version, derived, integrity_version))
@@ -286,36 +237,43 @@ class Store:
         out: list[sqlite3.Row] = []
         for start in range(0, len(ids), _CHUNK):
             chunk = ids[start:start + _CHUNK]
-            out += self._query(f"SELECT {_ROW_COLUMNS} FROM runs WHERE id IN ({', '.join('?' * len(chunk))})",
+            out += self.query(f"SELECT {_ROW_COLUMNS} FROM runs WHERE id IN ({', '.join('?' * len(chunk))})",
                                tuple(chunk))
         return out
 
     def replicates_of(self, run_id: int) -> dict[str, np.ndarray]:
         """Scope -> the replicates of one run (as stored)."""
-        rows = self._query("SELECT scope, data FROM replicates WHERE run_id = ?", (run_id,))
+        rows = self.query("SELECT scope, data FROM replicates WHERE run_id = ?", (run_id,))
         return {r["scope"]: np.frombuffer(r["data"], dtype=REPLICATE_DTYPE) for r in rows}
 
     def replicates(self, scope: str, ids: list[int] | None = None) -> dict[int, np.ndarray]:
         """Run id -> its replicates of ``scope`` (as stored: :data:`REPLICATE_DTYPE`), for the runs ``ids`` (default:
         every run)."""
         if ids is None:
-            rows = self._query("SELECT run_id, data FROM replicates WHERE scope = ?", (scope,))
+            rows = self.query("SELECT run_id, data FROM replicates WHERE scope = ?", (scope,))
         else:
             rows = []
             for start in range(0, len(ids), _CHUNK):
                 chunk = ids[start:start + _CHUNK]
-                rows += self._query("SELECT run_id, data FROM replicates WHERE scope = ? AND run_id IN "
+                rows += self.query("SELECT run_id, data FROM replicates WHERE scope = ? AND run_id IN "
                                     f"({', '.join('?' * len(chunk))})", (scope, *chunk))
         return {int(r["run_id"]): np.frombuffer(r["data"], dtype=REPLICATE_DTYPE) for r in rows}
 
     def copy_pending(self) -> list[str]:
         """The keys of the runs whose Hub copy has not succeeded yet."""
-        return [row["sha256"] for row in self._query("SELECT sha256 FROM hub_pending ORDER BY sha256")]
+        return [row["sha256"] for row in self.query("SELECT sha256 FROM hub_pending ORDER BY sha256")]
 
     def copy_done(self, keys: list[str]) -> None:
         """Record that the runs ``keys`` are on the Hub."""
         with self.transaction() as db:
             db.executemany("DELETE FROM hub_pending WHERE sha256 = ?", [(k,) for k in keys])
+
+    def hub_files(self, keys: list[str]) -> tuple[list[tuple[str, str | bytes]], str]:
+        """What the Hub copy of the runs ``keys`` uploads, as (path in the repo, local file or bytes): their
+        submitted files and a snapshot of the database; and the commit message."""
+        files: list[tuple[str, str | bytes]] = [(f"submissions/{p.name}", str(p)) for key in keys
+                                                for p in sorted(self.files.glob(f"{key}.*")) if p.is_file()]
+        return [*files, ("leaderboard.sqlite", self.snapshot())], f"Add {len(keys)} run(s)"
 
     def pending(self) -> list[tuple[str, Meta]]:
         """Submissions whose file is on disk but whose row is not: a crash came between the two."""
@@ -343,9 +301,9 @@ class Store:
 
     def rows(self) -> list[sqlite3.Row]:
         """Every stored run, newest first, without the full results."""
-        return self._query(f"SELECT {_ROW_COLUMNS} FROM runs ORDER BY id DESC")
+        return self.query(f"SELECT {_ROW_COLUMNS} FROM runs ORDER BY id DESC")
 
     def run(self, run_id: int) -> sqlite3.Row | None:
         """One run with its full result."""
-        rows = self._query("SELECT * FROM runs WHERE id = ?", (run_id,))
+        rows = self.query("SELECT * FROM runs WHERE id = ?", (run_id,))
         return rows[0] if rows else None

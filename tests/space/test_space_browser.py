@@ -10,18 +10,11 @@ import base64
 import io
 import json
 import os
-import shutil
 from pathlib import Path
 
 import pytest
 
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="needs Debian's chromium package (apt-get install chromium)")
-
-#: Headless, and nothing that calls Google: on a closed network those connections are refused many at a time.
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
-TABS = ("Leaderboard", "Compare", "Plots", "Submit", "About")
+TABS = ("Leaderboard", "Compare", "Plots", "Submit", "Annotate", "Expert agreement", "About")
 COLUMNS = ["rank", "top group", "run", "model", "mode", "S1 skill", "S1 skill 95% CI", "vs floor", "Scheme-1",
            "S1 grade", "S1 95% CI", "S2 skill", "S2 skill 95% CI", "Scheme-2", "S2 grade", "S2 95% CI", "WAPE %",
            "Spearman", "Pearson", "MAE", "bias", "coverage", "status", "kind", "date", "organisation", "link"]
@@ -82,23 +75,8 @@ def board(space, tmp_path_factory):
     return url, view("/leaderboard"), view("/floors")
 
 
-@pytest.fixture(scope="module")
-def chromium(tmp_path_factory):
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        # A persistent context, to give Chromium a fresh profile folder of the test's own.
-        context = p.chromium.launch_persistent_context(
-            str(tmp_path_factory.mktemp("chromium-profile")), executable_path=CHROMIUM, headless=True,
-            args=CHROMIUM_ARGS, viewport={"width": 1500, "height": 1000})
-        try:
-            yield context
-        finally:
-            context.close()
-
-
 @pytest.fixture()
-def page(board, chromium):
+def page(chromium, board):
     """A fresh visit of the page, once the board shows its runs; ``page.errors`` collects uncaught page errors."""
     page = chromium.new_page()
     page.errors = []
