@@ -30,6 +30,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "the simulated world's synthetic table and a live build the OpenAlex impact proxy, "
                              "which has no JCR/CAS partitions (journal impact then tops out at 70)")
     parser.add_argument("--taxonomy", help="taxonomy YAML file (default: the packaged one, paper Table 2)")
+    parser.add_argument("--as-of", type=_iso_date, metavar="YYYY-MM-DD",
+                        help="build the release the services would have given on this date: works published after "
+                             "it are left out (candidates, references, citers) and citation counts are those up to "
+                             "it (default: the services' present state)")
+
+
+def _iso_date(text: str):
+    """An argparse ``type``: an ISO date, refused while parsing."""
+    from datetime import date
+
+    try:
+        return date.fromisoformat(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a date YYYY-MM-DD, got {text!r}") from None
 
 
 class _Bars:
@@ -68,7 +82,8 @@ def run(args: argparse.Namespace) -> int:
                          work_dir=Path(args.work_dir) if args.work_dir else None, seed=args.seed,
                          per_discipline=args.per_discipline, selected_per_discipline=args.selected_per_discipline,
                          resume=args.resume, overwrite=args.overwrite, max_retries=args.max_retries,
-                         journal_table=Path(args.journal_table) if args.journal_table else None)
+                         journal_table=Path(args.journal_table) if args.journal_table else None,
+                         as_of=args.as_of)
     bars = _Bars()
     build = Build(config, taxonomy=load_taxonomy(args.taxonomy), reporter=bars)  # bad settings fail before any bar
     started = time.perf_counter()

@@ -7,6 +7,12 @@ its subfield matching its keywords, back-filled from the subfield. arXiv adds th
 preprints; OpenAlex gives physics papers (matched by DOI) the topics, authorships and citation links that ADS
 lacks. The snowball is the references and the citers of every candidate, with their own references and dates.
 
+A build as of a date (``--as-of``) asks the services only for what was published by then: ADS for the years up to
+the date's (the papers of that year published after it are dropped by the quality check, from their exact date),
+OpenAlex with ``to_publication_date`` on the candidates and on every listing of the snowball (:func:`published_by`).
+The services sort by today's citation counts, so the candidates of a cell are the most cited today among those
+published by the date.
+
 Every collecting function returns plain JSON-ready dicts, so that a stage's result can be checkpointed as it is.
 """
 
@@ -15,6 +21,7 @@ from __future__ import annotations
 import dataclasses
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from datetime import date
 from typing import Any
 
 from scitaste_hf.sources.snowball import MAX_OR_VALUES, SnowballPlan, plan_snowball
@@ -81,6 +88,12 @@ def ads_sweep_query(years: tuple[int, int] = YEARS) -> str:
     return f"collection:physics AND doctype:article AND year:[{years[0]} TO {years[1]}]"
 
 
+def published_by(as_of: date | None) -> str | None:
+    """The OpenAlex filter that keeps a listing to the works published on or before ``as_of`` (inclusive, as
+    OpenAlex's ``to_publication_date``); None without a date, so that a listing sends the request it always did."""
+    return f"to_publication_date:{as_of.isoformat()}" if as_of else None
+
+
 def _plain(record: Any) -> dict[str, Any]:
     out = dataclasses.asdict(record)
     return {k: list(v) if isinstance(v, tuple) else v for k, v in out.items()}
@@ -140,7 +153,8 @@ def work_dict(work: Any) -> dict[str, Any]:
 
 
 def collect_openalex(openalex, taxonomy: Taxonomy, quotas: Mapping[str, int], *,
-                     disciplines: Iterable[str], tick: Tick = _noop) -> dict[str, list[dict[str, Any]]]:
+                     disciplines: Iterable[str], also: str | None = None,
+                     tick: Tick = _noop) -> dict[str, list[dict[str, Any]]]:
     """Candidates of the by-construction disciplines from OpenAlex, per collection cell.
 
     Parameters
@@ -151,6 +165,8 @@ def collect_openalex(openalex, taxonomy: Taxonomy, quotas: Mapping[str, int], *,
         Papers each cell keeps.
     disciplines : iterable of str
         The disciplines collected from OpenAlex.
+    also : str, optional
+        A filter the candidates must also meet (:func:`published_by`).
     tick : callable
         Called with 1 after each cell.
 
@@ -165,7 +181,8 @@ def collect_openalex(openalex, taxonomy: Taxonomy, quotas: Mapping[str, int], *,
         for cell in cells:
             sharing = sum(c.openalex_subfield == cell.openalex_subfield for c in cells)
             works = openalex.subfield_candidates(cell.openalex_subfield, _quoted(cell.keywords),
-                                                 cell_limit(quotas[cell.id], sharing), select=WORK_SELECT)
+                                                 cell_limit(quotas[cell.id], sharing), select=WORK_SELECT,
+                                                 also=also)
             out[cell.id] = [work_dict(w) for w in works]
             tick(1)
     return out
@@ -242,7 +259,7 @@ def snowball_plan(focal: Sequence[Mapping[str, Any]]) -> SnowballPlan:
                          [w["cited_by_count"] or 0 for w in focal])
 
 
-def snowball(openalex, focal: Sequence[Mapping[str, Any]], plan: SnowballPlan, *,
+def snowball(openalex, focal: Sequence[Mapping[str, Any]], plan: SnowballPlan, *, also: str | None = None,
              tick: Tick = _noop) -> list[dict[str, Any]]:
     """The works around the candidates: their references and their citers, each once, with the fields of
     :data:`SNOWBALL_SELECT` (a citer's references tell which of a paper's references it also cites: the CD index).
@@ -254,6 +271,8 @@ def snowball(openalex, focal: Sequence[Mapping[str, Any]], plan: SnowballPlan, *
         The candidates' OpenAlex records (:func:`work_dict`).
     plan : SnowballPlan
         :func:`snowball_plan` of ``focal``.
+    also : str, optional
+        A filter every listing must also meet (:func:`published_by`).
     tick : callable
         Called with 1 per listing of the plan done.
 
@@ -267,7 +286,7 @@ def snowball(openalex, focal: Sequence[Mapping[str, Any]], plan: SnowballPlan, *
     from concurrent.futures import ThreadPoolExecutor
 
     focal_ids = {w["id"] for w in focal}
-    fetch = openalex.afetch_plan(plan, select=SNOWBALL_SELECT, progress=tick)
+    fetch = openalex.afetch_plan(plan, select=SNOWBALL_SELECT, progress=tick, also=also)
     try:
         asyncio.get_running_loop()
     except RuntimeError:

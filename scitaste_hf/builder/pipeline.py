@@ -23,6 +23,7 @@ import logging
 import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from datetime import date
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -40,8 +41,9 @@ log = logging.getLogger("scitaste_hf.builder")
 
 STAGES = ("collect", "snowball", "label", "index", "sample", "publish")
 #: Version of what the checkpoints hold: a work directory written before a change to it has its stages
-#: recomputed (from the cache) rather than read without what the change added.
-CHECKPOINT_VERSION = 3
+#: recomputed (from the cache) rather than read without what the change added (4: each record's citation count
+#: and the size of the graph).
+CHECKPOINT_VERSION = 4
 
 
 class Reporter(Protocol):
@@ -99,6 +101,10 @@ class BuildConfig:
         A licensed journal table (issn, name, impact_factor, jcr_quartile, cas_zone; CSV or Parquet) for
         dimension G. Without it a mirror build uses the simulated world's synthetic table and a live build the
         OpenAlex impact proxy, which has no JCR quartiles or CAS zones.
+    as_of : date, optional
+        Build the release the services would have given on this date: works published after it are left out
+        everywhere (candidates, references, citers) and citation counts are those up to it. None: the services'
+        present state.
     """
 
     out: Path
@@ -113,11 +119,17 @@ class BuildConfig:
     overwrite: bool = False
     max_retries: int = 5
     journal_table: Path | None = None
+    as_of: date | None = None
 
     @property
     def work(self) -> Path:
         """The work directory."""
         return Path(self.work_dir) if self.work_dir else Path(f"{self.out}.work")
+
+    @property
+    def window(self) -> tuple[int, int]:
+        """The publication years collected: :attr:`years`, ending with the as-of date's year at the latest."""
+        return (self.years[0], min(self.years[1], self.as_of.year)) if self.as_of else self.years
 
 
 @dataclass
@@ -130,6 +142,8 @@ class BuildResult:
     short_cells: list[list[Any]]
     short_disciplines: list[list[Any]]
     provenance: dict[str, dict[str, int]]
+    #: What the index was computed on: papers scored, works around them, citations of the papers.
+    graph: dict[str, int]
     short_listings: int = 0
     #: Where dimension G's figures come from, and whether they include the JCR and CAS partitions.
     journal_table: str = ""
@@ -215,6 +229,9 @@ class Build:
                                 "OPENALEX_MAILTO or OPENALEX_API_KEY) in the environment")
         if config.per_discipline < 1 or not 0 < config.selected_per_discipline <= config.per_discipline:
             raise ScitasteError("--per-discipline must be >= 1 and --selected-per-discipline between 1 and it")
+        if config.as_of is not None and not date(config.years[0], 1, 1) <= config.as_of <= date.today():
+            raise ScitasteError(f"--as-of {config.as_of.isoformat()} must lie between {config.years[0]}-01-01 (the "
+                                f"first year collected) and today")
         from scitaste_hf.builder.journals import read_licensed
 
         self.config = config
@@ -267,9 +284,9 @@ class Build:
         self.reporter.start("collect", len(physics) + 1 + n_cells + 2 * cfg.per_discipline)
         tick = self.reporter.advance
         ads_records = col.collect_physics(self.clients.get("ads"), physics, self.quotas, cfg.per_discipline,
-                                          years=cfg.years, tick=tick)
+                                          years=cfg.window, tick=tick)
         cells = col.collect_openalex(self.clients.get("openalex"), self.taxonomy, self.quotas, disciplines=others,
-                                     tick=tick)
+                                     also=col.published_by(cfg.as_of), tick=tick)
         by_doi = col.openalex_by_doi(self.clients.get("openalex"), (r.get("doi") for r in ads_records), tick=tick)
         arxiv = col.arxiv_entries(self.clients.get("arxiv"), (r["arxiv_id"] for r in ads_records if r["arxiv_id"]),
                                   tick=tick)
@@ -291,7 +308,8 @@ class Build:
         plan = col.snowball_plan(focal)
         self.reporter.start("snowball", len(plan.filters()) + len(source_ids))
         openalex = self.clients.get("openalex")
-        around = col.snowball(openalex, focal, plan, tick=self.reporter.advance)
+        around = col.snowball(openalex, focal, plan, also=col.published_by(self.config.as_of),
+                              tick=self.reporter.advance)
         sources = col.journal_sources(openalex, source_ids, tick=self.reporter.advance)
         return {"works": around, "sources": sources, "short_listings": self.clients.short_listings() - short_before}
 
@@ -307,13 +325,17 @@ class Build:
         self.reporter.advance(1)
         labelled = label(fused, self.taxonomy)
         self.reporter.advance(1)
-        kept, failures = check(labelled, self.config.years)
+        kept, failures = check(labelled, self.config.years, self.config.as_of)
         self.reporter.advance(1)
         provenance: dict[str, dict[str, int]] = {}
         for p in fused:
             for key, src in p["sources"].items():
                 provenance.setdefault(key, {}).setdefault(src, 0)
                 provenance[key][src] += 1
+        if self.config.as_of is not None:
+            # The index counts an as-of build's citations itself, from the citers' OpenAlex dates (builder/score.py).
+            provenance["citation_count"] = {f"openalex citers to {self.config.as_of.isoformat()}":
+                                            sum(bool(p["openalex_id"]) for p in fused)}
         # A paper no cascade stage labels has no sub-discipline to be sampled in: it enters neither split (nor the
         # index's reference population) and is counted with its reason.
         unclassified = [{"bibcode": p["bibcode"], "reason": "unclassified",
@@ -323,15 +345,20 @@ class Build:
         return {"papers": labelled_papers, "failures": failures + unclassified, "provenance": provenance}
 
     def _index(self, collected: Mapping[str, Any], around: Mapping[str, Any], labelled: Mapping[str, Any],
-               table: Any) -> list[dict[str, Any]]:
-        from scitaste_hf.builder.score import score
+               table: Any) -> dict[str, Any]:
+        from scitaste_hf.builder.score import as_of_graph, score
         from scitaste_hf.schema import DEFAULT_WEIGHTS
 
         self.reporter.start("index", 1)
-        works = {w["id"]: w for w in self._focal(collected)}
-        records = score(labelled["papers"], works, around["works"], around["sources"], DEFAULT_WEIGHTS, table)
+        papers, works, around_works = labelled["papers"], {w["id"]: w for w in self._focal(collected)}, around["works"]
+        if self.config.as_of is not None:
+            # The quality check of an as-of build kept only papers with an OpenAlex record published by the date.
+            works, around_works, cited = as_of_graph(works, around_works, self.config.as_of)
+            papers = [{**p, "citation_count": cited[p["openalex_id"]]} for p in papers]
+        records = score(papers, works, around_works, around["sources"], DEFAULT_WEIGHTS, table)
         self.reporter.advance(1)
-        return records
+        return {"records": records, "graph": {"papers": len(records), "works_around": len(around_works),
+                                              "citations": sum(r["citation_count"] for r in records)}}
 
     def _sample(self, records: list[dict[str, Any]]) -> dict[str, Any]:
         from scitaste_hf.builder.sample import sample_splits
@@ -344,16 +371,20 @@ class Build:
         return {"selected": splits.selected, "backup": splits.backup, "short_cells": splits.short_cells,
                 "short_disciplines": splits.short_disciplines}
 
-    def _publish(self, sampled: Mapping[str, Any], summary: str) -> None:
+    def _publish(self, sampled: Mapping[str, Any], summary: str, graph: Mapping[str, int]) -> None:
+        from scitaste_hf.release.folder import CITATION_COUNTS_FILE, provenance
         from scitaste_hf.schema import DEFAULT_WEIGHTS
 
         self.reporter.start("publish", 1)
         records = [*sampled["selected"], *sampled["backup"]]
         mapping = {r["bibcode"]: r["openalex_id"] for r in records if r.get("openalex_id")}
+        citations = {r["bibcode"]: r["citation_count"] for r in records}
         write_dataset(self.config.out, {"selected": sampled["selected"], "backup": sampled["backup"]},
                       DEFAULT_WEIGHTS, synthetic=self.config.source == "mirror", summary=summary,
                       overwrite=self.config.overwrite,
-                      extra_files={BIBCODE_MAP_FILE: json.dumps(mapping, indent=1, sort_keys=True) + "\n"})
+                      provenance=provenance(self.config.as_of, DEFAULT_WEIGHTS, self.taxonomy, graph),
+                      extra_files={BIBCODE_MAP_FILE: json.dumps(mapping, indent=1, sort_keys=True) + "\n",
+                                   CITATION_COUNTS_FILE: json.dumps(citations, indent=1, sort_keys=True) + "\n"})
         self.reporter.advance(1)
         self.reporter.finish("publish", "done")
 
@@ -392,16 +423,16 @@ class Build:
         cfg = self.config
         try:
             urls = {name: settings.get("base_url") for name, settings in self.clients.settings().items()}
-            k_collect = _fingerprint(CHECKPOINT_VERSION, cfg.source, urls, cfg.per_discipline, cfg.years,
+            k_collect = _fingerprint(CHECKPOINT_VERSION, cfg.source, urls, cfg.per_discipline, cfg.years, cfg.as_of,
                                      repr(self.taxonomy.cells))
             collected = self._stage("collect", k_collect, self._collect)
             around = self._stage("snowball", k_collect, lambda: self._snowball(collected))
             labelled = self._stage("label", k_collect, lambda: self._label(collected))
             table = self._journal_table()
             k_index = _fingerprint(k_collect, digest(table))
-            records = self._stage("index", k_index, lambda: self._index(collected, around, labelled, table))
+            indexed = self._stage("index", k_index, lambda: self._index(collected, around, labelled, table))
             k_sample = _fingerprint(k_index, cfg.seed, cfg.selected_per_discipline)
-            sampled = self._stage("sample", k_sample, lambda: self._sample(records))
+            sampled = self._stage("sample", k_sample, lambda: self._sample(indexed["records"]))
             result = BuildResult(out=Path(cfg.out), splits={"selected": sampled["selected"],
                                                             "backup": sampled["backup"]},
                                  failures=labelled["failures"], short_cells=sampled["short_cells"],
@@ -411,10 +442,10 @@ class Build:
                                  journal_table=table.label if table is not None else OPENALEX_PROXY_LABEL,
                                  journal_partitions=table is not None and any(
                                      e.jcr_quartile or e.cas_zone for e in table.entries),
-                                 stages_resumed=self.resumed)
+                                 graph=indexed["graph"], stages_resumed=self.resumed)
             if not result.journal_partitions:
                 log.warning("%s", PARTITIONS_MISSING)
-            self._publish(sampled, card_summary(result, self.taxonomy))
+            self._publish(sampled, card_summary(result, self.taxonomy), indexed["graph"])
             result.requests = self.clients.requests()
             return result
         finally:

@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from scitaste_hf.release.drift import score_quartiles
 from scitaste_hf.schema import DISCIPLINES, JOURNAL_TIERS
 from scitaste_hf.taxonomy import Taxonomy
 
@@ -46,9 +47,7 @@ def stratified(items: Sequence[Mapping[str, Any]], k: int, rng: np.random.Genera
     a quartile with too few items leaves its share to the others)."""
     if k >= len(items):
         return list(items)
-    scores = np.array([r["innovation_score"] for r in items])
-    edges = np.quantile(scores, [0.25, 0.5, 0.75])
-    quartile = np.searchsorted(edges, scores, side="right")
+    quartile = score_quartiles([r["innovation_score"] for r in items])
     groups = [list(rng.permutation(np.flatnonzero(quartile == q))) for q in range(4)]
     picked: list[int] = []
     while len(picked) < k:  # round-robin over the quartiles
@@ -62,8 +61,7 @@ def _select(pool: Sequence[Mapping[str, Any]], cells: Sequence[str], n: int, rng
             ) -> list[Mapping[str, Any]]:
     """Greedy balanced choice of ``n`` papers: every cell gets its share; each pick prefers the journal tier
     and score quartile chosen least so far, and years in :data:`CORE_YEARS`."""
-    scores = np.array([r["innovation_score"] for r in pool])
-    quartile = np.searchsorted(np.quantile(scores, [0.25, 0.5, 0.75]), scores, side="right")
+    quartile = score_quartiles([r["innovation_score"] for r in pool])
     jitter = rng.random(len(pool))
     quota = quotas(n, cells)
     by_cell = {c: [i for i, r in enumerate(pool) if r["subcategory_id"] == c] for c in cells}

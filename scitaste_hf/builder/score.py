@@ -7,10 +7,14 @@ citations, journal), its other features imputed by the index.
 
 ``journal_tier`` is a proxy as well: JCR quartiles are proprietary, so a journal's tier is the quartile of its
 OpenAlex ``2yr_mean_citedness`` among the pool's journals of the same discipline (Q1 the highest).
+
+A build as of a date scores the graph as it stood then (:func:`as_of_graph`): only works published by the date, and
+each paper's citation count is the number of them that cite it, not the count the services report today.
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from datetime import date
 from typing import Any
@@ -32,6 +36,34 @@ def journal_table(sources: Sequence[Mapping[str, Any]]):
         seen |= keys
         unique.append(src)
     return JournalTable.from_openalex_sources(unique)
+
+
+def as_of_graph(works: Mapping[str, Mapping[str, Any]], around: Sequence[Mapping[str, Any]], as_of: date
+                ) -> tuple[dict[str, Mapping[str, Any]], list[Mapping[str, Any]], Counter[str]]:
+    """The candidates and the snowball as they stood at ``as_of``, and every work's citation count then.
+
+    Parameters
+    ----------
+    works : mapping
+        OpenAlex id -> candidate record (:func:`scitaste_hf.builder.collect.work_dict`).
+    around : sequence of dict
+        The snowball (:func:`scitaste_hf.builder.collect.snowball`).
+    as_of : date
+
+    Returns
+    -------
+    (dict, list, Counter)
+        The candidates and the snowball works dated on or before ``as_of`` (an undated work cannot be shown to
+        be, and is left out), and per OpenAlex id the number of those works that cite it. The snowball holds
+        every citer of every candidate, so the count is the paper's citation count at ``as_of``.
+    """
+    day = as_of.isoformat()
+    works = {k: w for k, w in works.items() if w.get("date") and w["date"] <= day}
+    around = [w for w in around if w.get("date") and w["date"] <= day]
+    cited: Counter[str] = Counter()
+    for w in [*works.values(), *around]:
+        cited.update(set(w["referenced_works"]))
+    return works, around, cited
 
 
 def _date(text: str | None) -> date | None:
@@ -128,7 +160,8 @@ def journal_tiers(papers: Sequence[Mapping[str, Any]], works: Mapping[str, Mappi
 def score(papers: Sequence[Mapping[str, Any]], works: Mapping[str, Mapping[str, Any]],
           around: Sequence[Mapping[str, Any]], sources: Sequence[Mapping[str, Any]],
           weights: Mapping[str, float], table=None) -> list[dict[str, Any]]:
-    """Benchmark records of the whole pool.
+    """Benchmark records of the whole pool, each with the citation count its dimension A was computed from
+    (``citation_count``, beyond the benchmark schema: the release writes it beside the splits).
 
     Parameters
     ----------
@@ -148,8 +181,8 @@ def score(papers: Sequence[Mapping[str, Any]], works: Mapping[str, Mapping[str, 
     Returns
     -------
     list of dict
-        One record per paper (the fields of :func:`scitaste_hf.schema.record_features`), in the order of
-        ``papers``.
+        One record per paper (the fields of :func:`scitaste_hf.schema.record_features` and ``citation_count``),
+        in the order of ``papers``.
     """
     from scitaste_hf.index import compute_index
 
@@ -167,6 +200,7 @@ def score(papers: Sequence[Mapping[str, Any]], works: Mapping[str, Mapping[str, 
             "arxiv_id": p.get("arxiv_id"), "title": p["title"], "abstract": p["abstract"], "year": int(p["year"]),
             "discipline": p["discipline"], "subcategory_id": p.get("subcategory_id"),
             "subcategory_name": p.get("subcategory_name"), "journal_name": p.get("journal_name"),
-            "journal_tier": tier, "innovation_score": float(columns["innovation_score"][k]),
+            "journal_tier": tier, "citation_count": int(p.get("citation_count") or 0),
+            "innovation_score": float(columns["innovation_score"][k]),
             "dimension_scores": {d: float(columns[d][k]) for d in DIMENSIONS}})
     return out

@@ -63,6 +63,10 @@ def tables(result: Any, taxonomy: Taxonomy) -> dict[str, Table]:
 
         journal.append(("partitions", PARTITIONS_MISSING))
     out["journal impact"] = (("", "journal table"), journal)
+    out["citation graph"] = (("", "count"), [("papers scored", result.graph["papers"]),
+                                             ("works around them (references and citers)",
+                                              result.graph["works_around"]),
+                                             ("citations of the papers scored", result.graph["citations"])])
     # Always shown, 0 included: a count of records a service announced but never delivered is what tells a
     # complete build from one whose citation lists (and so its CD index) are cut short.
     out["listings"] = (("", "count"), [("ended short of the count the service announced", result.short_listings)])

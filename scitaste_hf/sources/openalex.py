@@ -176,6 +176,12 @@ def _select(select: Select) -> str | None:
     return select if isinstance(select, str) else ",".join(select)
 
 
+def _and(filter: str, also: str | None) -> str:
+    """``filter`` with the clauses of ``also`` ANDed to it (OpenAlex ANDs comma-separated clauses); unchanged
+    without ``also``, so that a listing without one sends, and caches, the same request as before."""
+    return f"{filter},{also}" if also else filter
+
+
 def _split(plan: SnowballPlan, pages: list[list[Work]]) -> tuple[list[Work], list[Work]]:
     """References and citers, each once, from the works of each of the plan's listings."""
     out: dict[str, dict[str, Work]] = {"references": {}, "citers": {}}
@@ -376,31 +382,35 @@ class OpenAlexClient(ServiceClient):
                              [w.cited_by_count or 0 for w in works], page_size=self.page_size)
 
     def fetch_plan(self, plan: SnowballPlan, select: Select = None, *,
-                   progress: Callable[[int], None] | None = None) -> tuple[list[Work], list[Work]]:
+                   progress: Callable[[int], None] | None = None,
+                   also: str | None = None) -> tuple[list[Work], list[Work]]:
         """The references and the citers a plan asks for, each once, listing after listing.
 
         :param plan: a :class:`~scitaste_hf.sources.snowball.SnowballPlan`.
         :param select: top-level fields to ask for (None: all); keep ``referenced_works`` for a CD index.
         :param progress: called with 1 after each listing.
+        :param also: a filter every listing must also meet (``to_publication_date:2019-12-31``), or None.
         :returns: ``(references, citers)`` in the plan's order.
         """
         pages = []
         for _, flt in plan.filters():
-            pages.append(list(self._iter_filter(flt, select)))
+            pages.append(list(self._iter_filter(_and(flt, also), select)))
             if progress is not None:
                 progress(1)
         return _split(plan, pages)
 
     async def afetch_plan(self, plan: SnowballPlan, select: Select = None, *,
-                          progress: Callable[[int], None] | None = None) -> tuple[list[Work], list[Work]]:
+                          progress: Callable[[int], None] | None = None,
+                          also: str | None = None) -> tuple[list[Work], list[Work]]:
         """Async :meth:`fetch_plan`: the listings run concurrently within the client's connection limit and
         return the same works in the same order.
 
         :param plan: a :class:`~scitaste_hf.sources.snowball.SnowballPlan`.
         :param select: top-level fields to ask for (None: all).
         :param progress: called with 1 after each listing.
+        :param also: a filter every listing must also meet, or None.
         """
-        listings = [self._listing(flt, select) for _, flt in plan.filters()]
+        listings = [self._listing(_and(flt, also), select) for _, flt in plan.filters()]
         pages = await self.transport.agather(listings, None if progress is None else lambda: progress(1))
         return _split(plan, pages)
 
@@ -424,7 +434,7 @@ class OpenAlexClient(ServiceClient):
         return self._iter_filter(filter, select, search=search, sort=sort, limit=limit)
 
     def subfield_candidates(self, subfield_id: str | int, keywords: str, n: int, *,
-                            select: Select = None) -> list[Work]:
+                            select: Select = None, also: str | None = None) -> list[Work]:
         """The builder's candidate search: the ``n`` most-cited articles of a subfield matching keywords,
         back-filled with the subfield's most-cited articles when the keyword search finds fewer than ``n``.
 
@@ -432,11 +442,12 @@ class OpenAlexClient(ServiceClient):
         :param keywords: ``search=`` terms.
         :param n: number of candidates wanted.
         :param select: top-level fields to ask for (None: all).
+        :param also: a filter the candidates must also meet (``to_publication_date:2019-12-31``), or None.
         """
         sid = str(subfield_id).rstrip("/").rsplit("/", 1)[-1]
         if not sid.isdigit():
             raise InvalidIdentifierError(f"not an OpenAlex subfield id: {subfield_id!r} (expected digits, e.g. 1804)")
-        base = f"primary_topic.subfield.id:{sid},type:article"
+        base = _and(f"primary_topic.subfield.id:{sid},type:article", also)
         sort = "cited_by_count:desc"
         found = {w.id: w for w in self._iter_filter(base, select, search=keywords, sort=sort, limit=n)}
         if len(found) < n:

@@ -111,3 +111,55 @@ def test_the_snowball_also_runs_from_inside_an_event_loop(mirror):
         return collect.snowball(oa, focal, plan)
 
     assert asyncio.run(in_a_notebook()) == expected
+
+
+def test_an_as_of_check_drops_later_papers_and_papers_without_dated_citations():
+    from datetime import date
+
+    base = {"title": "A study", "abstract": "text", "year": 2020, "doi": None, "journal_name": "J",
+            "citation_count": 1, "openalex_id": "W1"}
+    papers = [{**base, "bibcode": "a", "date": "2020-06-30"},
+              {**base, "bibcode": "b", "date": "2020-07-01", "title": "Later"},
+              {**base, "bibcode": "c", "date": "2019-01-01", "title": "Not in OpenAlex", "openalex_id": None}]
+    kept, failures = check(papers, (1995, 2024), date(2020, 6, 30))
+    assert [p["bibcode"] for p in kept] == ["a"]
+    assert {f["bibcode"]: f["reason"] for f in failures} == {"b": "after_as_of", "c": "no_dated_citations"}
+    kept, failures = check(papers, (1995, 2024))  # without a date neither rule applies
+    assert [p["bibcode"] for p in kept] == ["a", "b", "c"] and failures == []
+
+
+def test_the_as_of_graph_counts_the_citers_published_by_the_date():
+    from datetime import date
+
+    from scitaste_hf.builder.score import as_of_graph
+
+    works = {"W1": {"id": "W1", "date": "2010-01-01", "referenced_works": ["W0"]},
+             "W2": {"id": "W2", "date": "2016-01-01", "referenced_works": ["W1"]},   # a candidate citing one
+             "W3": {"id": "W3", "date": "2021-01-01", "referenced_works": ["W1"]}}   # published after the date
+    around = [{"id": "W0", "date": "2001-01-01", "referenced_works": []},
+              {"id": "W7", "date": "2015-05-05", "referenced_works": ["W1", "W1", "W2"]},  # a link listed twice
+              {"id": "W8", "date": "2020-12-31", "referenced_works": ["W1"]},  # on the day: included
+              {"id": "W9", "date": "2021-01-01", "referenced_works": ["W1", "W2"]},
+              {"id": "W5", "date": None, "referenced_works": ["W1"]}]
+    kept, dated, cited = as_of_graph(works, around, date(2020, 12, 31))
+    assert set(kept) == {"W1", "W2"} and [w["id"] for w in dated] == ["W0", "W7", "W8"]
+    assert (cited["W1"], cited["W2"], cited["W0"], cited["W3"]) == (3, 1, 1, 0)
+
+
+def test_an_as_of_date_outside_the_collection_or_in_the_future_is_refused(tmp_path, capsys):
+    from datetime import date, timedelta
+
+    from scitaste_hf.builder.collect import published_by
+    from scitaste_hf.cli import main
+
+    config = {"out": tmp_path / "x", "mirror_url": "http://127.0.0.1:1"}
+    with pytest.raises(ScitasteError, match="--as-of 1994-12-31 must lie between 1995-01-01"):
+        Build(BuildConfig(**config, as_of=date(1994, 12, 31)))
+    with pytest.raises(ScitasteError, match="and today"):
+        Build(BuildConfig(**config, as_of=date.today() + timedelta(days=1)))
+    assert BuildConfig(**config, as_of=date(2019, 6, 30)).window == (1995, 2019)
+    assert BuildConfig(**config).window == (1995, 2024)
+    assert published_by(date(2019, 6, 30)) == "to_publication_date:2019-06-30" and published_by(None) is None
+    with pytest.raises(SystemExit):
+        main(["build", "--mirror-url", "http://127.0.0.1:9", "--out", str(tmp_path / "ds"), "--as-of", "2019-13-01"])
+    assert "expected a date YYYY-MM-DD, got '2019-13-01'" in capsys.readouterr().err

@@ -1,0 +1,223 @@
+"""`scitaste release diff` on small hand-made releases whose every statistic is known: membership per split,
+citation changes and the direction check, the drift of each score (distribution and per paper), quartile moves,
+runs re-scored on both golds with paired intervals, the order of runs and their resolved differences, a leaderboard
+store as the source of runs, and one-line errors for bad input."""
+
+import json
+import shutil
+from datetime import date
+from pathlib import Path
+
+import numpy as np
+import pytest
+from scipy.stats import ks_2samp
+
+from scitaste_hf.builder.layout import write_dataset
+from scitaste_hf.release import diff_releases
+from scitaste_hf.release.drift import score_quartiles
+from scitaste_hf.release.folder import CITATION_COUNTS_FILE, provenance, read_release
+from scitaste_hf.release.rescore import Run, load_runs
+from scitaste_hf.schema import DEFAULT_WEIGHTS, DIMENSIONS, Failure, record_features
+from scitaste_hf.taxonomy import load_taxonomy
+
+BOOT = {"n_resamples": 200, "seed": 0}
+
+
+def paper(bibcode, split, score, *, year=2010, discipline="physics", dims=None):
+    return {"bibcode": bibcode, "split": split, "year": year, "discipline": discipline, "innovation_score": score,
+            "dimension_scores": dims or dict.fromkeys(DIMENSIONS, score)}
+
+
+def release(folder, papers, *, as_of=None, counts=None, graph=None, recorded=True):
+    """A release folder as `scitaste build` writes it, from hand-made papers."""
+    splits = {"selected": [], "backup": []}
+    for p in papers:
+        record = {**dict.fromkeys(record_features()), **{k: v for k, v in p.items() if k != "split"}}
+        splits[p["split"]].append(record)
+    extra = {CITATION_COUNTS_FILE: json.dumps(counts)} if counts is not None else {}
+    made = provenance(as_of, DEFAULT_WEIGHTS, load_taxonomy(),
+                      graph or {"papers": len(papers), "works_around": 0, "citations": 0}) if recorded else None
+    return read_release(write_dataset(folder, splits, DEFAULT_WEIGHTS, synthetic=True, extra_files=extra,
+                                      provenance=made))
+
+
+@pytest.fixture()
+def pair(tmp_path):
+    old = release(tmp_path / "old", [paper("p1", "selected", 10), paper("p2", "selected", 20),
+                                     paper("p3", "backup", 30), paper("p4", "backup", 40),
+                                     paper("p5", "backup", 50), paper("p6", "backup", 60)],
+                  as_of=date(2019, 12, 31), counts={"p1": 5, "p2": 3, "p3": 0, "p4": 10, "p5": 1, "p6": 2},
+                  graph={"papers": 6, "works_around": 40, "citations": 21})
+    new = release(tmp_path / "new", [paper("p2", "selected", 25), paper("p3", "selected", 30),
+                                     paper("p4", "backup", 45), paper("p5", "backup", 50),
+                                     paper("p6", "backup", 60), paper("p7", "selected", 70, year=2022)],
+                  as_of=date(2024, 12, 31), counts={"p2": 4, "p3": 0, "p4": 15, "p5": 1, "p6": 2, "p7": 1},
+                  graph={"papers": 6, "works_around": 55, "citations": 23})
+    return old, new
+
+
+def test_membership_citations_and_the_direction(pair):
+    old, new = pair
+    assert old.as_of == date(2019, 12, 31) and new.provenance["graph"]["works_around"] == 55
+    report = diff_releases(old, new, **BOOT)
+    assert report["shared"] == 5
+    m = report["membership"]
+    assert m["selected"] == {"old": 2, "new": 3, "stayed": 1, "left": {"to_other_split": 0, "out_of_release": 1},
+                             "joined": {"from_other_split": 1, "new_to_release": 1}}
+    assert m["backup"] == {"old": 4, "new": 3, "stayed": 3, "left": {"to_other_split": 1, "out_of_release": 0},
+                           "joined": {"from_other_split": 0, "new_to_release": 0}}
+    assert m["published_after_old_as_of"] == {"year_after": 2019, "in_new": 1, "in_old": 0}
+    c = report["citations"]
+    assert (c["n"], c["grew"], c["same"], c["fell"], c["total_old"], c["total_new"]) == (5, 2, 3, 0, 16, 22)
+    assert c["mean_change"]["value"] == pytest.approx(1.2) and c["median_change"]["value"] == 0
+    lo, hi = c["mean_change"]["interval"]
+    assert 0 <= lo <= 1.2 <= hi <= 5  # the largest change is +5 (p4), the smallest 0
+    d = report["direction"]
+    assert d["new_is_later"] and d["as_expected"] is True
+    assert d["graph"] == {"papers": [6, 6], "works_around": [40, 55], "citations": [21, 23]}
+
+
+def test_a_count_that_fell_or_a_later_paper_in_the_old_release_is_not_the_expected_direction(tmp_path, pair):
+    old, new = pair
+    fell = release(tmp_path / "fell", [paper("p2", "selected", 25), paper("p9", "backup", 5, year=2021)],
+                   as_of=date(2024, 12, 31), counts={"p2": 2, "p9": 0})
+    d = diff_releases(old, fell, **BOOT)["direction"]
+    assert d["citations_fell"] == 1 and d["as_expected"] is False
+    # compared the other way round, the newer release is OLD: the check does not apply
+    backwards = diff_releases(new, old, **BOOT)["direction"]
+    assert backwards["new_is_later"] is False and backwards["as_expected"] is None
+    # an "as of 2019" release holding a paper of 2021 is not one
+    late = release(tmp_path / "late", [paper("p2", "selected", 20), paper("p9", "backup", 5, year=2021)],
+                   as_of=date(2019, 12, 31), counts={"p2": 3, "p9": 0})
+    d = diff_releases(late, new, **BOOT)["direction"]
+    assert (d["citations_fell"], d["newer_papers_in_old"], d["as_expected"]) == (0, 1, False)
+
+
+def test_drift_per_score_as_distributions_and_per_paper(tmp_path):
+    x = np.linspace(5, 95, 40)
+    rows_old, rows_new = [], []
+    for i, v in enumerate(x):
+        dims = dict.fromkeys(DIMENSIONS, float(v))
+        rows_old.append(paper(f"p{i:02d}", "backup", float(v), dims=dims))
+        # the composite moves up 5 for everyone; disruptiveness is turned upside down; the rest stays
+        rows_new.append(paper(f"p{i:02d}", "backup", float(v) + 5,
+                              dims={**dims, "disruptiveness": float(100 - v)}))
+    report = diff_releases(release(tmp_path / "a", rows_old), release(tmp_path / "b", rows_new), **BOOT)
+    drift = report["drift"]
+    up = drift["innovation_score"]
+    assert up["distribution"]["shift"] == pytest.approx(5.0)
+    lo, hi = up["distribution"]["interval"]
+    assert lo < 5 < hi  # two samples resampled apart: the interval is wide, and around the shift
+    assert up["distribution"]["ks"] == pytest.approx(ks_2samp(x, x + 5).statistic)
+    per = up["per_paper"]
+    assert per["mean_change"]["value"] == pytest.approx(5) and per["mean_change"]["interval"] == pytest.approx([5, 5])
+    assert per["spearman"]["value"] == pytest.approx(1) and per["spearman"]["interval"] == pytest.approx([1, 1])
+    assert drift["disruptiveness"]["per_paper"]["spearman"]["value"] == pytest.approx(-1)
+    assert drift["disruptiveness"]["per_paper"]["largest"][0] == {"bibcode": "p00", "old": 5.0, "new": 95.0}
+    still = drift["journal_impact"]
+    assert still["distribution"]["ks"] == 0 and still["per_paper"]["mean_abs_change"]["value"] == 0
+    assert report["citations"] is None and report["direction"]["as_expected"] is None  # no as-of dates, no counts
+
+
+def test_selected_papers_that_move_quartile(tmp_path):
+    assert score_quartiles([1, 2, 3, 4, 5, 6, 7, 8]).tolist() == [0, 0, 1, 1, 2, 2, 3, 3]
+    scores = [1, 2, 3, 4, 5, 6, 7, 8]
+    swapped = [8, 2, 3, 4, 5, 6, 7, 1]  # the lowest and the highest trade places
+    old = release(tmp_path / "a", [paper(f"p{i}", "selected", s) for i, s in enumerate(scores)]
+                  + [paper("q", "backup", 4.5, discipline="finance")])
+    new = release(tmp_path / "b", [paper(f"p{i}", "selected", s) for i, s in enumerate(swapped)]
+                  + [paper("q", "backup", 4.5, discipline="finance")])
+    moves = diff_releases(old, new, **BOOT)["quartile_moves"]
+    assert (moves["n"], moves["moved"], moves["share"]) == (8, 2, 0.25)
+    assert moves["transitions"][0][3] == 1 and moves["transitions"][3][0] == 1
+    assert sum(moves["transitions"][q][q] for q in range(4)) == 6
+    assert 0 <= moves["interval"][0] <= 0.25 <= moves["interval"][1] <= 1
+    assert diff_releases(old, old, **BOOT)["quartile_moves"]["moved"] == 0
+
+
+def _answer(record):
+    from scitaste_hf.scoring import validate_answer
+
+    return validate_answer({"innovation_score": record["innovation_score"],
+                            "dimension_scores": record["dimension_scores"]})
+
+
+def _gold(n, seed, shift=0.0):
+    rng = np.random.default_rng(seed)
+    out = []
+    for i in range(n):
+        dims = {k: float(np.clip(rng.uniform(5, 95) + shift, 0, 100)) for k in DIMENSIONS}
+        out.append(paper(f"p{i:02d}", "selected", float(np.clip(rng.uniform(5, 95) + shift, 0, 100)), dims=dims))
+    return out
+
+
+def test_runs_rescored_on_both_golds_with_paired_intervals(tmp_path):
+    g_old, g_new = _gold(40, 1), _gold(40, 2)  # the gold changed completely
+    old, new = release(tmp_path / "a", g_old), release(tmp_path / "b", g_new)
+    knows_old = Run("knows-old", {r["bibcode"]: _answer(r) for r in g_old})
+    knows_new = Run("knows-new", {**{r["bibcode"]: _answer(r) for r in g_new}, "p00": Failure("timeout")})
+    elsewhere = Run("elsewhere", {"zz": _answer(g_old[0])})
+    report = diff_releases(old, new, [knows_old, knows_new, elsewhere], **BOOT)
+    first, second, third = report["runs"]
+    s1 = first["scheme1"]
+    assert first["n"] == 40 and s1["old"]["value"] == pytest.approx(100)
+    assert s1["change"]["value"] == pytest.approx(s1["new"]["value"] - 100)
+    assert s1["change"]["interval"][1] < 0 and s1["change"]["resolved"] is True
+    assert s1["old"]["interval"] == pytest.approx([100, 100])  # perfect on every resample
+    assert second["n"] == 39 and second["scheme1"]["change"]["value"] > 0  # a failure is not scored
+    assert third == {"run": "elsewhere", "n": 0, "scheme1": None, "scheme2": None}
+    k = report["conclusions"]
+    assert k["order_old"] == ["knows-old", "knows-new"] and k["order_new"] == ["knows-new", "knows-old"]
+    assert k["order_changed"] is True
+    (pair,) = k["pairs"]  # the run with no shared paper has no pair
+    assert pair["n"] == 39 and pair["old"]["resolved"] and pair["new"]["resolved"]
+    assert pair["old"]["difference"] > 0 > pair["new"]["difference"] and pair["changed"] is True
+    assert k["conclusions_changed"] == ["knows-old vs knows-new"]
+
+
+def test_an_unchanged_release_changes_no_score_and_no_conclusion(tmp_path):
+    gold = _gold(30, 3)
+    old = release(tmp_path / "a", gold)
+    run = Run("r", {r["bibcode"]: _answer({**r, "innovation_score": 50.0}) for r in gold})
+    report = diff_releases(old, old, [run, Run("s", {r["bibcode"]: _answer(r) for r in gold})], **BOOT)
+    change = report["runs"][0]["scheme2"]["change"]
+    assert change == {"value": 0.0, "interval": [0.0, 0.0], "resolved": False}
+    assert report["conclusions"]["order_changed"] is False and report["conclusions"]["conclusions_changed"] == []
+
+
+def test_runs_from_a_leaderboard_store_and_from_files(tmp_path):
+    from scitaste_hf.leaderboard.store import Meta, Store
+
+    line = json.dumps({"bibcode": "p1", "innovation_score": 40.0, "dimension_scores": dict.fromkeys(DIMENSIONS, 40.0)})
+    store = Store(tmp_path / "board")
+    meta = Meta(model="m-1", mode="pure_qa", submitted_at="2026-01-01T00:00:00")
+    store.store_submission("abc", (line + "\n").encode(), meta, {})
+    store.insert("abc", meta, "self-reported", {}, {}, 1, 1)
+    store.close()
+    (tmp_path / "run.jsonl").write_text(line + "\n")
+    runs = load_runs([tmp_path / "board", tmp_path / "run.jsonl"])
+    assert [r.label for r in runs] == ["#1 m-1 (pure_qa)", "run.jsonl"]
+    assert runs[0].predictions["p1"].innovation_score == 40.0
+
+
+def test_bad_input_is_one_line(tmp_path, pair, capsys):
+    from scitaste_hf.cli import main
+
+    old, _ = pair
+    lonely = release(tmp_path / "lonely", [paper("x1", "selected", 10)], recorded=False)
+    assert lonely.provenance == {} and lonely.as_of is None and lonely.citations == {}
+    (tmp_path / "empty").mkdir()
+    broken = Path(shutil.copytree(old.path, tmp_path / "broken"))
+    (broken / "README.md").write_text("---\nfoo: [unclosed\n---\n")
+    undated = Path(shutil.copytree(old.path, tmp_path / "undated"))
+    card = (undated / "README.md").read_text()
+    (undated / "README.md").write_text(card.replace("as_of: '2019-12-31'", "as_of: someday"))
+    cases = [([str(broken), str(old.path)], "README.md: unreadable card metadata"),
+             ([str(undated), str(old.path)], "as_of 'someday' is not an ISO date"),
+             ([str(tmp_path / "empty"), str(old.path)], f"OLD {tmp_path / 'empty'} is not a release folder"),
+             ([str(old.path), str(lonely.path)], "share no paper"),
+             ([str(old.path), str(old.path), "--runs", str(tmp_path)], "neither a predictions file nor a leaderboard")]
+    for args, message in cases:
+        assert main(["release", "diff", *args]) == 2
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and message in err[0], err
