@@ -8,8 +8,11 @@ with one deliberate difference (docs/deviations.md#cd-index): CD is null when f 
 ``cdindex`` returns 0 (or NaN when there is no candidate at all).
 
 ``cdindex`` keeps each focal paper's candidates in a list it scans linearly, so it is quadratic in the number of
-candidates. Here the candidates of a block of focal papers come out of one sparse product (focal -> reference ->
-citer), which is linear in the number of such paths.
+candidates. Here a compiled kernel (:mod:`scitaste_hf.index.cd_kernel`) walks each focal paper's
+focal -> reference -> citer paths once: every work's citers are stored in date order, so two binary searches
+bound the citers inside the window, and one stamp per work tells a candidate already counted for this focal paper.
+Numba compiles the kernel on the first call of :meth:`CitationGraph.cd` (or :func:`compile_kernel`) and caches it
+on disk.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from scipy import sparse
 
 #: Time stamp of a work whose date is unknown: earlier than any focal paper, so never a candidate.
 UNDATED = np.iinfo(np.int64).min
+_LATEST = np.iinfo(np.int64).max
 
 
 @dataclass(frozen=True)
@@ -34,6 +38,23 @@ class CDResult:
     n_i: np.ndarray
     n_j: np.ndarray
     n_k: np.ndarray
+
+
+def compile_kernel() -> bool:
+    """Compile the counting kernel now (or load it from numba's on-disk cache) instead of on the first
+    :meth:`CitationGraph.cd` call.
+
+    Returns
+    -------
+    bool
+        True when the compiled code came from the on-disk cache.
+    """
+    from scitaste_hf.index.cd_kernel import count_candidates
+
+    empty = np.zeros(1, dtype=np.int64)
+    graph = CitationGraph(empty[:0], empty[:0], empty)
+    graph.cd(np.zeros(1, dtype=np.int64))
+    return bool(sum(count_candidates.stats.cache_hits.values()))
 
 
 class CitationGraph:
@@ -59,27 +80,31 @@ class CitationGraph:
         if citing.size and (min(citing.min(), cited.min()) < 0 or max(citing.max(), cited.max()) >= n):
             raise ValueError(f"edge endpoints must be work numbers in 0..{n - 1}")
         keep = citing != cited
-        out = sparse.csr_matrix((np.ones(int(keep.sum()), dtype=np.int64), (citing[keep], cited[keep])),
+        out = sparse.csr_matrix((np.ones(int(keep.sum()), dtype=np.int32), (citing[keep], cited[keep])),
                                 shape=(n, n))
         out.sum_duplicates()
-        max_refs = int(np.diff(out.indptr).max()) if n else 0
-        self._self_weight = 1 << max(1, max_refs.bit_length())
-        # int32 products are faster; int64 only for a work with over 2**29 references.
-        self._dtype = np.int32 if self._self_weight < 1 << 30 else np.int64
-        out = out.astype(self._dtype)
         out.data[:] = 1
         self.times = times
-        #: citing -> cited, and its transpose cited -> citing, both CSR with unit data.
+        #: citing -> cited, CSR with unit data.
         self.out = out
-        self.inc = out.T.tocsr()
-        self.inc.sort_indices()
+        # cited -> citing, with the citers' ranks in date order as columns: sorted rows list each work's citers
+        # by date.
+        by_date = np.argsort(times, kind="stable")
+        rank = np.empty(n, dtype=np.int64)
+        rank[by_date] = np.arange(n)
+        citing_of = np.repeat(np.arange(n), np.diff(out.indptr))
+        inc = sparse.csr_matrix((out.data, (out.indices, rank[citing_of])), shape=(n, n))
+        inc.sort_indices()
+        self._inc_ptr = inc.indptr
+        self._citers = by_date[inc.indices].astype(out.indices.dtype)
+        self._citer_times = times[self._citers]
 
     @property
     def n(self) -> int:
         """Number of works."""
         return self.times.size
 
-    def cd(self, focal: np.ndarray, window: int | None = None, *, block_paths: int = 1 << 23) -> CDResult:
+    def cd(self, focal: np.ndarray, window: int | None = None) -> CDResult:
         """CD index and counts of each focal work.
 
         Parameters
@@ -88,63 +113,30 @@ class CitationGraph:
             Work numbers of the focal papers; each must have a known time stamp.
         window : int, optional
             CD_t: only candidates with t_f < t_v <= t_f + window count. None counts all later works.
-        block_paths : int
-            Upper bound on the focal -> reference -> citer paths handled in one block; bounds peak memory
-            (roughly 40 bytes per path).
 
         Returns
         -------
         CDResult
         """
-        focal = np.asarray(focal, dtype=np.int64)
+        focal = np.asarray(focal, dtype=np.int64).ravel()
+        if focal.size and (focal.min() < 0 or focal.max() >= self.n):
+            raise ValueError(f"focal works must be work numbers in 0..{self.n - 1}")
         if focal.size and np.any(self.times[focal] == UNDATED):
             raise ValueError("every focal work needs a time stamp")
         if window is not None and window < 0:
             raise ValueError(f"window must be >= 0, got {window}")
-        n_i = np.zeros(focal.size, dtype=np.int64)
-        n_j = np.zeros_like(n_i)
-        n_k = np.zeros_like(n_i)
-        in_degree = np.diff(self.inc.indptr)
-        paths = self.out[focal] @ in_degree + in_degree[focal]
-        ends = np.cumsum(paths)
-        start = 0
-        while start < focal.size:
-            # At least one focal work per block, however many paths it has.
-            stop = max(start + 1, int(np.searchsorted(ends, ends[start] - paths[start] + block_paths, "right")))
-            stop = min(stop, focal.size)
-            block = focal[start:stop]
-            self._count_block(block, window, n_i[start:stop], n_j[start:stop], n_k[start:stop])
-            start = stop
+        window = None if window is None else min(int(window), _LATEST)
+        after = self.times[focal]
+        # t_f + window saturates at the largest time stamp instead of wrapping around.
+        until = np.full(focal.size, _LATEST) if window is None else np.minimum(after, _LATEST - window) + window
+        # Imported here, not at the top, so that importing the package (and `scitaste --help`) does not import
+        # numba.
+        from scitaste_hf.index.cd_kernel import count_candidates
+
+        n_i, n_j, n_k = count_candidates(self.out.indptr, self.out.indices, self._inc_ptr, self._citers,
+                                        self._citer_times, focal, after, until)
         citers = n_i + n_j
         total = citers + n_k
         cd = np.full(focal.size, np.nan)
         np.divide(n_i - n_j, total, out=cd, where=citers > 0)
         return CDResult(cd=cd, n_i=n_i, n_j=n_j, n_k=n_k)
-
-    def _count_block(
-        self, block: np.ndarray, window: int | None, n_i: np.ndarray, n_j: np.ndarray, n_k: np.ndarray
-    ) -> None:
-        # One sparse product labels every candidate: each focal row holds its references with weight 1 and
-        # the focal work itself with weight W, a power of two above any reference count, so entry (f, v) of
-        # (row @ citers) is W * [v cites f] + (number of f's references that v cites).
-        size = block.size
-        focal_self = sparse.csr_matrix((np.full(size, self._self_weight, self._dtype), (np.arange(size), block)),
-                                       shape=(size, self.n))
-        labels = (self.out[block] + focal_self) @ self.inc
-        per_row = np.diff(labels.indptr)
-        t_focal = np.repeat(self.times[block], per_row)
-        t_cand = self.times[labels.indices]
-        ok = t_cand > t_focal
-        if window is not None:
-            ok &= t_cand <= t_focal + window
-        # Code per candidate: 0 out of the window, else 1 + [cites a reference] + 2 * [cites f]; one bincount
-        # over (row, code) then counts all three kinds at once. int8 and in-place steps keep this pass cheap.
-        code = ((labels.data & (self._self_weight - 1)) != 0).view(np.int8)
-        code += ((labels.data >= self._self_weight).view(np.int8) << 1) + 1
-        code *= ok.view(np.int8)
-        key = np.repeat(np.arange(0, 5 * size, 5), per_row)
-        key += code
-        counts = np.bincount(key, minlength=5 * size).reshape(size, 5)
-        n_k += counts[:, 2]
-        n_i += counts[:, 3]
-        n_j += counts[:, 4]

@@ -30,6 +30,11 @@ SUBPARAMETERS: dict[str, tuple[str, ...]] = {
 }
 #: Neighbours averaged by the ``knn10_distance`` sub-parameter.
 NEIGHBOURS = 10
+#: Numbers held at once by one block of dimension C's work (similarities, or reference vectors per paper and
+#: field): bounds its memory whatever the population's size.
+BLOCK_VALUES = 1 << 23
+#: Fewest rows in one block of the nearest-neighbour search.
+MIN_ROWS = 64
 
 
 def _distinct_per_row(rows: np.ndarray, codes: np.ndarray, n_rows: int) -> np.ndarray:
@@ -141,6 +146,103 @@ def _group_sum(groups: np.ndarray, rows: np.ndarray, vectors: np.ndarray, n_grou
     return np.asarray(summer @ vectors, dtype=np.float64)
 
 
+def nearest_distances(vectors: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """Exact cosine distance of each row to the nearest other row, and mean distance to the k nearest others.
+
+    The rows are compared block by block through a matrix product, keeping only each row's k largest
+    similarities, so memory stays linear in the number of rows. The arithmetic is that of scikit-learn's
+    brute-force cosine search, which this replaced (rows renormalised, products in the rows' precision), and
+    the distances equal its own bit for bit: ``1 - similarity`` orders the rows as the similarity does, so the k
+    largest similarities give the k smallest distances whichever of several equally near rows is taken. A row
+    is never its own neighbour, even when other rows share its vector (scikit-learn, searching a large
+    population in chunks, drops the nearest of those instead when more than k of them are as near as the row
+    itself; the distances then differ in the last place).
+
+    Parameters
+    ----------
+    vectors : ndarray of float, shape (m, d)
+        Unit vectors (float32 for the index's embeddings).
+    k : int
+        Neighbours, 1 <= k < m.
+
+    Returns
+    -------
+    (ndarray, ndarray), each of shape (m,) and the dtype of ``vectors``
+        Distance to the nearest other row, and the mean of the distances to the k nearest in increasing order.
+    """
+    from sklearn.preprocessing import normalize
+
+    unit = normalize(vectors)
+    m = unit.shape[0]
+    nearest = np.empty(m, dtype=unit.dtype)
+    mean = np.empty(m, dtype=unit.dtype)
+    # A single-row product goes through the BLAS's matrix-vector routine, whose sums round differently; blocks
+    # of at least MIN_ROWS rows gave scikit-learn's distances at every block size tested.
+    step = max(MIN_ROWS, BLOCK_VALUES // m)
+    for start in range(0, m, step):
+        stop = min(m, start + step)
+        similarity = unit[start:stop] @ unit.T
+        similarity[np.arange(stop - start), np.arange(start, stop)] = -np.inf
+        top = np.partition(similarity, m - k, axis=1)[:, m - k:]
+        dist = np.sort(np.clip(1 - top, 0.0, 2.0), axis=1)
+        nearest[start:stop] = dist[:, 0]
+        mean[start:stop] = dist.mean(axis=1)
+    return nearest, mean
+
+
+def reference_parameters(paper_row: np.ndarray, rows: np.ndarray, ref_row: np.ndarray, ref_field: np.ndarray,
+                         unit: np.ndarray) -> np.ndarray:
+    """Dimension C's reference sub-parameters of a block of papers: distance of the paper to its references'
+    centroid, the bridge score between the references' fields, and the references' dispersion.
+
+    Each paper's values depend on its own references only, so a population computed block by block gives the
+    same values as in one piece, with the memory of a block.
+
+    Parameters
+    ----------
+    paper_row : ndarray of int, shape (n,)
+        Each paper's row in ``unit``, -1 without an embedding.
+    rows : ndarray of int, shape (r,)
+        Paper (0..n-1) of each reference link, in increasing order.
+    ref_row : ndarray of int, shape (r,)
+        The reference's row in ``unit``, -1 without an embedding (such a reference is left out).
+    ref_field : ndarray of int, shape (r,)
+        The reference's field code, -1 when unknown.
+    unit : ndarray of float32, shape (m, d)
+        Unit vectors (a memory map will do: only the rows referenced are read).
+
+    Returns
+    -------
+    ndarray of float, shape (n, 3)
+        NaN where a value needs a missing embedding or reference.
+    """
+    n = paper_row.shape[0]
+    out = np.full((n, 3), np.nan)
+    keep = ref_row >= 0
+    rows, ref_row, ref_field = rows[keep], ref_row[keep], ref_field[keep]
+    count = np.bincount(rows, minlength=n)
+    has = count > 0
+    centroid = _group_sum(rows, ref_row, unit, n)
+    centroid[has] /= count[has, None]
+    direction, direction_ok = _unit_rows(centroid)
+    length = np.linalg.norm(centroid, axis=1)
+    paper_ok = direction_ok & (paper_row >= 0)
+    paper_unit = np.asarray(unit[paper_row[paper_ok]], dtype=np.float64)
+    out[paper_ok, 0] = np.clip(1.0 - np.einsum("ij,ij->i", paper_unit, direction[paper_ok]), 0.0, 2.0)
+    # Mean of 1 - cos(u_r, c) over the references equals 1 - |c| when c is the mean of the unit vectors u_r.
+    out[direction_ok, 2] = np.maximum(1.0 - length[direction_ok], 0.0)
+    fielded = ref_field >= 0
+    group_keys, group_of = np.unique(np.stack([rows[fielded], ref_field[fielded]]), axis=1, return_inverse=True)
+    group_unit, group_ok = _unit_rows(_group_sum(group_of.ravel(), ref_row[fielded], unit, group_keys.shape[1]))
+    owner = group_keys[0][group_ok]
+    summed = _group_sum(owner, np.flatnonzero(group_ok), group_unit, n)
+    m = np.bincount(owner, minlength=n).astype(float)
+    # Mean pairwise distance of m unit vectors: sum_{i<j} u_i.u_j = (|sum u|^2 - m) / 2.
+    pair_mean = np.divide((summed ** 2).sum(axis=1) - m, m * (m - 1), out=np.zeros(n), where=m > 1)
+    out[:, 1] = np.where(m > 1, 1.0 - pair_mean, np.where(m == 1, 0.0, np.nan))
+    return out
+
+
 def semantic_novelty_parameters(population: Population, embeddings: Embeddings) -> np.ndarray:
     """Sub-parameters of C (cosine distances of document embeddings).
 
@@ -169,14 +271,7 @@ def semantic_novelty_parameters(population: Population, embeddings: Embeddings) 
     papers_ok = np.flatnonzero(paper_row >= 0)
     k = min(NEIGHBOURS, papers_ok.size - 1)
     if k >= 1:
-        from sklearn.neighbors import NearestNeighbors
-
-        # Brute force in blocks keeps memory linear in N; querying the fitted points without X excludes
-        # each paper from its own neighbours even when two papers share an embedding.
-        nn = NearestNeighbors(n_neighbors=k, metric="cosine", algorithm="brute").fit(unit[paper_row[papers_ok]])
-        dist = np.clip(nn.kneighbors(return_distance=True)[0], 0.0, 2.0)
-        out[papers_ok, 0] = dist[:, 0]
-        out[papers_ok, 1] = dist.mean(axis=1)
+        out[papers_ok, 0], out[papers_ok, 1] = nearest_distances(unit[paper_row[papers_ok]], k)
 
     rows, items = _list_items(population.papers.column("topics").combine_chunks())
     fields = string_codes(pc.struct_field(items, "field"))[0]
@@ -189,31 +284,17 @@ def semantic_novelty_parameters(population: Population, embeddings: Embeddings) 
     out[:, 3] = np.where(topics_named > 0, entropy, np.nan)
 
     rows, refs = population.references()
-    ref_row = embeddings.row[refs]
-    keep = ref_row >= 0
-    rows, refs, ref_row = rows[keep], refs[keep], ref_row[keep]
-    count = np.bincount(rows, minlength=n)
-    has = count > 0
-    centroid = _group_sum(rows, ref_row, unit, n)
-    centroid[has] /= count[has, None]
-    direction, direction_ok = _unit_rows(centroid)
-    length = np.linalg.norm(centroid, axis=1)
-    paper_ok = direction_ok & (paper_row >= 0)
-    paper_unit = unit[paper_row[paper_ok]].astype(np.float64)
-    out[paper_ok, 4] = np.clip(1.0 - np.einsum("ij,ij->i", paper_unit, direction[paper_ok]), 0.0, 2.0)
-    # Mean of 1 - cos(u_r, c) over the references equals 1 - |c| when c is the mean of the unit vectors u_r.
-    out[direction_ok, 6] = np.maximum(1.0 - length[direction_ok], 0.0)
-
-    ref_fields = population.field[refs]
-    fielded = ref_fields >= 0
-    group_keys, group_of = np.unique(np.stack([rows[fielded], ref_fields[fielded]]), axis=1, return_inverse=True)
-    group_unit, group_ok = _unit_rows(_group_sum(group_of.ravel(), ref_row[fielded], unit, group_keys.shape[1]))
-    owner = group_keys[0][group_ok]
-    summed = _group_sum(owner, np.flatnonzero(group_ok), group_unit, n)
-    m = np.bincount(owner, minlength=n).astype(float)
-    # Mean pairwise distance of m unit vectors: sum_{i<j} u_i.u_j = (|sum u|^2 - m) / 2.
-    pair_mean = np.divide((summed ** 2).sum(axis=1) - m, m * (m - 1), out=np.zeros(n), where=m > 1)
-    out[:, 5] = np.where(m > 1, 1.0 - pair_mean, np.where(m == 1, 0.0, np.nan))
+    ref_row, ref_field = embeddings.row[refs], population.field[refs]
+    first_link = np.searchsorted(rows, np.arange(n + 1))
+    links = max(1, BLOCK_VALUES // max(1, unit.shape[1]))
+    start = 0
+    while start < n:
+        # At least one paper per block, however many references it has.
+        stop = max(start + 1, int(np.searchsorted(first_link, first_link[start] + links, "right")) - 1)
+        a, b = first_link[start], first_link[stop]
+        out[start:stop, 4:] = reference_parameters(paper_row[start:stop], rows[a:b] - start, ref_row[a:b],
+                                                   ref_field[a:b], unit)
+        start = stop
     return out
 
 

@@ -83,7 +83,8 @@ class WordLlamaEmbedder:
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
         vectors = self._model.embed(list(texts), norm=True, batch_size=self.batch_size)
-        return np.nan_to_num(np.asarray(vectors, dtype=np.float32))
+        # In place: the array is ours, and a copy would double the largest allocation of the index.
+        return np.nan_to_num(np.asarray(vectors, dtype=np.float32), copy=False)
 
 
 class SentenceTransformerEmbedder:

@@ -95,7 +95,10 @@ class Embeddings:
         ok = np.isfinite(norms) & (norms > 0)
         row = np.full(n_works, -1, dtype=np.int64)
         row[np.asarray(works)[ok]] = np.arange(int(ok.sum()))
-        return cls(row=row, vectors=vectors[ok] / norms[ok, None])
+        # Dividing the selected copy in place holds one copy of the vectors beside the caller's, not two.
+        unit = vectors[ok]
+        unit /= norms[ok, None]
+        return cls(row=row, vectors=unit)
 
 
 def _conform(table: pa.Table, columns: dict[str, pa.DataType], required: tuple[str, ...], name: str) -> pa.Table:

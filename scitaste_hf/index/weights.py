@@ -404,7 +404,7 @@ def transfer(dims: np.ndarray, own: np.ndarray, other: np.ndarray, *, n_resample
         [lo, hi]}``; and ``n``.
     """
     from scitaste_hf.scoring._arrays import Counts, Ranked, spearman
-    from scitaste_hf.scoring.bootstrap import _interval, resample_counts
+    from scitaste_hf.scoring.bootstrap import percentile_interval, resample_counts
 
     x, y = dims @ own, dims @ other
     n = x.shape[0]
@@ -422,7 +422,7 @@ def transfer(dims: np.ndarray, own: np.ndarray, other: np.ndarray, *, n_resample
             out = {name: {"value": float(v[0])} for name, v in values.items()}
         else:
             for name, v in values.items():
-                out[name]["interval"] = _interval(v, confidence)
+                out[name]["interval"] = percentile_interval(v, confidence)
     return out | {"n": int(n)}
 
 

@@ -25,7 +25,7 @@ import numpy as np
 from scitaste_hf.errors import ScitasteError
 from scitaste_hf.ratings.guide import NUMBERS
 from scitaste_hf.scoring._arrays import Counts, Ranked, spearman
-from scitaste_hf.scoring.bootstrap import CONFIDENCE, N_RESAMPLES, SEED, _interval, resample_counts
+from scitaste_hf.scoring.bootstrap import CONFIDENCE, N_RESAMPLES, SEED, percentile_interval, resample_counts
 
 #: A paper enters the consensus and the agreement statistics once it has this many ratings (of raters not flagged).
 MIN_RATERS = 3
@@ -82,9 +82,10 @@ class Table:
 
 def _estimate(values: np.ndarray, confidence: float) -> dict[str, Any]:
     """A statistic evaluated on the row of ones (first) and on each resample (the rest): its point estimate (None
-    where undefined) and percentile interval (:func:`~scitaste_hf.scoring.bootstrap._interval`)."""
+    where undefined) and percentile interval (:func:`~scitaste_hf.scoring.bootstrap.percentile_interval`)."""
     point = float(values[0])
-    return {"estimate": point if math.isfinite(point) else None, "interval": _interval(values[1:], confidence)}
+    return {"estimate": point if math.isfinite(point) else None,
+            "interval": percentile_interval(values[1:], confidence)}
 
 
 def _counts(n: int, n_resamples: int, seed: int) -> np.ndarray:

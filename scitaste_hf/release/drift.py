@@ -18,7 +18,7 @@ import numpy as np
 from scitaste_hf.errors import ScitasteError
 from scitaste_hf.release.folder import Release
 from scitaste_hf.schema import DIMENSIONS, SPLITS
-from scitaste_hf.scoring.bootstrap import CONFIDENCE, _interval, resample_counts
+from scitaste_hf.scoring.bootstrap import CONFIDENCE, percentile_interval, resample_counts
 
 #: The scores compared: the composite, then the seven dimensions.
 SCORES = ("innovation_score", *DIMENSIONS)
@@ -53,7 +53,7 @@ def _boot(n: int, statistic: Callable[[np.ndarray], float], n_resamples: int, se
     if not n_resamples:
         return None
     values = np.array([statistic(c) for c in resample_counts(n, n_resamples, seed)])
-    return _interval(values, CONFIDENCE)
+    return percentile_interval(values, CONFIDENCE)
 
 
 def _weighted_mean(x: np.ndarray) -> Callable[[np.ndarray], float]:
@@ -160,7 +160,7 @@ def drift(old: Release, new: Release, shared: Sequence[str], *, n_resamples: int
             # Each release is resampled on its own (the new one with the next seed): two samples, not pairs.
             means_a = resample_counts(len(xa), n_resamples, seed) @ xa / len(xa)
             means_b = resample_counts(len(xb), n_resamples, seed + 1) @ xb / len(xb)
-            shift = _interval(means_b - means_a, CONFIDENCE)
+            shift = percentile_interval(means_b - means_a, CONFIDENCE)
         ks = ks_2samp(xa, xb)
         x = np.array([_value(a[k], score) for k in shared])
         y = np.array([_value(b[k], score) for k in shared])

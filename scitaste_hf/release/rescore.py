@@ -23,7 +23,7 @@ from scitaste_hf.release.folder import Release
 from scitaste_hf.schema import Answer, Failure
 from scitaste_hf.scoring import paired_bootstrap, scheme1, wape, wape_score
 from scitaste_hf.scoring._arrays import as_answer_matrix
-from scitaste_hf.scoring.bootstrap import CONFIDENCE, _interval, _resampled
+from scitaste_hf.scoring.bootstrap import CONFIDENCE, percentile_interval, resampled_statistics
 
 #: The statistics re-scored, and the one that orders runs (the leaderboard's headline, docs/scoring.md#scheme-1).
 STATISTICS = ("scheme1", "scheme2")
@@ -110,15 +110,15 @@ def rescore_run(run: Run, old: Release, new: Release, shared: Sequence[str], *, 
     G_old, G_new = _gold(old, keys), _gold(new, keys)
     point_old, point_new = _points(P, G_old, weights), _points(P, G_new, weights)
     # The same number of papers and the same seed give the same resample counts: the two golds are paired.
-    boot_old, boot_new = (_resampled([P], G, weights, n_resamples, seed)[0] if n_resamples else None
+    boot_old, boot_new = (resampled_statistics([P], G, weights, n_resamples, seed)[0] if n_resamples else None
                           for G in (G_old, G_new))
     for name in STATISTICS:
         change = point_new[name] - point_old[name]
-        interval = _interval(boot_new[name] - boot_old[name], CONFIDENCE) if n_resamples else None
+        interval = percentile_interval(boot_new[name] - boot_old[name], CONFIDENCE) if n_resamples else None
         out[name] = {
-            "old": {"value": point_old[name], "interval": _interval(boot_old[name], CONFIDENCE) if n_resamples
+            "old": {"value": point_old[name], "interval": percentile_interval(boot_old[name], CONFIDENCE) if n_resamples
                     else None},
-            "new": {"value": point_new[name], "interval": _interval(boot_new[name], CONFIDENCE) if n_resamples
+            "new": {"value": point_new[name], "interval": percentile_interval(boot_new[name], CONFIDENCE) if n_resamples
                     else None},
             "change": {"value": change, "interval": interval,
                        "resolved": None if interval is None else not interval[0] <= 0 <= interval[1]}}

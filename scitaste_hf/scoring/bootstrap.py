@@ -82,9 +82,11 @@ def _statistics(P: np.ndarray, G: np.ndarray, counts: Counts,
     return out
 
 
-def _resampled(runs: list[np.ndarray], G: np.ndarray, weights: Mapping[str, float], n_resamples: int,
-               seed: int) -> list[dict[str, np.ndarray]]:
-    """:func:`_statistics` of each run in ``runs`` on the same resamples, one block of counts at a time."""
+def resampled_statistics(runs: list[np.ndarray], G: np.ndarray, weights: Mapping[str, float], n_resamples: int,
+                         seed: int) -> list[dict[str, np.ndarray]]:
+    """Every statistic of each run in ``runs`` (answer matrices against the gold ``G``), on the same
+    ``n_resamples`` resamples of the papers drawn from ``seed``, one block of counts at a time: the resamples
+    that paired intervals and re-scoring on another gold share."""
     blocks: list[list[dict[str, np.ndarray]]] = [[] for _ in runs]
     for block in _count_blocks(G.shape[0], n_resamples, seed):
         counts = Counts(block)
@@ -93,7 +95,7 @@ def _resampled(runs: list[np.ndarray], G: np.ndarray, weights: Mapping[str, floa
     return [{k: np.concatenate([b[k] for b in out]) for k in out[0]} for out in blocks]
 
 
-def _interval(values: np.ndarray, confidence: float) -> list[float] | None:
+def percentile_interval(values: np.ndarray, confidence: float) -> list[float] | None:
     """The percentile interval of the resamples on which the statistic is defined (finite); None when fewer
     than :data:`MIN_DEFINED` of them are, so that no NaN ever reaches a result."""
     defined = values[np.isfinite(values)]
@@ -215,8 +217,8 @@ def intervals_and_skill(P: np.ndarray, G: np.ndarray, F: np.ndarray | None, *,
     w = DEFAULT_WEIGHTS if weights is None else validate_weights(weights)
     check_defined(G[:, 0])  # no resample could have a WAPE: an error, as for the point estimate
     runs = [P] if F is None else [P, F]
-    resampled = _resampled(runs, G, w, n_resamples, seed) if n_resamples else None
-    intervals = {} if resampled is None else {k: _interval(v, confidence) for k, v in resampled[0].items()}
+    resampled = resampled_statistics(runs, G, w, n_resamples, seed) if n_resamples else None
+    intervals = {} if resampled is None else {k: percentile_interval(v, confidence) for k, v in resampled[0].items()}
     if F is None:
         return intervals, None
     ones = Counts(np.ones((1, G.shape[0])))
@@ -224,7 +226,7 @@ def intervals_and_skill(P: np.ndarray, G: np.ndarray, F: np.ndarray | None, *,
     spread = {} if resampled is None else _skill_values(*resampled)
     skills = {}
     for name, point in points.items():
-        interval = _interval(spread[name], confidence) if spread else None
+        interval = percentile_interval(spread[name], confidence) if spread else None
         skills[name] = {"skill": float(point[0]) if np.isfinite(point[0]) else None, "interval": interval,
                         "above_floor": None if interval is None else bool(interval[0] > 0)}
     return intervals, skills
@@ -255,11 +257,11 @@ def paired_bootstrap(predictions_a: Any, predictions_b: Any, references: Any, *,
     check_defined(G[:, 0])
     ones = Counts(np.ones((1, G.shape[0])))
     point_a, point_b = _statistics(PA, G, ones, w), _statistics(PB, G, ones, w)
-    boot_a, boot_b = _resampled([PA, PB], G, w, n_resamples, seed)
+    boot_a, boot_b = resampled_statistics([PA, PB], G, w, n_resamples, seed)
     out = {}
     for name in point_a:
         diff = boot_a[name] - boot_b[name]
-        interval = _interval(diff, confidence)
+        interval = percentile_interval(diff, confidence)
         diff = diff[np.isfinite(diff)]
         tail = None if interval is None else min(np.mean(diff <= 0), np.mean(diff >= 0))
         out[name] = {

@@ -1,3 +1,6 @@
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 
@@ -12,7 +15,7 @@ def brute_force_cd(citing, cited, times, focal, window=None):
     for v in range(len(times)):
         if times[v] == UNDATED or not times[v] > times[focal]:
             continue
-        if window is not None and times[v] > times[focal] + window:
+        if window is not None and int(times[v]) > int(times[focal]) + window:
             continue
         f = (v, focal) in edges
         b = any((v, r) in edges for r in refs)
@@ -63,13 +66,74 @@ def test_cd_agrees_exactly_with_the_cdindex_package(seed, window):
     assert compared > 50
 
 
-def test_small_blocks_give_the_same_counts():
-    citing, cited, times = random_graph(7, n=200, m=3000)
+def kernel_counts(result):
+    return result.n_i.tolist(), result.n_j.tolist(), result.n_k.tolist()
+
+
+@pytest.mark.parametrize("seed", [5, 6])
+@pytest.mark.parametrize("window", [None, 0, 4, 2**62, 10**30])
+def test_cd_matches_the_definition_with_undated_negative_times_and_repeated_focal(seed, window):
+    # Times below zero (before 1970), unknown dates, duplicate and self edges, citations of later works, huge
+    # windows (saturating at the largest time stamp), and focal papers repeated and out of order.
+    rng = np.random.default_rng(seed)
+    citing, cited, times = random_graph(seed, n=90, m=1200, span=30)
+    times = times - 15
+    times[rng.random(times.size) < 0.1] = UNDATED
+    citing = np.concatenate([citing, citing[:50], np.arange(10)])
+    cited = np.concatenate([cited, cited[:50], np.arange(10)])
+    dated = np.flatnonzero(times != UNDATED)
+    focal = rng.choice(dated, 150)
+    result = CitationGraph(citing, cited, times).cd(focal, window)
+    for q, f in enumerate(focal):
+        cd, n_i, n_j, n_k = brute_force_cd(citing, cited, times, f, window)
+        assert (result.n_i[q], result.n_j[q], result.n_k[q]) == (n_i, n_j, n_k)
+        assert (np.isnan(result.cd[q]) and cd is None) or result.cd[q] == cd
+
+
+def test_stamps_restarting_from_zero_give_the_same_counts(monkeypatch):
+    # The compiled kernel restarts its stamps after about 700 million focal papers; the same Python function,
+    # run uncompiled with a tiny limit, restarts them every few papers.
+    from scitaste_hf.index import cd_kernel
+
+    citing, cited, times = random_graph(8, n=200, m=3000)
     graph = CitationGraph(citing, cited, times)
-    whole, blocked = graph.cd(np.arange(200)), graph.cd(np.arange(200), block_paths=17)
-    for name in ("n_i", "n_j", "n_k"):
-        assert np.array_equal(getattr(whole, name), getattr(blocked, name))
-    assert np.array_equal(whole.cd, blocked.cd, equal_nan=True)
+    focal = np.arange(200)
+    compiled = graph.cd(focal, 6)
+    monkeypatch.setattr(cd_kernel, "STAMP_LIMIT", 5)
+    monkeypatch.setattr(cd_kernel, "count_candidates", cd_kernel.count_candidates.py_func)
+    restarted = graph.cd(focal, 6)
+    assert kernel_counts(restarted) == kernel_counts(compiled)
+    assert sum(compiled.n_j) > 0 and sum(compiled.n_k) > 0
+
+
+def test_numba_is_imported_on_the_first_count_only():
+    script = (
+        "import sys, numpy as np\n"
+        "from scitaste_hf.index import CitationGraph, compute_index\n"
+        "graph = CitationGraph(np.array([1]), np.array([0]), np.array([0, 1]))\n"
+        "print('numba' in sys.modules, graph.cd([0]).n_i[0], 'numba' in sys.modules)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert done.stdout.split() == ["False", "1", "True"], done.stderr
+
+
+def test_kernel_compiles_without_a_writable_cache(tmp_path):
+    # numba tests a cache folder by creating a temporary file in it; where that fails everywhere it refuses
+    # cache=True, and the kernel must still compile and count.
+    script = (
+        "import tempfile, numba, numpy as np\n"
+        "def refuse(*args, **kwargs):\n"
+        "    raise PermissionError('read-only')\n"
+        "tempfile.TemporaryFile = refuse\n"
+        "from scitaste_hf.index.cd import CitationGraph, compile_kernel\n"
+        "assert compile_kernel() is False\n"
+        "r = CitationGraph(np.array([0, 0, 3, 4, 4, 5]), np.array([1, 2, 0, 0, 1, 2]),"
+        " np.array([10, 1, 2, 11, 12, 13])).cd([0])\n"
+        "print(r.n_i[0], r.n_j[0], r.n_k[0])\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=tmp_path, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["1", "1", "1"]
 
 
 def test_hand_built_graph_counts_and_edge_cases():
@@ -97,6 +161,10 @@ def test_bad_arguments_are_rejected():
         graph.cd([1])
     with pytest.raises(ValueError, match="window"):
         graph.cd([0], window=-1)
+    with pytest.raises(ValueError, match="work numbers"):
+        graph.cd([2])
+    with pytest.raises(ValueError, match="work numbers"):
+        graph.cd([-1])
 
 
 def test_recorded_openalex_paper_matches_a_hand_count(snowball):

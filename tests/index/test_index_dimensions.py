@@ -1,6 +1,7 @@
 import numpy as np
 import pytest
 
+from scitaste_hf.index import dimensions
 from scitaste_hf.index.cd import CDResult
 from scitaste_hf.index.dimensions import (
     citation_impact,
@@ -8,10 +9,12 @@ from scitaste_hf.index.dimensions import (
     disruptiveness_parameters,
     journal_impact,
     knowledge_breadth_parameters,
+    nearest_distances,
     semantic_novelty_parameters,
     team_collaboration_parameters,
 )
 from scitaste_hf.index.journals import JournalTable
+from scitaste_hf.index.population import Embeddings
 
 
 def paper(pid, **extra):
@@ -171,3 +174,55 @@ def test_identical_embeddings_are_each_others_nearest_neighbour(build):
     c = semantic_novelty_parameters(pop, pop.embeddings)
     assert c[:, 0].tolist() == pytest.approx([0.0, 0.0, 1.0])
     assert c[:, 1].tolist() == pytest.approx([0.5, 0.5, 1.0])
+
+
+def sklearn_distances(vectors, k):
+    """The search that nearest_distances replaced: scikit-learn's brute-force cosine neighbours."""
+    from sklearn.neighbors import NearestNeighbors
+
+    dist = np.clip(NearestNeighbors(n_neighbors=k, metric="cosine", algorithm="brute").fit(vectors)
+                   .kneighbors(return_distance=True)[0], 0.0, 2.0)
+    return dist[:, 0], dist.mean(axis=1)
+
+
+@pytest.mark.parametrize("block_values", [1, 700, 1 << 23])
+def test_nearest_distances_equal_scikit_learn_bit_for_bit(monkeypatch, block_values):
+    # Ties on purpose: 14 copies of one vector (more than k + 1, scikit-learn's corner case), copies of another
+    # at different lengths, vectors on a coarse grid whose similarities repeat; blocks of the fewest rows allowed
+    # (the last one shorter) up to all.
+    rng = np.random.default_rng(11)
+    vectors = rng.normal(size=(300, 24)).astype(np.float32)
+    vectors[10:24] = vectors[9]
+    vectors[40:43] = vectors[39] * np.array([[2.0], [0.5], [3.0]], dtype=np.float32)
+    vectors[100:200] = np.round(vectors[100:200])
+    unit = Embeddings.from_rows(300, np.arange(300), vectors).vectors
+    monkeypatch.setattr(dimensions, "BLOCK_VALUES", block_values)
+    for k in (1, 10, 299):
+        nearest, mean = nearest_distances(unit, k)
+        expected_nearest, expected_mean = sklearn_distances(unit, k)
+        assert nearest.tobytes() == expected_nearest.tobytes()
+        assert mean.tobytes() == expected_mean.tobytes()
+    assert nearest_distances(unit, 10)[0][9:24].max() < 1e-6
+
+
+def random_population(seed, n=60):
+    rng = np.random.default_rng(seed)
+    fields = ["A", "B", "C", None]
+    refs = [{"id": f"R{i}", "field": fields[i % 4], "embedding": None if i % 7 == 0 else rng.normal(size=8).tolist()}
+            for i in range(80)]
+    papers = [paper(f"P{i}", embedding=None if i % 9 == 0 else rng.normal(size=8).tolist(),
+                    topics=[{"field": fields[j % 3], "subfield": "s", "score": 0.5} for j in range(i % 4)])
+              for i in range(n)]
+    # Paper i cites (i % 6) * 3 references, so some cite none and blocks end at every kind of paper.
+    edges = [(f"P{i}", f"R{r}") for i in range(n) for r in rng.choice(80, (i % 6) * 3, replace=False)]
+    return papers, edges, refs
+
+
+@pytest.mark.parametrize("block_values", [1, 40, 333])
+def test_semantic_novelty_in_blocks_equals_one_block(build, monkeypatch, block_values):
+    pop = build(*random_population(block_values))
+    whole = semantic_novelty_parameters(pop, pop.embeddings)
+    monkeypatch.setattr(dimensions, "BLOCK_VALUES", block_values)
+    blocked = semantic_novelty_parameters(pop, pop.embeddings)
+    assert blocked.tobytes() == whole.tobytes()
+    assert np.isfinite(whole[:, 5]).sum() > 10 and np.isnan(whole[:, 4]).sum() > 5
