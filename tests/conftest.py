@@ -25,7 +25,7 @@ os.environ.pop("HF_TOKEN", None)
 OPT_IN = ("llm", "hf", "hub_install")
 #: The end-to-end tests (a build, lm-eval, a Space, the demo, a browser: 5-40 s each), left out by
 #: `pytest -m "not slow"`, the inner loop; by file, or by test id.
-SLOW = ("tests/builder/test_build.py", "tests/builder/test_as_of.py", "tests/demo/test_demo.py",
+SLOW = ("tests/builder/test_build.py", "tests/builder/test_as_of.py", "tests/builder/test_extended.py", "tests/demo/test_demo.py",
         "tests/space/test_space_app.py", "tests/space/test_space_browser.py",
         "tests/tasks/test_dimagent_any_backend.py", "tests/tasks/test_scitaste_tasks.py",
         "tests/agent/test_eval_reliability.py",
@@ -40,7 +40,8 @@ SLOW = ("tests/builder/test_build.py", "tests/builder/test_as_of.py", "tests/dem
         "tests/index/test_weights_by_discipline.py::test_derive_by_discipline_recovers_each_vector_and_shows_the_loss",
         "tests/index/test_weights_by_discipline.py::test_derive_by_discipline_finds_no_loss_where_disciplines_agree",
         "tests/scale/test_snapshot.py", "tests/scale/test_engines_agree.py", "tests/scale/test_resume.py",
-        "tests/scale/test_cli_scale.py::test_snapshot_then_index")
+        "tests/scale/test_cli_scale.py::test_snapshot_then_index",
+        "tests/ratings/test_agreement.py::test_reliability_intervals_cover_the_icc_of_raters_in_general")
 
 
 def pytest_collection_modifyitems(config, items):

@@ -41,7 +41,23 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Open the data folder's ratings (never creating them) and run the action."""
+    """Open the data folder's ratings (never creating them) and run the action. A database SQLite cannot open or
+    read (a damaged file, a folder this user cannot write to) is one line, as any other refusal."""
+    import sqlite3
+    from pathlib import Path
+
+    from scitaste_hf.errors import ScitasteError
+
+    try:
+        return _run(args)
+    except sqlite3.Error as exc:
+        data = Path(args.data)
+        raise ScitasteError(f"cannot read the ratings in {data} ({exc}): the databases there must be SQLite files "
+                            "of a Space, in a folder this user can write to (SQLite's write-ahead log is kept "
+                            "beside them even to read)") from None
+
+
+def _run(args: argparse.Namespace) -> int:
     import sys
     from pathlib import Path
 

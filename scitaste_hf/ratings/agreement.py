@@ -5,7 +5,11 @@ the consensus needs. The definitions are in docs/ratings.md.
 Every statistic comes with a percentile-bootstrap interval over the papers, as the scores do
 (:mod:`scitaste_hf.scoring.bootstrap`): the papers are resampled with replacement, and each statistic is evaluated on
 the matrix of resample counts by the same code as its point estimate (the row of ones), so that an interval can never
-disagree with its point. All the statistics of a report share one set of resamples.
+disagree with its point. All the statistics of a report share one set of resamples. The reliability statistics
+(ICC(2,1), ICC(2,k), the kappa) speak of raters in general, not only of the few who rated, so their intervals add the
+spread from resampling the raters (:func:`two_way`): resampling the papers alone holds the raters fixed, and with
+three raters who differ in their average scores it covered the true ICC(2,1) about 70% of the time, not 95%
+(docs/ratings.md#how-sure-the-reliability-is).
 
 The ratings need not form a complete papers x raters table: raters come and go, and a paper's raters are whoever the
 assignment gave it. The variance components behind the ICC are therefore estimated from pairs of ratings (same paper,
@@ -122,13 +126,83 @@ def pair_variances(t: Table, column: int, counts: np.ndarray) -> tuple[np.ndarra
     return d0, dp
 
 
+def rater_pair_variances(t: Table, column: int, rater_counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`pair_variances` on every paper once with each rater drawn ``rater_counts`` times (rows of resample
+    counts of the raters): the spread that resampling the raters adds.
+
+    A rater drawn twice stays one rater: pairs of their ratings of two papers count as pairs of the same rater, and
+    the two copies of one of their ratings form no pair at all (a copy agreeing with itself is no agreement between
+    raters). With every count 1 this is exactly :func:`pair_variances` with every paper once.
+    """
+    x = t.values[:, column]
+    P, R = len(t.papers), len(t.raters)
+    A, X = np.zeros((P, R)), np.zeros((P, R))
+    A[t.paper, t.rater] = 1.0
+    X[t.paper, t.rater] = x
+    X2 = X * X
+    v = np.asarray(rater_counts, dtype=np.float64)
+    cA, cX, cX2 = A.sum(axis=0), X.sum(axis=0), X2.sum(axis=0)
+    N = v @ cA
+    every = N * (v @ cX2) - (v @ cX) ** 2
+    n, s1, s2 = v @ A.T, v @ X.T, v @ X2.T  # per resample and paper: its ratings, their sum and sum of squares
+    paper = (n * s2 - s1 * s1).sum(axis=1)
+    paper_pairs = (n * (n - 1) / 2).sum(axis=1)
+    v2 = v * v
+    rater = v2 @ (cA * cX2 - cX * cX)
+    rater_pairs = (v2 @ (cA * cA) - v @ cA) / 2
+    copies = ((v2 - v) @ cA) / 2  # pairs of two copies of one rating: same paper and same rater, no difference
+    pairs = N * (N - 1) / 2
+    with np.errstate(invalid="ignore", divide="ignore"):
+        d0 = (every - paper - rater) / (pairs - paper_pairs - rater_pairs + copies) / 2
+        dp = paper / (paper_pairs - copies) / 2
+    return d0, dp
+
+
+def rater_pair_confusions(t: Table, column: int) -> np.ndarray:
+    """:func:`pair_confusions` summed over the papers by pair of raters, shape (raters, raters, bins * bins): entry
+    (a, b) counts the ordered pairs of a rating by a and a rating by b of the same paper."""
+    bins = np.digitize(t.values[:, column], BIN_EDGES)
+    K = len(BIN_EDGES) + 1
+    R = len(t.raters)
+    out = np.zeros((R, R, K * K))
+    order = np.argsort(t.paper, kind="stable")
+    starts = np.flatnonzero(np.r_[True, np.diff(t.paper[order]) != 0])
+    for group in np.split(order, starts[1:]):
+        if group.size < 2:
+            continue
+        a, b = np.meshgrid(group, group, indexing="ij")
+        off = a != b
+        np.add.at(out, (t.rater[a[off]], t.rater[b[off]], bins[a[off]] * K + bins[b[off]]), 1.0)
+    return out
+
+
+def two_way(paper_values: np.ndarray, rater_values: np.ndarray, confidence: float) -> dict[str, Any]:
+    """A reliability statistic's estimate and interval from its values on the paper resamples and on the rater
+    resamples (each with the point estimate first, as :func:`_estimate` takes them): the interval's lower and upper
+    distances from the estimate are those of the two percentile intervals added in quadrature.
+
+    Resampling papers holds the raters fixed and resampling raters holds the papers fixed; the two spreads add, as
+    independent sources of error do. The rating error moves with either, so it is counted in both: the interval errs
+    wide, most where many raters each rated a part of the papers (resampling the raters then also changes which
+    papers carry the ratings). Resampling both at once, with the copies of a drawn rater as raters of their own,
+    errs far more (copies agree perfectly). The coverage measured by simulation is in docs/ratings.md. Without a rater
+    interval (no resamples, or too few of them defined) it is the paper interval."""
+    papers, raters = _estimate(paper_values, confidence), _estimate(rater_values, confidence)
+    point = papers["estimate"]
+    if point is None or papers["interval"] is None or raters["interval"] is None:
+        return papers
+    low = math.hypot(point - papers["interval"][0], point - raters["interval"][0])
+    high = math.hypot(papers["interval"][1] - point, raters["interval"][1] - point)
+    return {"estimate": point, "interval": [point - low, point + high]}
+
+
 def icc(d0: np.ndarray, dp: np.ndarray, k: float) -> tuple[np.ndarray, np.ndarray]:
     """ICC(2,1) and ICC(2,k) (two-way random effects, absolute agreement) from :func:`pair_variances`: with the
     papers' variance ``d0 - dp`` and the raters' plus error's ``dp``, ICC(2,1) = (d0 - dp) / d0 and
     ICC(2,k) = (d0 - dp) / (d0 - dp + dp / k). On a complete table these are Shrout and Fleiss's
     (BMS - EMS) / (BMS + (k - 1) EMS + k (JMS - EMS) / n) and (BMS - EMS) / (BMS + (JMS - EMS) / n)."""
-    papers = d0 - dp
     with np.errstate(invalid="ignore", divide="ignore"):
+        papers = d0 - dp
         return papers / d0, papers / (papers + dp / k)
 
 
@@ -207,12 +281,15 @@ def rater_quality(t: Table, *, min_raters: int = MIN_RATERS, n_resamples: int = 
     """Each rater's disagreement with the consensus of the others, and whether it is far above the others'.
 
     For each rating of a paper with at least ``min_raters - 1`` other ratings, the *leave-one-out consensus* is the
-    mean of those others; the rating's disagreement is its mean absolute difference from it over the eight numbers,
-    and its bias the mean signed difference. A rater's disagreement and bias are the means over their ratings, with
-    intervals from resampling their ratings. The *ratio* divides the disagreement (and its interval) by the median
-    disagreement of the other raters judged (those with :data:`MIN_JUDGED` ratings or more). A judged rater is
-    ``flagged`` when the ratio's interval lies above :data:`FLAG_RATIO`; ``flagged`` is None for a rater not judged
-    (too few ratings, or fewer than two other raters judged).
+    mean of those others. A rater's *bias* is the mean signed difference of their ratings from it (over their
+    ratings and the eight numbers); their *disagreement* is the mean absolute difference once their own offset on
+    each number (the mean signed difference of that number) is taken out: how far their ratings scatter around the
+    others' consensus, not how far they sit above or below it. A rater who rates every paper ten points high orders
+    the papers as well as anyone: the offset shows as bias (and lowers the absolute-agreement ICC), never as a flag.
+    Both come with intervals from resampling the rater's ratings. The *ratio* divides the disagreement (and its
+    interval) by the median disagreement of the other raters judged (those with :data:`MIN_JUDGED` ratings or more).
+    A judged rater is ``flagged`` when the ratio's interval lies above :data:`FLAG_RATIO`; ``flagged`` is None for a
+    rater not judged (too few ratings, or fewer than two other raters judged).
 
     Returns one dict per rater (``rater``, ``n_ratings``, ``n_judged``, ``disagreement``, ``bias``, ``ratio``:
     each an estimate with its interval, ``flagged``), most disagreeing first.
@@ -224,14 +301,15 @@ def rater_quality(t: Table, *, min_raters: int = MIN_RATERS, n_resamples: int = 
     with np.errstate(invalid="ignore", divide="ignore"):
         loo = (sums[t.paper] - t.values) / others[:, None]
     diff = t.values - loo
-    distance, signed = np.abs(diff).mean(axis=1), diff.mean(axis=1)
+    signed = diff.mean(axis=1)
     out = []
     for j, name in enumerate(t.raters):
         mine = np.flatnonzero((t.rater == j) & judged)
         entry: dict[str, Any] = {"rater": name, "n_ratings": int((t.rater == j).sum()), "n_judged": int(mine.size)}
         if mine.size:
             counts = _counts(mine.size, n_resamples if mine.size > 1 else 0, seed + j)
-            entry["disagreement"] = _estimate(counts @ distance[mine] / mine.size, confidence)
+            distance = np.abs(diff[mine] - diff[mine].mean(axis=0)).mean(axis=1)
+            entry["disagreement"] = _estimate(counts @ distance / mine.size, confidence)
             entry["bias"] = _estimate(counts @ signed[mine] / mine.size, confidence)
         else:
             entry["disagreement"] = entry["bias"] = {"estimate": None, "interval": None}
@@ -258,12 +336,19 @@ def _enough(rows: Sequence[Mapping[str, Any]], papers: Sequence[str], min_raters
     return [b for b in papers if per_paper.get(b, 0) >= min_raters]
 
 
-def _reliability(t: Table, column: int, counts: np.ndarray, k: float, confidence: float) -> dict[str, Any]:
-    """ICC(2,1), ICC(2,k) and the weighted kappa of one number on the resamples ``counts``."""
+def _reliability(t: Table, column: int, counts: np.ndarray, rater_counts: np.ndarray, k: float,
+                 confidence: float) -> dict[str, Any]:
+    """ICC(2,1), ICC(2,k) and the weighted kappa of one number, on the paper resamples ``counts`` and the rater
+    resamples ``rater_counts`` (:func:`two_way`)."""
     single, average = icc(*pair_variances(t, column, counts), k)
+    single_r, average_r = icc(*rater_pair_variances(t, column, rater_counts), k)
     kappa = quadratic_kappa(counts @ pair_confusions(t, column))
-    return {"icc_21": _estimate(single, confidence), "icc_2k": _estimate(average, confidence),
-            "kappa": _estimate(kappa, confidence)}
+    by_raters = rater_pair_confusions(t, column)
+    R = len(t.raters)
+    v = np.asarray(rater_counts, dtype=np.float64)
+    confusions = ((v @ by_raters.reshape(R, -1)).reshape(len(v), R, -1) * v[:, :, None]).sum(axis=1)
+    return {"icc_21": two_way(single, single_r, confidence), "icc_2k": two_way(average, average_r, confidence),
+            "kappa": two_way(kappa, quadratic_kappa(confusions), confidence)}
 
 
 def agreement(rows: Sequence[Mapping[str, Any]], gold: Sequence[Mapping[str, Any]], *, min_raters: int = MIN_RATERS,
@@ -283,7 +368,10 @@ def agreement(rows: Sequence[Mapping[str, Any]], gold: Sequence[Mapping[str, Any
     - ``icc_2k_all``: ICC(2,k) on every rater's ratings (papers with ``min_raters`` ratings of anyone), when a rater
       is flagged: what the flagged ratings would have done.
 
-    Each statistic is ``{"estimate", "interval"}``; intervals from ``n_resamples`` resamples of the papers (0: none).
+    ``n_papers_enough_with_flagged`` counts the papers that would be rated enough with the flagged raters' ratings
+    (with three raters, one flagged leaves no paper rated enough). Each statistic is ``{"estimate", "interval"}``;
+    intervals from ``n_resamples`` resamples of the papers (0: none), and for ``icc_21``, ``icc_2k``, ``kappa`` and
+    ``icc_2k_all`` as many of the raters too (:func:`two_way`).
     Fewer than :data:`MIN_PAPERS` papers rated enough leave the statistics out (``numbers`` empty).
 
     Raises
@@ -303,7 +391,8 @@ def agreement(rows: Sequence[Mapping[str, Any]], gold: Sequence[Mapping[str, Any
     enough = _enough(kept, papers, min_raters)
     out: dict[str, Any] = {
         "n_ratings": len(rows), "n_raters": len(raters), "n_papers": len({r["bibcode"] for r in rows}),
-        "n_papers_enough": len(enough), "min_raters": min_raters, "raters": raters, "flagged": flagged,
+        "n_papers_enough": len(enough), "n_papers_enough_with_flagged": len(_enough(rows, papers, min_raters)),
+        "min_raters": min_raters, "raters": raters, "flagged": flagged,
         "k": None, "numbers": {},
         "settings": {"n_resamples": n_resamples, "seed": seed, "confidence": confidence, "bins": list(BIN_EDGES),
                      "flag_ratio": FLAG_RATIO, "min_judged": MIN_JUDGED, "target_reliability": TARGET_RELIABILITY,
@@ -315,6 +404,7 @@ def agreement(rows: Sequence[Mapping[str, Any]], gold: Sequence[Mapping[str, Any
     k = float(len(enough) / np.sum(1.0 / t.per_paper()))
     out["k"] = k
     counts = _counts(len(enough), n_resamples, seed)
+    rater_counts = _counts(len(t.raters), n_resamples, seed + 1)
     resampled = Counts(counts)
     consensus = t.consensus()
     G = np.array([[truth[b]["innovation_score"], *(truth[b]["dimension_scores"][d] for d in NUMBERS[1:])]
@@ -323,9 +413,10 @@ def agreement(rows: Sequence[Mapping[str, Any]], gold: Sequence[Mapping[str, Any
         everyone = _enough(rows, papers, min_raters)
         t_all = Table.of(rows, everyone)
         counts_all = _counts(len(everyone), n_resamples, seed)
+        rater_counts_all = _counts(len(t_all.raters), n_resamples, seed + 1)
         k_all = float(len(everyone) / np.sum(1.0 / t_all.per_paper()))
     for j, number in enumerate(NUMBERS):
-        stats = _reliability(t, j, counts, k, confidence)
+        stats = _reliability(t, j, counts, rater_counts, k, confidence)
         stats["spearman"] = _estimate(spearman(Ranked(consensus[:, j]), Ranked(G[:, j]), resampled), confidence)
         stats["mae"] = _estimate(counts @ np.abs(consensus[:, j] - G[:, j]) / resampled.total, confidence)
         single = stats["icc_21"]
@@ -336,7 +427,9 @@ def agreement(rows: Sequence[Mapping[str, Any]], gold: Sequence[Mapping[str, Any
         stats["papers_needed"] = _papers_needed(stats["spearman"], confidence)
         stats["icc_2k_all"] = None
         if flagged and len(everyone) >= MIN_PAPERS:
-            stats["icc_2k_all"] = _estimate(icc(*pair_variances(t_all, j, counts_all), k_all)[1], confidence)
+            stats["icc_2k_all"] = two_way(icc(*pair_variances(t_all, j, counts_all), k_all)[1],
+                                          icc(*rater_pair_variances(t_all, j, rater_counts_all), k_all)[1],
+                                          confidence)
         out["numbers"][number] = stats
     return out
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
-from scitaste_hf.ratings.agreement import FLAG_RATIO, TARGET_HALF_WIDTH, TARGET_RELIABILITY
+from scitaste_hf.ratings.agreement import FLAG_RATIO, MIN_PAPERS, TARGET_HALF_WIDTH, TARGET_RELIABILITY
 from scitaste_hf.ratings.guide import label
 
 
@@ -57,8 +57,17 @@ def summary(report: Mapping[str, Any]) -> str:
         lines.append(f"Flagged (disagreement with the others' consensus over {FLAG_RATIO:g} times the other raters' "
                      f"median, by its whole 95% interval), shown below and left out of the consensus: "
                      f"{', '.join(report['flagged'])}.")
+    outside = report.get("n_ratings_outside_gold")
+    if outside:
+        lines.append(f"{outside} rating(s) of papers not in the gold set are left out (the gold labels changed since "
+                     "they were given).")
     if not report["numbers"]:
-        lines.append("Too few papers have enough ratings for agreement statistics yet.")
+        if report["flagged"] and report.get("n_papers_enough_with_flagged", 0) >= MIN_PAPERS:
+            lines.append(f"Too few papers have {report['min_raters']} ratings once the flagged raters' are set aside "
+                         f"({report['n_papers_enough_with_flagged']} have with them), so there are no agreement "
+                         "statistics: more raters are needed.")
+        else:
+            lines.append("Too few papers have enough ratings for agreement statistics yet.")
         return " ".join(lines)
     overall = report["numbers"]["innovation_score"]
     needed = overall["ratings_needed"]

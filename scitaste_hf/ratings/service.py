@@ -200,7 +200,8 @@ class Ratings:
 
     def report(self, board: Leaderboard | None = None, *, n_runs: int = N_RUNS, n_resamples: int = N_RESAMPLES,
                seed: int = SEED) -> dict[str, Any]:
-        """The agreement report (:func:`~scitaste_hf.ratings.agreement.agreement`, raters shown by pseudonym) and,
+        """The agreement report (:func:`~scitaste_hf.ratings.agreement.agreement`, raters shown by pseudonym, with
+        ``n_ratings_outside_gold``: ratings of papers no longer in the gold set, left out) and,
         with ``board``, ``runs``: its first ``n_runs`` ranked runs scored against the expert consensus and against
         the gold on the same papers, both by :meth:`~scitaste_hf.leaderboard.service.Leaderboard.score_on` (the
         same scoring code, the consensus passed as the gold). Computed once until the ratings or the runs change.
@@ -213,8 +214,12 @@ class Ratings:
             return self._reports[key]
 
     def _report(self, board: Leaderboard | None, n_runs: int, n_resamples: int, seed: int) -> dict[str, Any]:
-        rows = [{**r, "rater": self.store.pseudonym(r["rater"])} for r in self.store.ratings()]
+        stored = self.store.ratings()
+        # Ratings of papers that left the gold set (a new version of the labels) are left out and counted: they
+        # cannot be compared with a gold label, and must not stop the report for every other paper.
+        rows = [{**r, "rater": self.store.pseudonym(r["rater"])} for r in stored if r["bibcode"] in self.papers]
         out = agreement(rows, self.gold, n_resamples=n_resamples, seed=seed)
+        out["n_ratings_outside_gold"] = len(stored) - len(rows)
         out["runs"] = []
         if board is None or not out["numbers"]:
             return out

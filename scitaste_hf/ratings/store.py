@@ -97,9 +97,19 @@ class RatingStore(Database):
         """The secret salt of ``DATA/ratings.salt``, created on first use (readable by the owner only).
 
         Written beside its place and linked into it, so that two processes opening a new folder at once agree on
-        one salt: the link fails for the second, which reads the first's.
+        one salt: the link fails for the second, which reads the first's. A missing salt is created only while no
+        rating is stored: a new salt beside stored ratings would give every rater a new pseudonym, unlike those
+        already published.
+
+        Raises
+        ------
+        ScitasteError
+            When the salt is missing beside stored ratings, or is not :data:`SALT_BYTES` bytes.
         """
         path = self.root / "ratings.salt"
+        if not path.exists() and self.query("SELECT 1 FROM ratings LIMIT 1"):
+            raise ScitasteError(f"{path} is missing but {self.root / 'ratings.sqlite'} holds ratings; restore the salt "
+                                "from a backup (a new one would give every rater a new pseudonym)")
         if not path.exists():
             tmp = self.root / f".ratings.salt.{os.getpid()}.{secrets.token_hex(4)}"
             fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
@@ -133,7 +143,8 @@ class RatingStore(Database):
         is left for them.
 
         The paper the rater has open in this discipline is returned again (a reload shows the same paper, so no
-        one can fish for papers). Otherwise a paper the rater has never been shown is chosen, with the fewest
+        one can fish for papers), unless it is no longer among ``papers`` (the gold set changed): it is released
+        then. Otherwise a paper the rater has never been shown is chosen, with the fewest
         ratings plus open assignments of other raters (those of the last :attr:`lease` seconds): no paper gets a
         fourth rater while one open to this rater has fewer than three. Ties are broken by a hash of the rater
         and the paper, so that raters who start together spread over different papers. An open paper in another
@@ -143,7 +154,7 @@ class RatingStore(Database):
         with self.transaction() as db:
             row = db.execute("SELECT bibcode FROM assignments WHERE rater = ? AND discipline = ? AND state = ?",
                              (rater, discipline, OPEN)).fetchone()
-            if row is not None:
+            if row is not None and row["bibcode"] in papers:
                 db.execute("UPDATE assignments SET assigned_at = ? WHERE rater = ? AND bibcode = ?",
                            (now, rater, row["bibcode"]))
                 return row["bibcode"]

@@ -2,6 +2,8 @@
 the same code as against the gold, the random rater pointed out, nothing written to the board."""
 
 import json
+import shutil
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -114,3 +116,69 @@ def test_a_folder_without_ratings_is_one_line(tmp_path, capsys):
     assert err == f"scitaste: error: no expert ratings in {tmp_path} (no ratings.sqlite: the Space's Annotate tab " \
                   "writes it)\n"
     assert list(tmp_path.iterdir()) == []  # nothing created
+
+
+@pytest.mark.parametrize("content", [b"\x00garbage" * 500, b"SQLite format 3\x00" + b"\xff" * 4000])
+def test_a_damaged_database_is_one_line(tmp_path, capsys, content):
+    (tmp_path / "ratings.sqlite").write_bytes(content)
+    assert main(["ratings", "report", "--data", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"scitaste: error: cannot read the ratings in {tmp_path} (") and err.count("\n") == 1, err
+    assert main(["ratings", "export", "--data", str(tmp_path), "--out", str(tmp_path / "out")]) == 2
+    assert "Traceback" not in capsys.readouterr().err and not (tmp_path / "out").exists()
+
+
+def test_a_lost_salt_is_one_line_and_not_replaced(folder, tmp_path, capsys):
+    """A copy of the data folder without its salt: the export would publish new pseudonyms; it is refused."""
+    data, *_ = folder
+    copy = tmp_path / "copy"
+    shutil.copytree(data, copy)
+    (copy / "ratings.salt").unlink()
+    assert main(["ratings", "export", "--data", str(copy), "--out", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err
+    assert err == (f"scitaste: error: {copy / 'ratings.salt'} is missing but {copy / 'ratings.sqlite'} holds ratings; "
+                   "restore the salt from a backup (a new one would give every rater a new pseudonym)\n")
+    assert not (copy / "ratings.salt").exists() and not (tmp_path / "out").exists()
+
+
+def test_a_read_only_folder_is_one_line(folder, tmp_path):
+    """The folder of a stopped Space, checkpointed (no write-ahead log beside the databases), on a read-only file
+    system: SQLite cannot open it, and the command says so in one line. Root writes through any file mode, so the
+    folder is mounted read-only in a mount namespace of its own (util-linux's unshare); without one, a user other
+    than root gets a folder without write permission."""
+    import os
+    import sqlite3
+    import subprocess
+    import sys
+
+    data, *_ = folder
+    copy = tmp_path / "data"
+    copy.mkdir()
+    for name in ("ratings.sqlite", "leaderboard.sqlite"):
+        source, target = sqlite3.connect(data / name), sqlite3.connect(copy / name)
+        source.backup(target)
+        target.execute("PRAGMA journal_mode=WAL")
+        source.close()
+        target.close()  # the last connection: the log is checkpointed and removed
+    (copy / "ratings.salt").write_bytes((data / "ratings.salt").read_bytes())
+    shutil.copytree(data / "submissions", copy / "submissions")
+    command = [str(Path(sys.executable).with_name("scitaste")), "ratings", "report", "--data", str(copy),
+               "--n-resamples", "10"]
+    unshare = shutil.which("unshare")
+    if unshare and subprocess.run([unshare, "-rm", "true"], capture_output=True).returncode == 0:
+        script = 'mount --bind "$1" "$1" && mount -o remount,bind,ro "$1" "$1" && shift && exec "$@"'
+        command = [unshare, "-rm", "sh", "-c", script, "sh", str(copy), *command]
+    elif os.geteuid() == 0:
+        pytest.skip("root without a mount namespace: no folder is read-only to it")
+    else:
+        for path in (*copy.iterdir(), copy):
+            path.chmod(0o555 if path.is_dir() else 0o444)
+    try:
+        done = subprocess.run(command, capture_output=True, text=True, timeout=300)
+    finally:
+        copy.chmod(0o755)
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.startswith(f"scitaste: error: cannot read the ratings in {copy} (") and \
+        done.stderr.count("\n") == 1, done.stderr
+    assert sorted(p.name for p in copy.iterdir()) == ["leaderboard.sqlite", "ratings.salt", "ratings.sqlite",
+                                                      "submissions"]

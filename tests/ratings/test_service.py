@@ -329,3 +329,57 @@ def test_the_folder_holds_the_store_and_the_salt(ratings, tmp_path):
     assert sorted(p.name for p in (tmp_path / "data").iterdir() if not p.name.endswith(("-wal", "-shm"))) == [
         "ratings.salt", "ratings.sqlite"]
     assert os.access(tmp_path / "data" / "ratings.sqlite", os.R_OK)
+
+
+def test_a_lost_salt_is_not_replaced_while_ratings_are_stored(tmp_path):
+    """A new salt beside stored ratings would give every rater a new pseudonym, unlike those already published: the
+    store refuses to open, and creates nothing."""
+    service = Ratings(tmp_path / "data", GOLD)
+    _rate(service, "local:ann")
+    published = service.pseudonym("local:ann")
+    service.close()
+    salt = tmp_path / "data" / "ratings.salt"
+    kept = salt.read_bytes()
+    salt.unlink()
+    with pytest.raises(ScitasteError, match=r"ratings\.salt is missing but .*ratings\.sqlite holds ratings; restore "
+                                            r"the salt from a backup"):
+        Ratings(tmp_path / "data", GOLD)
+    assert not salt.exists()
+    salt.write_bytes(kept)  # restored: the same pseudonyms
+    service = Ratings(tmp_path / "data", GOLD)
+    assert service.pseudonym("local:ann") == published
+    service.close()
+
+
+def test_an_open_paper_that_left_the_gold_set_is_released(tmp_path):
+    """The Space restarted with new gold labels that drop the paper a rater has open: asking for the next paper
+    releases it and gives one of the current papers (it used to fail with a KeyError on every request)."""
+    service = Ratings(tmp_path / "data", GOLD)
+    opened = service.next_paper("local:ann", "physics")["bibcode"]
+    service.close()
+    fewer = [r for r in GOLD if r["bibcode"] != opened]
+    service = Ratings(tmp_path / "data", fewer)
+    paper = service.next_paper("local:ann", "physics")
+    assert paper is not None and paper["bibcode"] != opened and paper["bibcode"] in PHYSICS
+    assert service.next_paper("local:ann", "physics") == paper  # the new one is the open one now
+    with pytest.raises(RatingError, match="that paper is not one of the benchmark's"):
+        service.rate("local:ann", opened, [50.0] * len(NUMBERS))
+    service.close()
+
+
+def test_the_report_leaves_out_and_counts_ratings_of_papers_that_left_the_gold_set(tmp_path):
+    """The report of a Space whose gold labels changed: the ratings of the papers still in it are reported, the
+    others counted and named in the summary (the report used to fail for every paper)."""
+    from scitaste_hf.ratings.report import summary
+
+    service = Ratings(tmp_path / "data", GOLD)
+    for rater in ("local:ann", "local:bob", "local:cy"):
+        while service.next_paper(rater, "physics") is not None:
+            _rate(service, rater, value=float(len(rater)))
+    service.close()
+    dropped = PHYSICS[:2]
+    service = Ratings(tmp_path / "data", [r for r in GOLD if r["bibcode"] not in dropped])
+    report = service.report(n_resamples=20)
+    assert report["n_ratings_outside_gold"] == 6 and report["n_ratings"] == 12 and report["n_papers"] == 4
+    assert "6 rating(s) of papers not in the gold set are left out" in summary(report)
+    service.close()
