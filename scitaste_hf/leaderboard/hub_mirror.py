@@ -50,13 +50,17 @@ class HubMirror:
         A dataset repo, created if missing (private by default).
     token : str
         A Hugging Face token with write access; it is never logged.
+    private_only : bool
+        Copy only while the repo is private. Expert ratings need it: in a public repo each rater could read the
+        others' scores of the papers still being rated. A public repo leaves the entries pending, with a warning.
     """
 
-    def __init__(self, repo_id: str, token: str) -> None:
+    def __init__(self, repo_id: str, token: str, *, private_only: bool = False) -> None:
         from huggingface_hub import HfApi
 
         self.repo_id = repo_id
         self.api = HfApi(token=token)
+        self.private_only = private_only
         self._lock = threading.Lock()
 
     def __call__(self, store: Copied) -> bool:
@@ -89,5 +93,7 @@ class HubMirror:
 
         files, message = store.hub_files(pending)
         self.api.create_repo(self.repo_id, repo_type="dataset", private=True, exist_ok=True)
+        if self.private_only and not self.api.repo_info(self.repo_id, repo_type="dataset").private:
+            raise RuntimeError(f"{self.repo_id} is public; these entries are copied only to a private repo")
         self.api.create_commit(self.repo_id, repo_type="dataset", commit_message=message,
                                operations=[CommitOperationAdd(path, data) for path, data in files])

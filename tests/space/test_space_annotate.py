@@ -232,3 +232,27 @@ def test_ratings_are_copied_to_the_hub_pseudonymised(tmp_path, fake_hub, space_s
     salt = (data_dir / "ratings.salt").read_bytes()
     for path in (p for p in repo.rglob("*") if p.is_file()):
         assert b"Zed Quill" not in path.read_bytes() and salt not in path.read_bytes()
+
+
+def test_ratings_are_never_copied_to_a_public_repo(tmp_path, fake_hub, space_starter, servers):
+    """A results repo that already exists as public would show every rater the others' scores: the rating is
+    stored locally, its Hub copy stays pending, and nothing of it reaches the repo (the runs' copy still does)."""
+    import httpx
+
+    env, hub = fake_hub
+    created = httpx.post(f"{env['HF_ENDPOINT']}/api/repos/create",
+                         headers={"Authorization": f"Bearer {env['HF_TOKEN']}"},
+                         json={"name": "results", "organization": "org", "visibility": "public", "type": "dataset"})
+    assert created.status_code == 200
+    data_dir = tmp_path / "data"
+    proc, url = space_starter(data_dir, tmp_path / "log.txt", {**env, "SCITASTE_RESULTS_REPO": "org/results"})
+    try:
+        client = _client(url)
+        shown = client.predict("Zed Quill", "medicine", api_name="/annotate_next")
+        stored = client.predict("Zed Quill", "medicine", shown[PAPER_ID], *[44] * 8, api_name="/annotate_rate")
+    finally:
+        servers[1](proc)
+    assert stored[STATUS].startswith("Stored: ") and "pending" in stored[STATUS]
+    assert len(_ratings(data_dir)) == 1
+    assert not (hub / "org" / "results" / "expert_ratings").exists()
+    assert "is public" in (tmp_path / "log.txt").read_text()
