@@ -148,16 +148,18 @@ def _dimensions() -> str:
 
 @generator("disciplines")
 def _disciplines() -> str:
-    from scitaste_hf.schema import DISCIPLINES
-    from scitaste_hf.taxonomy import EXPECTED_COUNTS, load_taxonomy
+    from scitaste_hf.taxonomy import PACKAGED, load_taxonomy
 
-    taxonomy = load_taxonomy()
-    rows = [(f"`{d}`", EXPECTED_COUNTS[d], "; ".join(f"`{c.id}` {c.name}" for c in taxonomy.of(d)))
-            for d in DISCIPLINES]
-    return ("Owners: `scitaste_hf.schema.DISCIPLINES` (the six, in order), `scitaste_hf.taxonomy.EXPECTED_COUNTS` "
-            "and `scitaste_hf/config/taxonomy.yaml` (the cells).\n\n"
-            + table(("discipline", "sub-disciplines", "cells (id and name)"), rows)
-            + f"\n\n{len(taxonomy.cells)} sub-disciplines in all.")
+    default, extended = load_taxonomy("default"), load_taxonomy("extended")
+    rows = [(f"`{d.name}`", f"`{d.code}`", f"{d.citation_culture:+g}", "default" if d in default.disciplines
+             else "extended", len(extended.of(d.name)), "; ".join(f"`{c.id}` {c.name}" for c in extended.of(d.name)))
+            for d in extended.disciplines]
+    return (f"Owners: `scitaste_hf/{PACKAGED['default']}` (the default release; `scitaste_hf.schema.DISCIPLINES` is "
+            f"its disciplines, in order) and `scitaste_hf/{PACKAGED['extended']}` (`extends: default`).\n\n"
+            + table(("discipline", "code", "citation culture", "taxonomy", "sub-disciplines", "cells (id and name)"),
+                    rows)
+            + f"\n\n{len(default.cells)} sub-disciplines in the default taxonomy ({len(default.disciplines)} "
+              f"disciplines), {len(extended.cells)} in the extended one ({len(extended.disciplines)}).")
 
 
 @generator("record-schema")
@@ -332,6 +334,16 @@ def _benchmark_size() -> str:
             f"({SELECTED_PER_DISCIPLINE} in each of {', '.join(names[:-1])} and {names[-1]})")
 
 
+@generator("discipline-names")
+def _discipline_names() -> str:
+    from scitaste_hf.schema import DISCIPLINES
+    from scitaste_hf.taxonomy import packaged_disciplines
+
+    added = [d.replace("_", " ") for d in packaged_disciplines() if d not in DISCIPLINES]
+    return (f"{len(DISCIPLINES)} disciplines ({', '.join(DISCIPLINES)}; `scitaste build --taxonomy extended` adds "
+            f"{', '.join(added[:-1])} and {added[-1]})")
+
+
 @generator("scheme1-grades")
 def _scheme1_grades() -> str:
     from scitaste_hf.schema import SCHEME1_GRADES
@@ -469,11 +481,11 @@ def _profiles() -> str:
 
 @generator("task-metrics")
 def _task_metrics() -> str:
-    from scitaste_hf.schema import DISCIPLINES
+    from scitaste_hf.taxonomy import packaged_disciplines
 
     lm = constants("scitaste_hf.lm_tasks")
     metrics = ("scheme1", "scheme2", "wape", "coverage", *lm["INTERVALS"], *lm["SKILLS"],
-               *(f"scheme2_{d}" for d in DISCIPLINES))
+               *(f"scheme2_{d}" for d in packaged_disciplines()))
     return ("Owner: `scitaste_hf.lm_tasks.METRICS` (the task YAML's `metric_list` must equal it).\n\n"
             + ", ".join(f"`{m}`" for m in metrics)
             + ".\n\n`evidence_as` (`EVIDENCE_AS`): " + ", ".join(f"`{v}`" for v in lm["EVIDENCE_AS"]) + ".")

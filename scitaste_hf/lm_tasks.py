@@ -18,8 +18,9 @@ import numpy as np
 
 from scitaste_hf.agent.loop import ROUND_TWO, evidence_text, failure_of, fixed_round, opening, tool_turn
 from scitaste_hf.prompts import paper_prompt
-from scitaste_hf.schema import DIMENSIONS, DISCIPLINES, FAILURE_REASONS, HUB_DATASET, MODE_SPECS, Answer, Failure
+from scitaste_hf.schema import DIMENSIONS, FAILURE_REASONS, HUB_DATASET, MODE_SPECS, Answer, Failure
 from scitaste_hf.scoring import parse_answer, score_run
+from scitaste_hf.taxonomy import packaged_disciplines
 
 #: The lm-eval task of each evaluation mode (the YAMLs in lm_eval_tasks/scitaste/).
 TASKS = {mode: spec.task for mode, spec in MODE_SPECS.items()}
@@ -32,7 +33,8 @@ SKILLS = {f"{scheme}_skill{suffix}": (scheme, end) for scheme in ("scheme1", "sc
           for suffix, end in (("", None), ("_ci_low", 0), ("_ci_high", 1))}
 #: Metric names of every task: the overall figures, their interval bounds, skill over the floor with its bounds,
 #: and Scheme 2 per discipline.
-METRICS = ("scheme1", "scheme2", "wape", "coverage", *INTERVALS, *SKILLS, *(f"scheme2_{d}" for d in DISCIPLINES))
+METRICS = ("scheme1", "scheme2", "wape", "coverage", *INTERVALS, *SKILLS,
+           *(f"scheme2_{d}" for d in packaged_disciplines()))
 #: How a task renders the fixed round 1 of a tool mode (``--metadata '{"evidence_as": ...}'``): ``auto`` sends
 #: chat messages with tool roles where the model's chat template is seen to render them, text otherwise.
 EVIDENCE_AS = ("auto", "messages", "text")
@@ -295,5 +297,7 @@ def _scheme2_of(discipline: str):
     return aggregate
 
 
-#: ``scheme2_physics`` ... ``scheme2_finance``: the per-discipline aggregations (the paper's Table 10).
-PER_DISCIPLINE = {f"scheme2_{d}": _scheme2_of(d) for d in DISCIPLINES}
+#: ``scheme2_physics`` ... ``scheme2_social_sciences``: the per-discipline aggregations (the paper's Table 10),
+#: one for every discipline of the packaged taxonomies, so that the task lists the ten of an extended release;
+#: a discipline the release does not hold is NaN.
+PER_DISCIPLINE = {f"scheme2_{d}": _scheme2_of(d) for d in packaged_disciplines()}

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Literal, NamedTuple
 from pydantic import BaseModel, ConfigDict, Field
 
 from scitaste_hf.errors import ScitasteError
+from scitaste_hf.taxonomy import load_taxonomy, packaged_disciplines
 
 if TYPE_CHECKING:
     import datasets
@@ -46,8 +47,9 @@ CITATION = """\
 }
 """
 
-#: The six disciplines of the benchmark, in the paper's order.
-DISCIPLINES: tuple[str, ...] = ("physics", "mathematics", "chemistry", "biology", "medicine", "finance")
+#: The disciplines of the default release (the paper's six, in its order), from the packaged default taxonomy,
+#: their one home; a release built with another taxonomy has that taxonomy's (read them from its records).
+DISCIPLINES: tuple[str, ...] = load_taxonomy().names
 
 
 
@@ -232,7 +234,7 @@ def parse_weights(data: object, source: str = "the weights") -> dict[str, float]
         if not name:
             raise ScitasteError(f"weights file {source}: a vector has an empty discipline name")
         # A mis-cased name would never match a record's discipline and silently hand its papers to the default.
-        if discipline != name.lower() and name.lower() in (*DISCIPLINES, DEFAULT_VECTOR):
+        if discipline != name.lower() and name.lower() in (*packaged_disciplines(), DEFAULT_VECTOR):
             raise ScitasteError(f"weights file {source}: discipline {discipline!r}; write {name.lower()!r}")
         vectors[discipline] = _vector(vector, kind, f"weights file {source}, {discipline}")
     default = vectors.pop(DEFAULT_VECTOR, None)

@@ -1,23 +1,34 @@
-"""The second-level taxonomy of the six disciplines, as data (``config/taxonomy.yaml``), validated on load.
+"""The disciplines and their second-level taxonomy, as data (``config/taxonomy*.yaml``), validated on load.
 
-Physics sub-disciplines carry what the four-stage classification cascade matches (arXiv classes, journal
-bibstems, controlled keywords, title terms); the others are collection cells anchored to an OpenAlex
-subfield and a keyword set. Every cell names an OpenAlex subfield. The dataset builder and the simulated
+A taxonomy file is the one home of its disciplines: their order (the reporting order), each one's code (the
+``STB.<CODE>.`` prefix of its internal ids), its citation culture (the simulated world's log-citation offset) and
+its sub-disciplines. Physics sub-disciplines carry what the four-stage classification cascade matches (arXiv
+classes, journal bibstems, controlled keywords, title terms); the others are collection cells anchored to an
+OpenAlex subfield and a keyword set. Every cell names an OpenAlex subfield. The dataset builder and the simulated
 world read the same file.
+
+Packaged taxonomies (:data:`PACKAGED`): ``default``, the paper's six disciplines (Table 2), and ``extended``, which
+``extends: default`` with the four disciplines the paper names next. A file may extend either, or another file.
 """
 
 from __future__ import annotations
 
+import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
 from pathlib import Path
 
 from scitaste_hf.errors import ScitasteError
-from scitaste_hf.schema import DISCIPLINES
 
-#: Sub-disciplines per discipline (paper Table 2): eight everywhere, seven in medicine.
-EXPECTED_COUNTS = {"physics": 8, "mathematics": 8, "chemistry": 8, "biology": 8, "medicine": 7, "finance": 8}
+#: Packaged taxonomies by name, for ``--taxonomy NAME`` and ``extends: NAME``.
+PACKAGED = {"default": "config/taxonomy.yaml", "extended": "config/taxonomy_extended.yaml"}
+#: The keys of a discipline's entry.
+_ENTRY_KEYS = ("code", "citation_culture", "sub_disciplines")
+# Discipline names become metric names (scheme2_<discipline>) and codes become id prefixes: both stay plain.
+_NAME = re.compile(r"[a-z][a-z0-9_]*")
+_CODE = re.compile(r"[A-Z]{2,8}")
 
 
 @dataclass(frozen=True)
@@ -40,10 +51,25 @@ class SubDiscipline:
 
 
 @dataclass(frozen=True)
+class Discipline:
+    """One discipline: its name, the code of its internal ids and its citation culture."""
+
+    name: str
+    code: str
+    citation_culture: float = 0.0
+
+
+@dataclass(frozen=True)
 class Taxonomy:
-    """All sub-disciplines, in file order."""
+    """All sub-disciplines, in file order, and the disciplines they belong to, in file order."""
 
     cells: tuple[SubDiscipline, ...]
+    disciplines: tuple[Discipline, ...]
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        """The disciplines' names, in reporting order."""
+        return tuple(d.name for d in self.disciplines)
 
     def of(self, discipline: str) -> list[SubDiscipline]:
         """The sub-disciplines of one discipline."""
@@ -56,73 +82,169 @@ class Taxonomy:
                 return cell
         raise ScitasteError(f"unknown sub-discipline {cell_id!r}")
 
+    def discipline(self, name: str) -> Discipline:
+        """One discipline by name."""
+        for d in self.disciplines:
+            if d.name == name:
+                return d
+        raise ScitasteError(f"unknown discipline {name!r}; this taxonomy has {', '.join(self.names)}")
+
 
 def parse_taxonomy(data: object, source: str = "taxonomy") -> Taxonomy:
-    """Validate a parsed taxonomy document and build the :class:`Taxonomy`.
+    """Validate a parsed taxonomy document (``extends`` already resolved) and build the :class:`Taxonomy`.
+
+    Parameters
+    ----------
+    data : object
+        Discipline name -> ``{code, citation_culture (optional, default 0), sub_disciplines: [cell, ...]}``.
+    source : str
+        The file, for messages.
 
     Raises
     ------
     ScitasteError
-        On an unknown or missing discipline, a duplicate sub-discipline id, a wrong number of
-        sub-disciplines, a physics cell without cascade data, or another cell without an OpenAlex subfield.
+        On a malformed discipline name or entry, a missing or duplicate code, an empty discipline, a duplicate
+        sub-discipline id, a physics cell without cascade data, or another cell without an OpenAlex subfield.
     """
-    if not isinstance(data, dict):
-        raise ScitasteError(f"{source}: expected a mapping of discipline to sub-disciplines")
-    unknown = sorted(set(data) - set(DISCIPLINES))
+    if not isinstance(data, dict) or not data:
+        raise ScitasteError(f"{source}: expected a mapping of discipline to its code and sub-disciplines")
+    cells, disciplines, seen = [], [], set()
+    for discipline, entry in data.items():
+        disciplines.append(_discipline(discipline, entry, source, {d.code for d in disciplines}))
+        for raw in entry["sub_disciplines"]:
+            cell = _cell(discipline, raw, source)
+            if cell.id in seen:
+                raise ScitasteError(f"{source}: duplicate sub-discipline id {cell.id!r}")
+            seen.add(cell.id)
+            cells.append(cell)
+    return Taxonomy(tuple(cells), tuple(disciplines))
+
+
+def _discipline(name: object, entry: object, source: str, codes: set[str]) -> Discipline:
+    if not isinstance(name, str) or not _NAME.fullmatch(name):
+        raise ScitasteError(f"{source}: discipline name {name!r} must be lower-case letters, digits and _")
+    if not isinstance(entry, dict):
+        raise ScitasteError(f"{source}: discipline {name!r} needs a mapping of {', '.join(_ENTRY_KEYS)}")
+    unknown = sorted(set(entry) - set(_ENTRY_KEYS))
     if unknown:
-        raise ScitasteError(f"{source}: unknown discipline {unknown[0]!r}; expected {', '.join(DISCIPLINES)}")
-    missing = [d for d in DISCIPLINES if d not in data]
-    if missing:
-        raise ScitasteError(f"{source}: discipline {missing[0]!r} is missing")
-    cells, seen = [], set()
-    for discipline in DISCIPLINES:
-        entries = data[discipline]
-        if not isinstance(entries, list) or len(entries) != EXPECTED_COUNTS[discipline]:
-            count = len(entries) if isinstance(entries, list) else 0
-            raise ScitasteError(f"{source}: {discipline} needs {EXPECTED_COUNTS[discipline]} sub-disciplines, "
-                                f"has {count}")
-        for entry in entries:
-            if not isinstance(entry, dict) or not entry.get("id") or not entry.get("name"):
-                raise ScitasteError(f"{source}: every {discipline} sub-discipline needs an id and a name")
-            cell_id = str(entry["id"])
-            if cell_id in seen:
-                raise ScitasteError(f"{source}: duplicate sub-discipline id {cell_id!r}")
-            seen.add(cell_id)
-            keywords = tuple(str(k).lower() for k in entry.get("keywords") or ())
-            if not keywords:
-                raise ScitasteError(f"{source}: {cell_id} has no keywords")
-            if discipline == "physics" and not (entry.get("arxiv_classes") and entry.get("bibstems")
-                                                and entry.get("title_terms")):
-                raise ScitasteError(f"{source}: {cell_id} needs arxiv_classes, bibstems and title_terms")
-            if not isinstance(entry.get("openalex_subfield"), int):
-                raise ScitasteError(f"{source}: {cell_id} needs an integer openalex_subfield")
-            cells.append(SubDiscipline(
-                id=cell_id, name=str(entry["name"]), discipline=discipline, keywords=keywords,
-                arxiv_classes=tuple(entry.get("arxiv_classes") or ()), bibstems=tuple(entry.get("bibstems") or ()),
-                title_terms=tuple(str(t).lower() for t in entry.get("title_terms") or ()),
-                openalex_subfield=entry.get("openalex_subfield"),
-            ))
-    return Taxonomy(tuple(cells))
+        raise ScitasteError(f"{source}: discipline {name!r} has an unknown key {unknown[0]!r}; "
+                            f"expected {', '.join(_ENTRY_KEYS)}")
+    code = entry.get("code")
+    if not isinstance(code, str) or not _CODE.fullmatch(code):
+        raise ScitasteError(f"{source}: discipline {name!r} needs a code of 2-8 capital letters (its internal ids "
+                            f"are STB.<code>.<OpenAlex id>), got {code!r}")
+    if code in codes:
+        raise ScitasteError(f"{source}: discipline {name!r} reuses the code {code!r}")
+    culture = entry.get("citation_culture", 0.0)
+    if isinstance(culture, bool) or not isinstance(culture, int | float):
+        raise ScitasteError(f"{source}: discipline {name!r} needs a numeric citation_culture, got {culture!r}")
+    if not isinstance(entry.get("sub_disciplines"), list) or not entry["sub_disciplines"]:
+        raise ScitasteError(f"{source}: discipline {name!r} has no sub_disciplines")
+    return Discipline(name, code, float(culture))
 
 
-def load_taxonomy(path: str | Path | None = None) -> Taxonomy:
-    """Load and validate a taxonomy YAML file; the packaged one (paper Table 2) when ``path`` is None."""
-    import yaml
+def _cell(discipline: str, entry: object, source: str) -> SubDiscipline:
+    if not isinstance(entry, dict) or not entry.get("id") or not entry.get("name"):
+        raise ScitasteError(f"{source}: every {discipline} sub-discipline needs an id and a name")
+    cell_id = str(entry["id"])
+    keywords = tuple(str(k).lower() for k in entry.get("keywords") or ())
+    if not keywords:
+        raise ScitasteError(f"{source}: {cell_id} has no keywords")
+    # The builder labels physics by the cascade over ADS/arXiv metadata; every other discipline by collection.
+    if discipline == "physics" and not (entry.get("arxiv_classes") and entry.get("bibstems")
+                                        and entry.get("title_terms")):
+        raise ScitasteError(f"{source}: {cell_id} needs arxiv_classes, bibstems and title_terms")
+    if isinstance(entry.get("openalex_subfield"), bool) or not isinstance(entry.get("openalex_subfield"), int):
+        raise ScitasteError(f"{source}: {cell_id} needs an integer openalex_subfield")
+    return SubDiscipline(
+        id=cell_id, name=str(entry["name"]), discipline=discipline, keywords=keywords,
+        arxiv_classes=tuple(entry.get("arxiv_classes") or ()), bibstems=tuple(entry.get("bibstems") or ()),
+        title_terms=tuple(str(t).lower() for t in entry.get("title_terms") or ()),
+        openalex_subfield=entry["openalex_subfield"],
+    )
 
-    if path is None:
-        return _default()
-    try:
-        data = yaml.safe_load(Path(path).read_text("utf-8"))
-    except FileNotFoundError:
-        raise ScitasteError(f"taxonomy file not found: {path}") from None
-    except yaml.YAMLError as exc:
-        raise ScitasteError(f"taxonomy file {path} is not valid YAML: {str(exc).splitlines()[0]}") from None
-    return parse_taxonomy(data, str(path))
+
+def load_taxonomy(taxonomy: str | Path | None = None) -> Taxonomy:
+    """Load and validate a taxonomy: a packaged one by name (:data:`PACKAGED`) or a YAML file; the default (the
+    paper's six disciplines, Table 2) when ``taxonomy`` is None.
+
+    Raises
+    ------
+    ScitasteError
+        On a name that is neither packaged nor a file, unreadable YAML, an ``extends`` of an unknown base or in a
+        cycle, or a document :func:`parse_taxonomy` rejects.
+    """
+    if taxonomy is None or str(taxonomy) in PACKAGED:
+        return _packaged(str(taxonomy or "default"))
+    data, source = _document(Path(taxonomy), ())
+    return parse_taxonomy(data, source)
+
+
+def packaged_disciplines() -> tuple[str, ...]:
+    """Every discipline of the packaged taxonomies, in reporting order: the paper's six, then the extended four."""
+    return _packaged("extended").names
+
+
+def discipline_order(present: Iterable[str]) -> list[str]:
+    """``present`` in reporting order: the packaged taxonomies' order (:func:`packaged_disciplines`), then any
+    other discipline alphabetically. What a release holds is read from its records; this orders it."""
+    present = set(present)
+    known = packaged_disciplines()
+    return [d for d in known if d in present] + sorted(present - set(known))
 
 
 @cache
-def _default() -> Taxonomy:
+def _packaged(name: str) -> Taxonomy:
+    data, source = _document(name, ())
+    return parse_taxonomy(data, source)
+
+
+def _document(ref: str | Path, chain: tuple[str, ...]) -> tuple[dict, str]:
+    """The document ``ref`` names (a packaged name or a file) with its ``extends`` resolved: the base's
+    disciplines in the base's order, each discipline of ``ref`` replacing the base's keys it sets (a new
+    discipline goes last)."""
     import yaml
 
-    text = resources.files("scitaste_hf").joinpath("config/taxonomy.yaml").read_text("utf-8")
-    return parse_taxonomy(yaml.safe_load(text), "config/taxonomy.yaml")
+    if isinstance(ref, str):
+        source, folder = PACKAGED[ref], None
+        text = resources.files("scitaste_hf").joinpath(source).read_text("utf-8")
+    else:
+        source, folder = str(ref), ref.parent
+        try:
+            text = ref.read_text("utf-8")
+        except (FileNotFoundError, IsADirectoryError):
+            raise ScitasteError(f"taxonomy {source!r} not found: neither a packaged one "
+                                f"({', '.join(PACKAGED)}) nor a file") from None
+    try:
+        # The C loader when built: the default taxonomy is read whenever scitaste_hf.schema is imported.
+        data = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+    except yaml.YAMLError as exc:
+        raise ScitasteError(f"taxonomy file {source} is not valid YAML: {str(exc).splitlines()[0]}") from None
+    if not isinstance(data, dict):
+        raise ScitasteError(f"{source}: expected a mapping of discipline to its code and sub-disciplines")
+    data = dict(data)
+    base = data.pop("extends", None)
+    if base is None:
+        return data, source
+    if not isinstance(base, str) or not base:
+        raise ScitasteError(f"{source}: extends must name a packaged taxonomy ({', '.join(PACKAGED)}) or a file")
+    if base in PACKAGED:
+        base_ref: str | Path = base
+    elif folder is not None and (folder / base).is_file():
+        base_ref = folder / base
+    else:
+        raise ScitasteError(f"{source}: extends an unknown taxonomy {base!r}; expected a packaged one "
+                            f"({', '.join(PACKAGED)}) or a file beside it")
+    key = _key(ref)
+    if _key(base_ref) in (*chain, key):
+        raise ScitasteError(f"{source}: extends {base!r}, which extends it in turn")
+    merged, _ = _document(base_ref, (*chain, key))
+    for name, entry in data.items():
+        own = merged.get(name)
+        merged[name] = {**own, **entry} if isinstance(own, dict) and isinstance(entry, dict) else entry
+    return merged, source
+
+
+def _key(ref: str | Path) -> str:
+    """One name per document, however a path to it is written (for finding a cycle of ``extends``)."""
+    return ref if isinstance(ref, str) else str(ref.resolve())

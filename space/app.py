@@ -13,6 +13,7 @@ import html
 import os
 import re
 import threading
+from collections.abc import Sequence
 from pathlib import Path
 
 import gradio as gr
@@ -186,7 +187,7 @@ def warm(board: Leaderboard) -> None:
     """Build the default view of every scope once, so that each run's formatted scores are kept (they outlive new
     runs; only the ranks are computed again) and the first visitor of a discipline does not wait for them. The
     Space runs this in the background once it is built."""
-    for scope in ("overall", *DISCIPLINES):
+    for scope in board.scopes:  # the release's disciplines, read from its gold records
         table(board, ALL, scope)
         floors_table(board, ALL, scope)
 
@@ -297,13 +298,14 @@ def heatmap(board: Leaderboard, mode):
     :data:`HEATMAP_RUNS` runs of the board's order in that mode."""
     runs = board.rows(mode=mode)[:HEATMAP_RUNS]
     labels = [f"#{r['run']} {r['model']}" for r in runs]
-    per_discipline = {d: {r["run"]: r["scheme2"] for r in board.rows(mode=mode, discipline=d)} for d in DISCIPLINES}
-    grid = [[per_discipline[d].get(r["run"]) for d in DISCIPLINES] for r in runs]
+    disciplines = list(board.scopes[1:])  # the release's, in reporting order
+    per_discipline = {d: {r["run"]: r["scheme2"] for r in board.rows(mode=mode, discipline=d)} for d in disciplines}
+    grid = [[per_discipline[d].get(r["run"]) for d in disciplines] for r in runs]
     fig, ax = _figure(8, 1 + 0.45 * max(1, len(runs)))
     if runs:
-        data = pd.DataFrame(grid, index=labels, columns=DISCIPLINES, dtype=float)
+        data = pd.DataFrame(grid, index=labels, columns=disciplines, dtype=float)
         image = ax.imshow(data.values, cmap="viridis", vmin=0, vmax=100, aspect="auto")
-        ax.set_xticks(range(len(DISCIPLINES)), DISCIPLINES, rotation=30, ha="right")
+        ax.set_xticks(range(len(disciplines)), disciplines, rotation=30, ha="right")
         ax.set_yticks(range(len(labels)), labels)
         for i, row in enumerate(data.values):
             for j, v in enumerate(row):
@@ -325,7 +327,9 @@ def scatter(board: Leaderboard, run_id):
         raise gr.Error(str(exc)) from None
 
 
-def about() -> str:
+def about(disciplines: Sequence[str] = DISCIPLINES) -> str:
+    """The About tab, naming the release's disciplines (default: the default release's)."""
+    named = f"{', '.join(disciplines[:-1])} and {disciplines[-1]}" if len(disciplines) > 1 else disciplines[0]
     weights = "\n".join(f"| {DIMENSION_LETTERS[k]} | `{k}` | {w:.4f} |" for k, w in DEFAULT_WEIGHTS.items())
     bands = "\n".join(
         f"| {b.grade} | [{100 * b.low:g}, {100 * b.high:g}%) | {b.score_at_low:g} -> {b.score_at_high:g} |"
@@ -335,7 +339,7 @@ def about() -> str:
 ## What SciTaste-Bench measures
 
 Whether a language model can judge the innovativeness ("research taste") of scientific papers. For each paper of
-the `selected` split (as many in each of physics, mathematics, chemistry, biology, medicine and finance) the model
+the `selected` split (as many in each of {named}) the model
 predicts an innovation score and seven dimension scores of the Academic Taste Index (0-100), which is computed from
 bibliometric data.
 
@@ -640,7 +644,7 @@ def build_app(board: Leaderboard, synthetic: bool = False, ratings: Ratings | No
             with gr.Tab("Leaderboard"):
                 with gr.Row():
                     mode = gr.Dropdown([ALL, *MODES], value=ALL, label="mode")
-                    discipline = gr.Dropdown(["overall", *DISCIPLINES], value="overall", label="discipline")
+                    discipline = gr.Dropdown(list(board.scopes), value="overall", label="discipline")
                     grade = gr.Dropdown([ALL, *(b.grade for b in WAPE_BANDS)], value=ALL, label="Scheme-2 grade")
                     status = gr.Dropdown([ALL, EVIDENCE_CONSISTENT, SELF_REPORTED], value=ALL, label="status")
                     flagged = gr.Checkbox(False, label="show flagged runs")
@@ -724,7 +728,7 @@ def build_app(board: Leaderboard, synthetic: bool = False, ratings: Ratings | No
             with gr.Tab("Expert agreement"):
                 _agreement_tab(ratings, board)
             with gr.Tab("About"):
-                gr.Markdown(about())
+                gr.Markdown(about(board.scopes[1:]))
 
         def refresh(*filter_values, visit=False):
             choices = run_choices(board)

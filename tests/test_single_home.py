@@ -60,3 +60,25 @@ def test_the_space_and_the_card_state_the_weights_generated():
     assert note in app.about()
     text = card({"selected": 60, "backup": 120}, DEFAULT_WEIGHTS, synthetic=True)
     assert note in text and "10 papers per discipline give wide intervals" in text
+
+
+#: Three discipline names close together, in code (a tuple, or a dict keyed by them) or prose: a discipline list.
+_LIST = r"\b(?:{0})\b[^\n]{{1,14}}?\b(?:{0})\b[^\n]{{1,14}}?\b(?:{0})\b"
+
+
+def test_a_discipline_list_is_typed_only_in_the_taxonomy_files():
+    """The taxonomy files are the disciplines' one home (order, codes, citation cultures, cells); code takes them
+    from `scitaste_hf.taxonomy` (`schema.DISCIPLINES` is read from the default file) and texts from generated
+    blocks. Three names of the packaged disciplines in a row anywhere else are a list typed again."""
+    from scitaste_hf.taxonomy import packaged_disciplines
+
+    names = "|".join(n.replace("_", r"[ _]") for n in packaged_disciplines())
+    pattern = re.compile(_LIST.format(names), re.IGNORECASE)
+    found = []
+    for path in _texts():
+        name = path.relative_to(ROOT).as_posix()
+        if name == "CHANGELOG.md" or (name.startswith("scitaste_hf/config/taxonomy") and name.endswith(".yaml")):
+            continue
+        text = GENERATED.sub("", path.read_text("utf-8"))
+        found += [f"{name}: {m.group(0)!r}" for m in pattern.finditer(text)]
+    assert not found, f"a discipline list typed outside the taxonomy files: {found}"

@@ -1,17 +1,23 @@
-"""The taxonomy file: the paper's cell counts, real subfield ids, and clear errors for broken files."""
+"""The taxonomy files: the paper's cell counts, real subfield ids, the extended taxonomy on top of the default,
+and clear errors for broken files."""
 
 import pytest
 import yaml
 
 from scitaste_hf.errors import ScitasteError
 from scitaste_hf.schema import DISCIPLINES
-from scitaste_hf.taxonomy import EXPECTED_COUNTS, load_taxonomy
+from scitaste_hf.taxonomy import discipline_order, load_taxonomy, packaged_disciplines
+
+NEW = ("computer_science", "materials_science", "earth_science", "social_sciences")
 
 
 def test_packaged_taxonomy():
     tax = load_taxonomy()
-    assert [len(tax.of(d)) for d in DISCIPLINES] == [8, 8, 8, 8, 7, 8]
-    assert len(tax.cells) == 47 == sum(EXPECTED_COUNTS.values())
+    assert tax.names == DISCIPLINES == ("physics", "mathematics", "chemistry", "biology", "medicine", "finance")
+    assert [len(tax.of(d)) for d in DISCIPLINES] == [8, 8, 8, 8, 7, 8]  # paper Table 2
+    assert len(tax.cells) == 47
+    assert [d.code for d in tax.disciplines] == ["PHYS", "MATH", "CHEM", "BIOL", "MEDI", "FINA"]
+    assert tax.discipline("medicine").citation_culture == 0.15 and tax.discipline("physics").citation_culture == 0
     quantum = tax.get("physics.quantum")
     assert "quant-ph" in quantum.arxiv_classes and "PhRvA" in quantum.bibstems
     assert tax.get("physics.condensed").bibstems[:2] == ("PhRvB", "NatMa")
@@ -19,11 +25,39 @@ def test_packaged_taxonomy():
     assert all(c.openalex_subfield for c in tax.cells)
     arxiv = [a for c in tax.of("physics") for a in c.arxiv_classes]
     assert len(arxiv) == len(set(arxiv))  # a class decides one sub-discipline only
+    assert load_taxonomy("default") is tax
 
 
-def _write(tmp_path, data):
-    path = tmp_path / "tax.yaml"
-    path.write_text(yaml.safe_dump(data))
+def test_extended_taxonomy_adds_four_disciplines_to_the_default_unchanged():
+    default, extended = load_taxonomy(), load_taxonomy("extended")
+    assert extended.names == (*DISCIPLINES, *NEW) == packaged_disciplines()
+    assert extended.cells[:len(default.cells)] == default.cells
+    assert [len(extended.of(d)) for d in NEW] == [8, 7, 8, 8]
+    assert [extended.discipline(d).code for d in NEW] == ["COMP", "MATS", "EART", "SOCI"]
+    # Each new discipline sits in its OpenAlex field (the subfield id's first two digits), none in a default cell's
+    # subfield (a work would be collected for two disciplines).
+    fields = {"computer_science": 17, "materials_science": 25, "earth_science": 19, "social_sciences": 33}
+    assert all(c.openalex_subfield // 100 == fields[c.discipline] for d in NEW for c in extended.of(d))
+    assert not {c.openalex_subfield for d in NEW for c in extended.of(d)} & {c.openalex_subfield for c in default.cells}
+    assert "cs.CV" in extended.get("computer_science.vision").arxiv_classes
+    assert "physics.geo-ph" in extended.get("earth_science.geophysics").arxiv_classes
+
+
+def test_the_simulated_world_knows_every_packaged_subfield():
+    from scitaste_hf.simworld.render import SUBFIELDS
+
+    cells = load_taxonomy("extended").cells
+    assert all(SUBFIELDS[c.openalex_subfield][1] == c.openalex_subfield // 100 for c in cells)
+
+
+def test_discipline_order_follows_the_taxonomies_then_names():
+    assert discipline_order(["zoology", "social_sciences", "finance", "physics", "astrology"]) == [
+        "physics", "finance", "social_sciences", "astrology", "zoology"]
+
+
+def _write(tmp_path, data, name="tax.yaml"):
+    path = tmp_path / name
+    path.write_text(yaml.safe_dump(data, sort_keys=False))
     return path
 
 
@@ -34,23 +68,64 @@ def raw():
     return yaml.safe_load(resources.files("scitaste_hf").joinpath("config/taxonomy.yaml").read_text())
 
 
-def test_unknown_discipline(tmp_path, raw):
-    raw["astrology"] = raw.pop("finance")
-    with pytest.raises(ScitasteError, match="unknown discipline 'astrology'"):
+def test_a_file_extends_a_packaged_taxonomy_or_another_file(tmp_path, raw):
+    astro = {"code": "ASTR", "sub_disciplines": [{"id": "astrology.signs", "name": "Signs", "openalex_subfield": 3103,
+                                                  "keywords": ["zodiac"]}]}
+    tax = load_taxonomy(_write(tmp_path, {"extends": "extended", "astrology": astro}))
+    assert tax.names == (*DISCIPLINES, *NEW, "astrology") and tax.discipline("astrology").citation_culture == 0
+    # A discipline the base has keeps what the file does not set: here its code and citation culture.
+    cells = raw["finance"]["sub_disciplines"][:2]
+    child = _write(tmp_path, {"extends": "tax.yaml", "finance": {"sub_disciplines": cells}}, "child.yaml")
+    tax = load_taxonomy(child)
+    assert [c.id for c in tax.of("finance")] == ["finance.asset_pricing", "finance.corporate"]
+    assert tax.discipline("finance").code == "FINA" and tax.names[-1] == "astrology"
+
+
+def test_bad_extends(tmp_path):
+    with pytest.raises(ScitasteError, match=r"extends an unknown taxonomy 'nonesuch'"):
+        load_taxonomy(_write(tmp_path, {"extends": "nonesuch"}))
+    _write(tmp_path, {"extends": "b.yaml"}, "a.yaml")
+    with pytest.raises(ScitasteError, match="which extends it in turn"):
+        load_taxonomy(_write(tmp_path, {"extends": "a.yaml"}, "b.yaml"))
+
+
+def test_unknown_packaged_name(tmp_path):
+    with pytest.raises(ScitasteError, match=r"taxonomy 'extnded' not found: neither a packaged one \(default, "):
+        load_taxonomy("extnded")
+
+
+def test_discipline_without_a_code(tmp_path, raw):
+    del raw["finance"]["code"]
+    with pytest.raises(ScitasteError, match="discipline 'finance' needs a code of 2-8 capital letters"):
+        load_taxonomy(_write(tmp_path, raw))
+    raw["finance"]["code"] = "MATH"
+    with pytest.raises(ScitasteError, match="discipline 'finance' reuses the code 'MATH'"):
         load_taxonomy(_write(tmp_path, raw))
 
 
+def test_malformed_disciplines(tmp_path, raw):
+    with pytest.raises(ScitasteError, match="discipline name 'Astrology' must be lower-case"):
+        load_taxonomy(_write(tmp_path, {**raw, "Astrology": raw["finance"]}))
+    # The old layout, a bare list of cells, names what an entry needs.
+    with pytest.raises(ScitasteError, match="discipline 'finance' needs a mapping of code, citation_culture"):
+        load_taxonomy(_write(tmp_path, {**raw, "finance": raw["finance"]["sub_disciplines"]}))
+    with pytest.raises(ScitasteError, match="discipline 'finance' has an unknown key 'cells'"):
+        load_taxonomy(_write(tmp_path, {**raw, "finance": {"code": "FINA", "cells": []}}))
+    with pytest.raises(ScitasteError, match="discipline 'finance' has no sub_disciplines"):
+        load_taxonomy(_write(tmp_path, {**raw, "finance": {"code": "FINA", "sub_disciplines": []}}))
+    with pytest.raises(ScitasteError, match="discipline 'finance' needs a numeric citation_culture"):
+        load_taxonomy(_write(tmp_path, {**raw, "finance": {**raw["finance"], "citation_culture": "high"}}))
+
+
 def test_duplicate_sub_discipline_id(tmp_path, raw):
-    raw["chemistry"][1]["id"] = raw["chemistry"][0]["id"]
+    cells = raw["chemistry"]["sub_disciplines"]
+    cells[1]["id"] = cells[0]["id"]
     with pytest.raises(ScitasteError, match=r"duplicate sub-discipline id 'chemistry\.analytical'"):
         load_taxonomy(_write(tmp_path, raw))
 
 
-def test_wrong_counts_and_missing_fields(tmp_path, raw):
-    bad = {**raw, "medicine": raw["medicine"][:6]}
-    with pytest.raises(ScitasteError, match="medicine needs 7 sub-disciplines, has 6"):
-        load_taxonomy(_write(tmp_path, bad))
-    del raw["biology"][0]["openalex_subfield"]
+def test_missing_fields(tmp_path, raw):
+    del raw["biology"]["sub_disciplines"][0]["openalex_subfield"]
     with pytest.raises(ScitasteError, match=r"biology\.genetics needs an integer openalex_subfield"):
         load_taxonomy(_write(tmp_path, raw))
 
@@ -68,7 +143,7 @@ def test_keywords_do_not_overlap_within_a_subfield():
     inside a keyword of another (the keyword search would collect the other cell's papers)."""
     from scitaste_hf.builder.classify import keyword_hits
 
-    tax = load_taxonomy()
+    tax = load_taxonomy("extended")
     for a in tax.cells:
         for b in tax.cells:
             if a.id != b.id and a.openalex_subfield == b.openalex_subfield and a.discipline != "physics":

@@ -16,7 +16,7 @@ from scitaste_hf.lm_tasks import (
     wape,
 )
 
-globals().update(PER_DISCIPLINE)  # scheme2_physics ... scheme2_finance, named in the YAML's metric_list
+globals().update(PER_DISCIPLINE)  # scheme2_physics ... scheme2_social_sciences, named in the YAML's metric_list
 globals().update(BOUNDS)  # scheme1_ci_low ... scheme2_ci_high
 globals().update(SKILL_METRICS)  # scheme1_skill ... scheme2_skill_ci_high
 

@@ -29,7 +29,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "impact_factor, jcr_quartile (Q1-Q4), cas_zone (1-4); without it a mirror build uses "
                              "the simulated world's synthetic table and a live build the OpenAlex impact proxy, "
                              "which has no JCR/CAS partitions (journal impact then tops out at 70)")
-    parser.add_argument("--taxonomy", help="taxonomy YAML file (default: the packaged one, paper Table 2)")
+    parser.add_argument("--taxonomy", metavar="NAME|FILE",
+                        help="the disciplines and sub-disciplines to build: a packaged taxonomy (default: the "
+                             "paper's six, Table 2; extended: those and the four the paper names next) or a YAML "
+                             "file, which may extend one")
     parser.add_argument("--as-of", type=_iso_date, metavar="YYYY-MM-DD",
                         help="build the release the services would have given on this date: works published after "
                              "it are left out (candidates, references, citers) and citation counts are those up to "

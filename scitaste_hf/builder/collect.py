@@ -2,7 +2,7 @@
 
 Physics comes from NASA ADS: one query per sub-discipline (its arXiv classes, journals, keywords and title terms)
 and one discipline-wide query, so that papers no stage of the cascade can label still reach the pool (they go to
-the backup split). The other five disciplines come from OpenAlex: per sub-discipline the most-cited articles of
+the backup split). The other disciplines come from OpenAlex: per sub-discipline the most-cited articles of
 its subfield matching its keywords, back-filled from the subfield. arXiv adds the metadata of physics
 preprints; OpenAlex gives physics papers (matched by DOI) the topics, authorships and citation links that ADS
 lacks. The snowball is the references and the citers of every candidate, with their own references and dates.

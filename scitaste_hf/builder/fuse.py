@@ -13,6 +13,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from scitaste_hf.taxonomy import Discipline, Taxonomy
+
 #: Sources asked for each field, in order of precedence.
 PRECEDENCE: Mapping[str, tuple[str, ...]] = {
     "title": ("ads", "openalex", "arxiv"),
@@ -24,22 +26,20 @@ PRECEDENCE: Mapping[str, tuple[str, ...]] = {
     "date": ("openalex", "arxiv", "ads"),
     "arxiv_class": ("arxiv", "ads"),
 }
-#: Short discipline codes of the internal work ids.
-_CODES = {"physics": "PHYS", "mathematics": "MATH", "chemistry": "CHEM", "biology": "BIOL", "medicine": "MEDI",
-          "finance": "FINA"}
 
 
-def internal_id(discipline: str, openalex_id: str) -> str:
+def internal_id(discipline: Discipline, openalex_id: str) -> str:
     """The benchmark id of a paper without an ADS bibcode, ``STB.<DISC>.<OpenAlex id>`` (the dataset's
     ``openalex_bibcode_map`` resolves it; the paper assigns such ids to its non-ADS papers).
 
     Parameters
     ----------
-    discipline : str
+    discipline : Discipline
+        The paper's discipline, from the taxonomy that has its code.
     openalex_id : str
         Short OpenAlex work id (``W2741809807``).
     """
-    return f"STB.{_CODES[discipline]}.{openalex_id}"
+    return f"STB.{discipline.code}.{openalex_id}"
 
 
 def _ads_date(pubdate: str | None) -> str | None:
@@ -95,7 +95,7 @@ def fuse(records: Mapping[str, Mapping[str, Any] | None]) -> tuple[dict[str, Any
 
 def fuse_candidates(physics: list[Mapping[str, Any]], by_doi: Mapping[str, Mapping[str, Any]],
                     arxiv: Mapping[str, Mapping[str, Any]], cells: Mapping[str, list[Mapping[str, Any]]],
-                    discipline_of: Mapping[str, str]) -> list[dict[str, Any]]:
+                    taxonomy: Taxonomy) -> list[dict[str, Any]]:
     """Every candidate once, fused, in bibcode order.
 
     Parameters
@@ -108,8 +108,8 @@ def fuse_candidates(physics: list[Mapping[str, Any]], by_doi: Mapping[str, Mappi
         arXiv id -> arXiv metadata.
     cells : mapping
         Cell id -> OpenAlex records collected for it (the by-construction disciplines).
-    discipline_of : mapping
-        Cell id -> discipline.
+    taxonomy : Taxonomy
+        The cells' taxonomy: each cell's discipline and that discipline's code.
 
     Returns
     -------
@@ -126,13 +126,13 @@ def fuse_candidates(physics: list[Mapping[str, Any]], by_doi: Mapping[str, Mappi
                                   "openalex_id": work["id"] if work else None, "arxiv_id": ads.get("arxiv_id"),
                                   "bibstem": ads.get("bibstem"), "cells": [], **values, "sources": provenance}
     for cell_id, works in cells.items():
-        discipline = discipline_of[cell_id]
+        discipline = taxonomy.discipline(taxonomy.get(cell_id).discipline)
         for work in works:
             key = internal_id(discipline, work["id"])
             if key in papers:
                 papers[key]["cells"].append(cell_id)
                 continue
             values, provenance = fuse({"openalex": work})
-            papers[key] = {"bibcode": key, "discipline": discipline, "openalex_id": work["id"], "arxiv_id": None,
+            papers[key] = {"bibcode": key, "discipline": discipline.name, "openalex_id": work["id"], "arxiv_id": None,
                            "bibstem": None, "cells": [cell_id], **values, "sources": provenance}
     return [papers[k] for k in sorted(papers)]

@@ -69,6 +69,12 @@ two releases.
 """
 
 
+def _number(n: int) -> str:
+    """A count as the card's prose writes it."""
+    words = ("no", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve")
+    return words[n] if n < len(words) else str(n)
+
+
 def card(counts: Mapping[str, int], weights: Mapping[str, float], *, synthetic: bool, summary: str = "",
          num_bytes: Mapping[str, int] | None = None, provenance: Mapping[str, Any] | None = None) -> str:
     """The README.md: YAML metadata (splits, features, licence, size, and the build's provenance when given, see
@@ -101,7 +107,10 @@ def card(counts: Mapping[str, int], weights: Mapping[str, float], *, synthetic: 
     # `datasets`'s own writer of the `dataset_info` block, the one `push_to_hub` uses
     DatasetInfosDict({"default": DatasetInfo(features=record_features(), splits=splits)}).to_dataset_card_data(meta)
     weight_rows = "\n".join(f"| {DIMENSION_LETTERS[k]} | `{k}` | {weights[k]:.6f} |" for k in DIMENSIONS)
-    per_discipline = round(counts.get("selected", 0) / len(DISCIPLINES))
+    # The release's disciplines are those of the taxonomy it was built with, which its provenance records.
+    disciplines = list(provenance["taxonomy"]["disciplines"]) if provenance else list(DISCIPLINES)
+    per_discipline = round(counts.get("selected", 0) / len(disciplines))
+    count, others = _number(len(disciplines)), _number(len(disciplines) - 1)
     banner = ("> **Synthetic demo build.** Every record comes from the simulated world of scitaste-hf: it shows the "
               "pipeline end to end and is not the benchmark.\n\n" if synthetic else "")
     # framed as huggingface_hub's own card template frames it (DatasetCard.from_template, which needs jinja2)
@@ -112,7 +121,7 @@ def card(counts: Mapping[str, int], weights: Mapping[str, float], *, synthetic: 
 # SciTaste-Bench
 
 {banner}Can language models judge the innovativeness ("research taste") of scientific papers? Each record is a paper
-from one of six disciplines with its Academic Taste Index: an innovation score (0-100) and seven dimension scores
+from one of {count} disciplines with its Academic Taste Index: an innovation score (0-100) and seven dimension scores
 computed from bibliometric data. Models are asked to predict them; see the `scitaste_wape` and `scitaste_scheme1`
 metrics of scitaste-hf.
 
@@ -125,7 +134,7 @@ metrics of scitaste-hf.
 
 ## Construction
 
-1. **Collect**: physics from NASA ADS (per sub-discipline queries), the other five disciplines from OpenAlex
+1. **Collect**: physics from NASA ADS (per sub-discipline queries), the other {others} disciplines from OpenAlex
    (article records whose primary topic is in the sub-discipline's subfield and whose text matches its keywords,
    most cited first, back-filled from the subfield alone); arXiv metadata for preprints.
 2. **Fuse** the sources: title, year and citations from ADS; abstract ADS > OpenAlex > arXiv.

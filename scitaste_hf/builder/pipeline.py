@@ -33,7 +33,7 @@ from scitaste_hf.builder.sample import PER_DISCIPLINE, SELECTED_PER_DISCIPLINE, 
 from scitaste_hf.builder.workdir import check_folders, claimed, remove_stale
 from scitaste_hf.errors import ScitasteError
 from scitaste_hf.output import write_bytes_atomic
-from scitaste_hf.schema import BIBCODE_MAP_FILE, DISCIPLINES
+from scitaste_hf.schema import BIBCODE_MAP_FILE
 from scitaste_hf.sources.errors import BudgetExhausted
 from scitaste_hf.taxonomy import Taxonomy, load_taxonomy
 
@@ -241,7 +241,7 @@ class Build:
         self.clients = Clients(config)
         self.resumed: list[str] = []
         self.quotas = {}
-        for d in DISCIPLINES:
+        for d in self.taxonomy.names:
             self.quotas.update(quotas(config.per_discipline, [c.id for c in self.taxonomy.of(d)]))
 
     # -------------------------------------------------------------------------------------------- stages
@@ -279,7 +279,7 @@ class Build:
         cfg = self.config
         short_before = self.clients.short_listings()
         physics = self.taxonomy.of("physics")
-        others = [d for d in DISCIPLINES if d != "physics"]
+        others = [d for d in self.taxonomy.names if d != "physics"]
         n_cells = len(self.taxonomy.cells) - len(physics)
         self.reporter.start("collect", len(physics) + 1 + n_cells + 2 * cfg.per_discipline)
         tick = self.reporter.advance
@@ -319,9 +319,8 @@ class Build:
         from scitaste_hf.builder.quality import check
 
         self.reporter.start("label", 3)
-        discipline_of = {c.id: c.discipline for c in self.taxonomy.cells}
         fused = fuse_candidates(collected["physics"], collected["by_doi"], collected["arxiv"], collected["cells"],
-                                discipline_of)
+                                self.taxonomy)
         self.reporter.advance(1)
         labelled = label(fused, self.taxonomy)
         self.reporter.advance(1)
@@ -424,7 +423,7 @@ class Build:
         try:
             urls = {name: settings.get("base_url") for name, settings in self.clients.settings().items()}
             k_collect = _fingerprint(CHECKPOINT_VERSION, cfg.source, urls, cfg.per_discipline, cfg.years, cfg.as_of,
-                                     repr(self.taxonomy.cells))
+                                     repr(self.taxonomy))  # cells, and the disciplines' codes (in the ids)
             collected = self._stage("collect", k_collect, self._collect)
             around = self._stage("snowball", k_collect, lambda: self._snowball(collected))
             labelled = self._stage("label", k_collect, lambda: self._label(collected))

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from scitaste_hf.release.drift import score_quartiles
-from scitaste_hf.schema import DISCIPLINES, JOURNAL_TIERS
+from scitaste_hf.schema import JOURNAL_TIERS
 from scitaste_hf.taxonomy import Taxonomy
 
 PER_DISCIPLINE = 1000
@@ -122,7 +122,7 @@ def sample_splits(records: Sequence[Mapping[str, Any]], taxonomy: Taxonomy, *, s
     """
     rng = np.random.default_rng(seed)
     out = Splits([], [])
-    for discipline in DISCIPLINES:
+    for discipline in taxonomy.names:
         cells = [c.id for c in taxonomy.of(discipline)]
         mine = sorted((r for r in records if r["discipline"] == discipline), key=lambda r: r["bibcode"])
         quota = quotas(per_discipline, cells)

@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from scitaste_hf.schema import DISCIPLINES, JOURNAL_TIERS, SPLITS
+from scitaste_hf.schema import JOURNAL_TIERS, SPLITS
 from scitaste_hf.taxonomy import Taxonomy
 
 Table = tuple[tuple[str, ...], list[tuple[Any, ...]]]
@@ -39,7 +39,7 @@ def tables(result: Any, taxonomy: Taxonomy) -> dict[str, Table]:
     records = [r for s in SPLITS for r in result.splits[s]]
     decades = sorted({r["year"] // 10 * 10 for r in records})
     out: dict[str, Table] = {
-        "discipline": (head, _counts(result, lambda r: r["discipline"], list(DISCIPLINES))),
+        "discipline": (head, _counts(result, lambda r: r["discipline"], list(taxonomy.names))),
         "sub-discipline": (head, _counts(result, lambda r: r["subcategory_id"], [c.id for c in taxonomy.cells])),
         "journal tier": (head, _counts(result, lambda r: r["journal_tier"] or "(none)",
                                        [*JOURNAL_TIERS, "(none)"])),

@@ -75,7 +75,9 @@ def run(args: argparse.Namespace) -> int:
 
     dataset, results = out / "dataset", out / "lm_eval"
     evidence = dataset / EVIDENCE_DIR
-    per_discipline = args.papers // 6
+    from scitaste_hf.schema import DISCIPLINES
+
+    per_discipline = args.papers // len(DISCIPLINES)  # the demo builds the default release
     selected = min(50, max(8, per_discipline // 20))
     mirror = _Mirror(args.papers, args.seed)
     try:

@@ -1,6 +1,8 @@
 """Serve an offline mirror of OpenAlex, NASA ADS and arXiv on 127.0.0.1: a simulated world at benchmark scale
 (synthetic data, labelled so) or the recorded real responses. Point the clients (and `scitaste build`) at the
 printed URL: OpenAlex under /openalex, ADS under /ads, arXiv under /arxiv; GET /health answers once ready.
+`scitaste mirror snapshot --works N --out DIR` writes a closed simulated world in OpenAlex's snapshot layout
+instead (the input of `scitaste index`; docs/scale.md).
 """
 
 from __future__ import annotations
@@ -19,6 +21,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     serve.add_argument("--papers", type=int, default=6000,
                        help="papers the benchmark keeps from the world (default 6000, the two splits' size); the "
                             "world generates a surplus of candidates around them")
+    serve.add_argument("--taxonomy", metavar="NAME|FILE",
+                       help="taxonomy the simulated world generates: a packaged one (default, extended) or a YAML "
+                            "file (default: default); build from it with the same --taxonomy")
     serve.add_argument("--port", type=int, default=8765, help="port on 127.0.0.1 (0: any free port)")
     serve.add_argument("--rate-limit", type=int, help="requests per second before answering 429")
     serve.add_argument("--daily-limit", type=int, help="requests before the X-RateLimit budget is spent")
@@ -27,6 +32,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                        help="answer at most N records a page, whatever was asked (a service that caps its page size)")
     serve.add_argument("--fault", action="append", default=[], metavar="KIND=SHARE",
                        help="random faults: 429, 500, empty, truncated or slow, e.g. --fault 429=0.05 (repeatable)")
+    snap = sub.add_parser("snapshot", help="write a closed simulated world in OpenAlex's snapshot layout")
+    snap.add_argument("--works", type=whole_number(1), required=True, metavar="N", help="number of works")
+    snap.add_argument("--out", required=True, help="the snapshot's root folder (data/ is written inside it)")
+    snap.add_argument("--seed", type=int, default=0, help="seed of the simulated world")
+    snap.add_argument("--parquet", action="store_true", help="also write the works as Parquet (data/parquet/works)")
+    snap.add_argument("--part-records", type=whole_number(1), default=50_000, metavar="N",
+                      help="records per data file (default 50000)")
 
 
 def _faults(specs: list[str]) -> dict[str, float]:
@@ -49,14 +61,30 @@ def _faults(specs: list[str]) -> dict[str, float]:
     return out
 
 
+def _snapshot(args: argparse.Namespace) -> int:
+    from scitaste_hf.scale.progress import StageProgress
+    from scitaste_hf.snapshot.writer import write_snapshot
+
+    with StageProgress() as progress:
+        info = write_snapshot(args.out, args.works, seed=args.seed, parquet=args.parquet,
+                              part_records=args.part_records, progress=progress)
+    print(f"wrote a SYNTHETIC snapshot (seed {info['seed']}; not real data) to {args.out}: {info['works']:,} works, "
+          f"{info['citations']:,} citations, {info['sources']} sources; formats {', '.join(info['formats'])}")
+    return 0
+
+
 def run(args: argparse.Namespace) -> int:
-    """Build the world, bind the port, print READY with the URL, serve until interrupted."""
+    """Build the world, bind the port, print READY with the URL, serve until interrupted (``serve``); or write a
+    snapshot (``snapshot``)."""
+    if args.action == "snapshot":
+        return _snapshot(args)
     import socket
     import time
 
     from scitaste_hf.errors import ScitasteError
     from scitaste_hf.mirror.server import DEFAULT_DAILY_LIMIT, build_mirror
     from scitaste_hf.sources.endpoints import mirror_clients
+    from scitaste_hf.taxonomy import load_taxonomy
 
     faults = _faults(args.fault)
     started = time.perf_counter()
@@ -65,7 +93,8 @@ def run(args: argparse.Namespace) -> int:
     print(f"building the mirror: {what} ...", flush=True)
     app = build_mirror(args.world, seed=args.seed, papers=args.papers, rate_limit=args.rate_limit,
                        daily_limit=args.daily_limit or DEFAULT_DAILY_LIMIT, latency=args.latency,
-                       max_page=args.max_page, fault_rates=faults, progress=lambda m: print(m, flush=True))
+                       max_page=args.max_page, fault_rates=faults, progress=lambda m: print(m, flush=True),
+                       taxonomy=load_taxonomy(args.taxonomy))
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:

@@ -10,7 +10,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from scitaste_hf.errors import ScitasteError
-from scitaste_hf.schema import DEFAULT_VECTOR, DIMENSIONS, DISCIPLINES, WAPE_BANDS, validate_weights
+from scitaste_hf.schema import DEFAULT_VECTOR, DIMENSIONS, WAPE_BANDS, validate_weights
+from scitaste_hf.taxonomy import discipline_order
 
 #: The regressors of the derivation (docs/weights.md#weights-derive), by name.
 MODELS: tuple[str, ...] = ("linear", "ridge", "lasso", "random_forest", "gradient_boosting")
@@ -360,7 +361,7 @@ def _groups(disciplines: np.ndarray, minimum: int, what: str) -> list[tuple[str,
     discipline with fewer than ``minimum`` records."""
     disciplines = np.asarray(disciplines, dtype=object)
     present = set(disciplines.tolist())
-    order = [d for d in DISCIPLINES if d in present] + sorted(present - set(DISCIPLINES))
+    order = discipline_order(present)
     groups = [(d, disciplines == d) for d in order]
     for discipline, mask in groups:
         if mask.sum() < minimum:

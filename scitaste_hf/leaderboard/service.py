@@ -32,13 +32,14 @@ from scitaste_hf.leaderboard.store import EVIDENCE_CONSISTENT, FLAGGED, SELF_REP
 from scitaste_hf.leaderboard.views import RunCache, order_key
 from scitaste_hf.predictions import parse_predictions
 from scitaste_hf.records import jsonl_lines
-from scitaste_hf.schema import DEFAULT_WEIGHTS, DIMENSIONS, DISCIPLINES, MODES, Answer, Failure
+from scitaste_hf.schema import DEFAULT_WEIGHTS, DIMENSIONS, MODES, Answer, Failure
 from scitaste_hf.scoring import paired_bootstrap, score_run
 from scitaste_hf.scoring._arrays import as_answer_matrix
 from scitaste_hf.scoring.bootstrap import N_RESAMPLES, SEED
 from scitaste_hf.scoring.floors import FLOORS, floor_matrices
 from scitaste_hf.scoring.ranks import RANK_RESAMPLES, detectable_difference, replicates
 from scitaste_hf.sources.limits import SlidingWindow
+from scitaste_hf.taxonomy import discipline_order
 
 logger = logging.getLogger(__name__)
 
@@ -232,7 +233,7 @@ class Leaderboard:
         disciplines = np.array([r["discipline"] for r in self.gold])
         present = set(disciplines.tolist())
         #: The scopes of a run's numbers, in :func:`score_run`'s order: overall, then each discipline.
-        self.scopes = ("overall", *[d for d in DISCIPLINES if d in present], *sorted(present - set(DISCIPLINES)))
+        self.scopes = ("overall", *discipline_order(present))
         self._masks = {scope: np.ones(len(self.gold), dtype=bool) if scope == "overall" else disciplines == scope
                        for scope in self.scopes}
         self._floor_answers = floor_matrices(self._G, disciplines, self.backup)

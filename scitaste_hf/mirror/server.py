@@ -14,6 +14,7 @@ from pathlib import Path
 
 from scitaste_hf.simworld.world import World
 from scitaste_hf.sources.endpoints import mirror_route
+from scitaste_hf.taxonomy import Taxonomy
 
 #: Requests the mirror allows before its X-RateLimit budget runs out, unless told otherwise.
 DEFAULT_DAILY_LIMIT = 10_000_000
@@ -66,7 +67,8 @@ def world_backend(world: World) -> Callable[[str, str, dict[str, str], bytes], t
 
 def build_mirror(world: str = "sim", *, seed: int = 0, papers: int = 6000, rate_limit: int | None = None,
                  daily_limit: int | None = DEFAULT_DAILY_LIMIT, latency: float = 0.0, max_page: int | None = None,
-                 fault_rates: dict[str, float] | None = None, progress: Callable[[str], None] | None = None):
+                 fault_rates: dict[str, float] | None = None, progress: Callable[[str], None] | None = None,
+                 taxonomy: Taxonomy | None = None):
     """The mirror's ASGI application.
 
     Parameters
@@ -88,6 +90,9 @@ def build_mirror(world: str = "sim", *, seed: int = 0, papers: int = 6000, rate_
         Share of random faults per kind (``429``, ``500``, ``empty``, ``truncated``, ``slow``), seeded with ``seed``.
     progress : callable, optional
         Told each step of building a simulated world as it starts, with the time the last one took.
+    taxonomy : Taxonomy, optional
+        The disciplines and cells the simulated world generates (default: the packaged default); a build from
+        this mirror takes the same one.
     """
     import time
 
@@ -101,7 +106,7 @@ def build_mirror(world: str = "sim", *, seed: int = 0, papers: int = 6000, rate_
     tell = progress or (lambda message: None)
     started = time.perf_counter()
     tell(f"generating the candidates of {papers} benchmark papers, their citation graph and journals")
-    generated = generate(papers, seed)
+    generated = generate(papers, seed, taxonomy)
     tell(f"indexing the world for the three services ({time.perf_counter() - started:.0f} s so far)")
     return build_app(backend=world_backend(generated), rate_limit=rate_limit, daily_limit=daily_limit,
                      latency=latency, max_page=max_page, fault_rates=fault_rates, seed=seed)

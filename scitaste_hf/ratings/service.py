@@ -19,8 +19,9 @@ from scitaste_hf.ratings.agreement import agreement, consensus_records
 from scitaste_hf.ratings.export import export
 from scitaste_hf.ratings.guide import NUMBERS
 from scitaste_hf.ratings.store import LEASE_S, RatingError, RatingStore
-from scitaste_hf.schema import DISCIPLINES, SCORE_MAX, SCORE_MIN
+from scitaste_hf.schema import SCORE_MAX, SCORE_MIN
 from scitaste_hf.scoring.bootstrap import N_RESAMPLES, SEED
+from scitaste_hf.taxonomy import discipline_order
 
 if TYPE_CHECKING:
     from scitaste_hf.leaderboard.service import Leaderboard
@@ -101,9 +102,8 @@ class Ratings:
         self.store = RatingStore(data_dir, lease=lease)
         self.gold = list(gold)
         self.papers = {r["bibcode"]: r for r in self.gold}
-        present = {r["discipline"] for r in self.gold}
-        #: The disciplines a rater can choose, in the benchmark's order.
-        self.disciplines = (*[d for d in DISCIPLINES if d in present], *sorted(present - set(DISCIPLINES)))
+        #: The disciplines a rater can choose, in the taxonomy's order.
+        self.disciplines = tuple(discipline_order(r["discipline"] for r in self.gold))
         self._by_discipline = {d: [r["bibcode"] for r in self.gold if r["discipline"] == d] for d in self.disciplines}
         self.mirror = mirror
         self._attempts = RateLimit(*rate_limit, "ratings")

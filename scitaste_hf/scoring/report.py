@@ -14,7 +14,6 @@ from scitaste_hf.errors import ScitasteError
 from scitaste_hf.schema import (
     DEFAULT_WEIGHTS,
     DIMENSIONS,
-    DISCIPLINES,
     SCORE_MAX,
     SCORE_MIN,
     Answer,
@@ -29,6 +28,7 @@ from scitaste_hf.scoring.bootstrap import CONFIDENCE, N_RESAMPLES, SEED, interva
 from scitaste_hf.scoring.floors import floor_matrices
 from scitaste_hf.scoring.scheme1 import scheme1
 from scitaste_hf.scoring.wape import wape, wape_grade, wape_score
+from scitaste_hf.taxonomy import discipline_order, packaged_disciplines
 
 
 def summarize(P: np.ndarray, G: np.ndarray, *, n_total: int, failures: Mapping[str, int] | None = None,
@@ -136,23 +136,24 @@ def score_run(gold: Sequence[Mapping[str, Any]], predictions: Mapping[str, Answe
     -------
     dict
         ``{"overall": summary, "by_discipline": {discipline: summary}}`` with summaries as in
-        :func:`summarize`, each with the ``part_b_weights`` it used; disciplines in the benchmark's order, those
-        absent from the gold set omitted; ``weights``: the vector, or the vectors by discipline.
+        :func:`summarize`, each with the ``part_b_weights`` it used; the gold set's disciplines in reporting
+        order (:func:`~scitaste_hf.taxonomy.discipline_order`); ``weights``: the vector, or the vectors by discipline.
     """
     w = DEFAULT_WEIGHTS if weights is None else weights
     if not gold:
         raise ScitasteError("the gold set is empty")
+    known = packaged_disciplines()
     for i, record in enumerate(gold):
         if not isinstance(record, Mapping):
             raise ScitasteError(f"{gold_name} item {i}: expected a record object, got {type(record).__name__}")
         if not isinstance(record.get("bibcode"), str) or not record["bibcode"]:
             raise ScitasteError(f"{gold_name} item {i}: missing 'bibcode'")
-        # A discipline outside the benchmark's six gets a row of its own; a missing one or a mis-cased known one
+        # A discipline outside the packaged taxonomies gets a row of its own too; a missing one or a mis-cased known one
         # would silently split a discipline's papers, so those stop here.
         discipline = record.get("discipline")
         if not isinstance(discipline, str) or not discipline.strip():
             raise ScitasteError(f"{gold_name} item {i} ({record['bibcode']}): missing 'discipline'")
-        if discipline not in DISCIPLINES and discipline.strip().lower() in DISCIPLINES:
+        if discipline not in known and discipline.strip().lower() in known:
             raise ScitasteError(f"{gold_name} item {i} ({record['bibcode']}): discipline {discipline!r}; the "
                                 f"benchmark's is {discipline.strip().lower()!r}")
     seen = Counter(str(r.get("bibcode")) for r in gold)
@@ -187,7 +188,7 @@ def score_run(gold: Sequence[Mapping[str, Any]], predictions: Mapping[str, Answe
                         floors=None if floor_rows is None else {k: F[keep] for k, F in floor_rows.items()})
         return out | {"part_b_weights": block_weights}
 
-    order = [d for d in DISCIPLINES if d in set(disciplines)] + sorted(set(disciplines) - set(DISCIPLINES))
+    order = discipline_order(disciplines)
     return {
         "overall": block(np.ones(len(gold), dtype=bool)),
         "by_discipline": {d: block(disciplines == d) for d in order},

@@ -52,10 +52,9 @@ FOREIGN_REFERENCES = (-1.6, 0.6)
 FOREIGN_TOPICS = (0.8, 1.1)
 #: Keywords of another discipline in the abstract = round(a + b * novelty trait).
 FOREIGN_WORDS = (0.6, 1.1)
-#: log citations = a + culture + b * citation trait + CITATION_AGE * log(age / 10 years).
+#: log citations = a + culture + b * citation trait + CITATION_AGE * log(age / 10 years), where culture is the
+#: discipline's citation_culture in the taxonomy.
 CITATIONS, CITATION_AGE = (2.7, 1.0), 0.15
-#: Citation cultures: log-citation offsets of the disciplines.
-CITATION_CULTURE = {"medicine": 0.15, "biology": 0.1, "chemistry": 0.03, "finance": -0.05, "mathematics": -0.15}
 #: Share of citers that also cite a reference = Phi(-a - b * disruption trait).
 CONSOLIDATING = (0.0, 1.6)
 #: log team size = a + b * team trait; share of co-authors abroad = Phi(a + b * team trait).
@@ -380,7 +379,7 @@ def generate(papers: int = DEFAULT_PAPERS, seed: int = 0, taxonomy: Taxonomy | N
     # Citations: as many as the citation trait says (disciplines keep their citation cultures; older papers had
     # longer to be cited), from later works of the cell.
     age = (TODAY - _EPOCH).days - days[:n_cand]
-    culture = np.array([CITATION_CULTURE.get(d, 0.0) for d in discipline_names])[cell_discipline[cand_cell]]
+    culture = np.array([tax.discipline(d).citation_culture for d in discipline_names])[cell_discipline[cand_cell]]
     wanted = np.exp(CITATIONS[0] + culture + CITATIONS[1] * traits.citation + CITATION_AGE * np.log(age / 3650.0))
     n_cite = np.clip(np.round(wanted), 0, 2000).astype(np.int64)
     owner = np.repeat(cand, n_cite)

@@ -37,9 +37,9 @@ def test_fusion_follows_the_precedence_and_records_sources():
 def test_candidates_are_fused_once_and_labelled():
     cells = {"finance.banking": [{**WORK, "id": "W2", "doi": "10.2/y", "abstract": "bank credit lending"}],
              "finance.asset_pricing": [{**WORK, "id": "W2", "doi": "10.2/y", "abstract": "bank credit lending"}]}
-    discipline_of = {c.id: c.discipline for c in TAX.cells}
-    fused = fuse_candidates([ADS], {"10.1/x": WORK}, {"cond-mat/0405001": ARXIV}, cells, discipline_of)
-    assert [p["bibcode"] for p in fused] == ["2004PhRvB..70.1234S", internal_id("finance", "W2")]
+    fused = fuse_candidates([ADS], {"10.1/x": WORK}, {"cond-mat/0405001": ARXIV}, cells, TAX)
+    assert [p["bibcode"] for p in fused] == ["2004PhRvB..70.1234S", "STB.FINA.W2"]
+    assert internal_id(TAX.discipline("finance"), "W2") == "STB.FINA.W2"
     assert fused[1]["cells"] == ["finance.banking", "finance.asset_pricing"]
     labelled = {p["bibcode"]: p for p in label(fused, TAX)}
     physics = labelled["2004PhRvB..70.1234S"]
@@ -85,13 +85,17 @@ def test_a_bad_taxonomy_stops_the_build_with_one_line(tmp_path, capsys):
     from scitaste_hf.cli import main
 
     bad = tmp_path / "taxonomy.yaml"
-    bad.write_text("physics: []\nastrology: []\n")
+    bad.write_text("extends: default\nastrology: {sub_disciplines: []}\n")
     code = main(["build", "--mirror-url", "http://127.0.0.1:9", "--out", str(tmp_path / "ds"), "--taxonomy", str(bad)])
     assert code == 2
     assert capsys.readouterr().err.strip().splitlines() == [
-        f"scitaste: error: {bad}: unknown discipline 'astrology'; expected physics, mathematics, chemistry, biology, "
-        "medicine, finance"]
+        f"scitaste: error: {bad}: discipline 'astrology' needs a code of 2-8 capital letters (its internal ids are "
+        "STB.<code>.<OpenAlex id>), got None"]
     assert not (tmp_path / "ds").exists() and not (tmp_path / "ds.work").exists()
+    code = main(["build", "--mirror-url", "http://127.0.0.1:9", "--out", str(tmp_path / "ds"), "--taxonomy", "extnded"])
+    assert code == 2
+    assert capsys.readouterr().err.strip() == ("scitaste: error: taxonomy 'extnded' not found: neither a packaged one "
+                                               "(default, extended) nor a file")
 
 
 def test_the_snowball_also_runs_from_inside_an_event_loop(mirror):

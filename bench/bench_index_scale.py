@@ -1,0 +1,124 @@
+"""Benchmark of the index at scale (docs/scale.md): time and peak memory of `scitaste index --focal all` per
+engine on simulated snapshots of 10k and 100k works (and 1M with --million), and the growth exponent of time in
+the number of works; prints figures, asserts nothing.
+
+Each run is a fresh `scitaste index` process (no stage reused), timed from outside; its peak resident memory is
+the kernel's figure for that process (DuckDB's buffers included). Snapshots are written once into --work-dir and
+reused by later runs of the benchmark. The in-memory engine is run up to --memory-max works (its exact nearest-
+neighbour search is quadratic: hours at 1M).
+
+Run: ``python bench/bench_index_scale.py [--million] [--engines duckdb,memory] [--work-dir DIR]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import shutil
+import subprocess
+import sys
+import time
+from itertools import pairwise
+from pathlib import Path
+
+SIZES = (10_000, 100_000)
+MILLION = 1_000_000
+
+
+def scitaste() -> str:
+    """The `scitaste` console script of this interpreter's environment."""
+    return str(Path(sys.executable).with_name("scitaste"))
+
+
+def timed(argv: list[str], log: Path) -> tuple[float, float, int]:
+    """Run ``argv``, output to ``log``; wall seconds, peak resident GB of that process, exit status."""
+    started = time.perf_counter()
+    with open(log, "w") as fh:
+        proc = subprocess.Popen(argv, stdout=fh, stderr=subprocess.STDOUT)
+        _, status, usage = os.wait4(proc.pid, 0)
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    return time.perf_counter() - started, usage.ru_maxrss / 1024**2, proc.returncode
+
+
+def snapshot(work: Path, works: int) -> Path:
+    """The simulated snapshot of ``works`` works (seed 0), written once."""
+    root = work / f"snapshot-{works}"
+    if not (root / "snapshot.json").is_file():
+        shutil.rmtree(root, ignore_errors=True)
+        seconds, peak, rc = timed([scitaste(), "mirror", "snapshot", "--works", str(works), "--out", str(root)],
+                                  work / f"snapshot-{works}.log")
+        if rc:
+            sys.exit(f"writing the {works:,}-work snapshot failed; see {work / f'snapshot-{works}.log'}")
+        size = sum(p.stat().st_size for p in root.rglob("*") if p.is_file()) / 1024**3
+        print(f"snapshot {works:,} works: written in {seconds:.0f} s, peak {peak:.2f} GB, {size:.2f} GB on disk",
+              flush=True)
+    return root
+
+
+def run_index(work: Path, root: Path, works: int, engine: str, memory_limit: str) -> dict | None:
+    """One fresh index run; its figures, or None when it failed."""
+    out = work / f"run-{engine}-{works}"
+    shutil.rmtree(out, ignore_errors=True)
+    load = os.getloadavg()[0]
+    argv = [scitaste(), "index", "--works", str(root), "--focal", "all", "--out", str(out), "--engine", engine,
+            "--memory-limit", memory_limit, "--quiet"]
+    seconds, peak, rc = timed(argv, work / f"run-{engine}-{works}.log")
+    if rc:
+        print(f"{engine} at {works:,} works failed (exit {rc}); see {work / f'run-{engine}-{works}.log'}", flush=True)
+        return None
+    summary = json.loads((out / "index.json").read_text())
+    row = {"works": works, "engine": engine, "seconds": seconds, "peak_gb": peak, "citations": summary["citations"],
+           "stages": summary["stage_seconds"], "neighbours": summary["neighbours"],
+           "load": (load + os.getloadavg()[0]) / 2}
+    recall = summary["neighbours"].get("recall")
+    slowest = sorted(row["stages"].items(), key=lambda kv: -kv[1])[:4]
+    print(f"{engine:>6} {works:>9,} works {summary['citations']:>11,} citations: {seconds:8.1f} s, peak "
+          f"{peak:5.2f} GB, load {row['load']:.1f}; neighbours {summary['neighbours']['method']}"
+          + (f" (recall@{recall['k']} {recall['recall_at_k']:.4f})" if recall else "")
+          + "; slowest stages: " + ", ".join(f"{k} {v:.0f} s" for k, v in slowest), flush=True)
+    return row
+
+
+def exponents(rows: list[dict]) -> None:
+    """The growth exponent of time in works between consecutive sizes, and fitted over all, per engine."""
+    for engine in dict.fromkeys(r["engine"] for r in rows):
+        mine = sorted((r["works"], r["seconds"]) for r in rows if r["engine"] == engine)
+        if len(mine) < 2:
+            continue
+        steps = [f"{a:,}->{b:,}: {math.log(tb / ta) / math.log(b / a):.2f}" for (a, ta), (b, tb) in pairwise(mine)]
+        xs = [math.log(w) for w, _ in mine]
+        ys = [math.log(t) for _, t in mine]
+        mx, my = sum(xs) / len(xs), sum(ys) / len(ys)
+        fit = sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / sum((x - mx) ** 2 for x in xs)
+        print(f"growth exponent of time, {engine}: {'; '.join(steps)}; fitted over all sizes {fit:.2f}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--million", action="store_true", help="also 1,000,000 works (about an hour with DuckDB)")
+    parser.add_argument("--engines", default="duckdb,memory", help="comma-separated: duckdb, memory")
+    parser.add_argument("--memory-max", type=int, default=100_000,
+                        help="largest snapshot the in-memory engine runs on (default 100000)")
+    parser.add_argument("--memory-limit", default="4GB", help="DuckDB's memory limit (default 4GB)")
+    parser.add_argument("--work-dir", default="/tmp/scitaste-bench-scale", help="snapshots and runs (kept)")
+    args = parser.parse_args()
+    work = Path(args.work_dir)
+    work.mkdir(parents=True, exist_ok=True)
+    print(f"{os.cpu_count()} cores; load average at start {os.getloadavg()[0]:.1f}", flush=True)
+    rows = []
+    for works in (*SIZES, *((MILLION,) if args.million else ())):
+        root = snapshot(work, works)
+        for engine in args.engines.split(","):
+            if engine == "memory" and works > args.memory_max:
+                continue
+            row = run_index(work, root, works, engine, args.memory_limit)
+            if row:
+                rows.append(row)
+    exponents(rows)
+    (work / "results.json").write_text(json.dumps(rows, indent=1) + "\n")
+
+
+if __name__ == "__main__":
+    main()

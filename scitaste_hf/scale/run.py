@@ -1,0 +1,94 @@
+"""One index run over a snapshot: the chosen engine, then ``OUT/index.parquet`` (the scores) and
+``OUT/index.json`` (what was run, counts, the neighbour search's recall, seconds per stage), each written
+atomically."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+from scitaste_hf.errors import ScitasteError
+from scitaste_hf.output import check_writable, write_bytes_atomic
+from scitaste_hf.scale.options import IndexOptions
+from scitaste_hf.scale.progress import StageProgress
+
+ENGINES = ("duckdb", "memory")
+
+
+@contextlib.contextmanager
+def _claimed(out: Path) -> Iterator[None]:
+    """Hold ``out``'s lock for the run: a second run on the same folder would overwrite the first one's stages."""
+    import fcntl
+
+    with open(out / ".lock", "a") as handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise ScitasteError(f"another index run is using {out}; wait for it to end or give this one another "
+                                "--out") from None
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def index_snapshot(works: str | Path, out: str | Path, engine: str, options: IndexOptions,
+                   progress: StageProgress | None = None) -> dict:
+    """Score the focal papers of a snapshot and write the results.
+
+    Parameters
+    ----------
+    works : str or path-like
+        The snapshot.
+    out : str or path-like
+        Output folder (created); the DuckDB engine keeps its resumable stages in ``out/stages``.
+    engine : {"duckdb", "memory"}
+    options : IndexOptions
+    progress : StageProgress, optional
+
+    Returns
+    -------
+    dict
+        The summary written to ``index.json``.
+
+    Raises
+    ------
+    ScitasteError
+        On an unknown engine, a folder that cannot be written or that another run is using, or bad input (see
+        the engines).
+    """
+    import pyarrow.parquet as pq
+
+    from scitaste_hf.snapshot.layout import find_entity
+
+    if engine not in ENGINES:
+        raise ScitasteError(f"unknown engine {engine!r}; use one of {', '.join(ENGINES)}")
+    find_entity(works, "works", options.format)  # a missing snapshot is refused before anything is written
+    out = Path(out)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ScitasteError(f"cannot create folder {out}: {exc.strerror or exc}") from None
+    check_writable(out / "index.json")
+    progress = progress or StageProgress(enabled=False)
+    started = time.perf_counter()
+    with _claimed(out):
+        if engine == "memory":
+            from scitaste_hf.scale.memory import run_memory
+
+            table, summary = run_memory(works, options, progress)
+        else:
+            from scitaste_hf.scale.duck import run_duckdb
+
+            table, summary = run_duckdb(works, out, options, progress)
+        tmp = out / ".index.parquet.tmp"
+        pq.write_table(table, tmp)
+        tmp.replace(out / "index.parquet")
+        summary.update({"snapshot": str(works), "focal": options.focal.spec, "cd_window_days": options.cd_window,
+                        "seconds": round(time.perf_counter() - started, 2), "stage_seconds": dict(progress.times),
+                        "journal_table": table.schema.metadata[b"journal_table"].decode()})
+        write_bytes_atomic(out / "index.json", (json.dumps(summary, indent=1) + "\n").encode())
+    return summary

@@ -1,0 +1,157 @@
+"""Where a snapshot's files are: OpenAlex's layout on S3, mirrored on a local disk.
+
+OpenAlex publishes each entity as gzip-compressed JSON Lines partitioned by the date a record last changed::
+
+    data/works/manifest
+    data/works/updated_date=2025-12-31/part_000.gz
+    data/works/updated_date=2025-12-31/part_001.gz
+    data/sources/manifest
+    data/sources/updated_date=.../part_000.gz
+
+``manifest`` is a Redshift manifest: ``{"entries": [{"url": ..., "meta": {"content_length": bytes,
+"record_count": records}}, ...], "meta": {...totals}}``. The same records as Parquet live under
+``data/parquet/works/`` (OpenAlex's newer releases put the JSON under ``data/jsonl/`` beside it; both are read).
+A manifest's URLs point at S3 in a real snapshot and are relative to the snapshot's root in a written one; a file
+is found by the part of its URL from ``data/`` on.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+from scitaste_hf.errors import ScitasteError
+
+FORMATS = ("jsonl", "parquet")
+_SUFFIX = {"jsonl": ".gz", "parquet": ".parquet"}
+#: Entity folders of each format, relative to the snapshot root, in the order they are looked for.
+_ENTITY_FOLDERS = {"jsonl": ("data/{entity}", "data/jsonl/{entity}"), "parquet": ("data/parquet/{entity}",)}
+
+
+@dataclass(frozen=True)
+class PartFile:
+    """One data file of an entity, with what its manifest says of it (None without a manifest)."""
+
+    path: Path
+    records: int | None
+
+
+@dataclass(frozen=True)
+class EntityFiles:
+    """The data files of one entity in one format."""
+
+    entity: str
+    format: str
+    folder: Path
+    parts: tuple[PartFile, ...]
+
+    @property
+    def records(self) -> int | None:
+        """Total records per the manifest, or None when some file has no count."""
+        counts = [p.records for p in self.parts]
+        return None if any(c is None for c in counts) else sum(counts)
+
+
+def partition_file(folder: Path, updated_date: str, part: int, fmt: str) -> Path:
+    """The path of data file ``part`` of the ``updated_date`` partition of an entity folder."""
+    return folder / f"updated_date={updated_date}" / f"part_{part:03d}{_SUFFIX[fmt]}"
+
+
+def write_manifest(folder: Path, root: Path, parts: list[tuple[Path, int]]) -> None:
+    """Write an entity folder's Redshift manifest listing ``parts`` ((path, record count)), URLs relative to
+    ``root``."""
+    entries = [{"url": path.relative_to(root).as_posix(),
+                "meta": {"content_length": path.stat().st_size, "record_count": count}} for path, count in parts]
+    total = {"content_length": sum(e["meta"]["content_length"] for e in entries),
+             "record_count": sum(count for _, count in parts)}
+    (folder / "manifest").write_text(json.dumps({"entries": entries, "meta": total}, indent=1) + "\n")
+
+
+def _from_manifest(folder: Path, manifest: Path) -> list[PartFile]:
+    try:
+        data = json.loads(manifest.read_text())
+        entries = data["entries"]
+    except (ValueError, KeyError, TypeError):
+        raise ScitasteError(f"{manifest} is not a snapshot manifest (expected JSON with an 'entries' list)") from None
+    parts = []
+    for entry in entries:
+        url = str(entry.get("url", ""))
+        # The part from the partition folder on names the file below the entity folder, wherever the URL points.
+        at = url.find("updated_date=")
+        if at < 0:
+            raise ScitasteError(f"{manifest} lists {url!r}, which is not in an updated_date= partition")
+        path = folder / url[at:]
+        if not path.is_file():
+            raise ScitasteError(f"{manifest} lists {url}, which is not at {path}: the snapshot is incomplete")
+        parts.append(PartFile(path, (entry.get("meta") or {}).get("record_count")))
+    return parts
+
+
+def _entity_files(folder: Path, entity: str, fmt: str) -> EntityFiles:
+    manifest = folder / "manifest"
+    if manifest.is_file():
+        parts = _from_manifest(folder, manifest)
+    else:
+        parts = [PartFile(p, None) for p in sorted(folder.glob(f"updated_date=*/*{_SUFFIX[fmt]}"))]
+    parts = [p for p in parts if p.path.suffix == _SUFFIX[fmt]]
+    if not parts:
+        raise ScitasteError(f"{folder} holds no {fmt} data files (updated_date=*/*{_SUFFIX[fmt]})")
+    return EntityFiles(entity, fmt, folder, tuple(parts))
+
+
+def _has(folder: Path, fmt: str) -> bool:
+    """Whether an entity folder holds data files of a format, or a manifest that lists some."""
+    if not folder.is_dir():
+        return False
+    if any(folder.glob(f"updated_date=*/*{_SUFFIX[fmt]}")):
+        return True
+    manifest = folder / "manifest"
+    return manifest.is_file() and f'{_SUFFIX[fmt]}"' in manifest.read_text()
+
+
+def _is_entity_folder(path: Path) -> bool:
+    return (path / "manifest").is_file() or any(path.glob("updated_date=*"))
+
+
+def find_entity(path: str | Path, entity: str = "works", fmt: str = "auto") -> EntityFiles:
+    """The data files of ``entity`` in a snapshot.
+
+    Parameters
+    ----------
+    path : str or path-like
+        The snapshot's root (the folder holding ``data/``), or an entity folder itself (one holding
+        ``manifest`` or ``updated_date=*`` folders).
+    entity : str
+        ``works`` or ``sources``; with an entity folder as ``path``, ``sources`` is looked for beside it.
+    fmt : {"auto", "jsonl", "parquet"}
+        ``auto``: JSON Lines when the snapshot has them, else Parquet.
+
+    Returns
+    -------
+    EntityFiles
+
+    Raises
+    ------
+    ScitasteError
+        When nothing of the kind is there, or a manifest lists a file that is missing.
+    """
+    path = Path(path)
+    if not path.exists():
+        raise ScitasteError(f"no snapshot at {path}: the path does not exist")
+    formats = FORMATS if fmt == "auto" else (fmt,)
+    if fmt not in ("auto", *FORMATS):
+        raise ScitasteError(f"unknown snapshot format {fmt!r}; use one of auto, {', '.join(FORMATS)}")
+    if _is_entity_folder(path):
+        folder = path if entity == "works" else path.parent / entity
+        for f in formats:
+            if _has(folder, f):
+                return _entity_files(folder, entity, f)
+        raise ScitasteError(f"no {entity} data files ({' or '.join(formats)}) at {folder}")
+    for f in formats:
+        for pattern in _ENTITY_FOLDERS[f]:
+            folder = path / pattern.format(entity=entity)
+            if _has(folder, f):
+                return _entity_files(folder, entity, f)
+    raise ScitasteError(f"no OpenAlex {entity} snapshot at {path}: expected data/{entity}/updated_date=*/*.gz "
+                        f"(or data/parquet/{entity}/...), or an entity folder holding updated_date=* folders")
