@@ -36,7 +36,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "measured recall, or auto (exact below 50,000 papers)")
     parser.add_argument("--cd-window", type=whole_number(0), metavar="DAYS",
                         help="count only citers within DAYS after the paper for the CD index (default: all)")
-    parser.add_argument("--weights", metavar="PATH", help="weights of the composite (default: the packaged ones)")
+    parser.add_argument("--weights", metavar="PATH",
+                        help="weights of the composite (default: the packaged ones); a file with one vector per "
+                             "discipline gives each paper its discipline's, the discipline of its primary topic's "
+                             "subfield in --taxonomy")
+    parser.add_argument("--taxonomy", metavar="NAME|FILE",
+                        help="taxonomy mapping subfields to disciplines for per-discipline --weights: a packaged "
+                             "name (default, extended) or a file (default: default)")
     parser.add_argument("--journal-table", metavar="PATH",
                         help="journal table (CSV or Parquet) for dimension G (default: the snapshot's sources, "
                              "the open impact proxy)")
@@ -57,7 +63,7 @@ def run(args: argparse.Namespace) -> int:
                            memory_limit=memory_limit(args.memory_limit), threads=args.threads,
                            neighbours=args.neighbours, cd_window=args.cd_window,
                            weights=load_weights(args.weights) if args.weights else None,
-                           journal_table=args.journal_table)
+                           taxonomy=args.taxonomy, journal_table=args.journal_table)
     with StageProgress(enabled=not args.quiet) as progress:
         summary = index_snapshot(args.works, args.out, args.engine, options, progress)
     recall = (summary.get("neighbours") or {}).get("recall")

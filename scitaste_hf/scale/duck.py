@@ -30,6 +30,7 @@ from scitaste_hf.scale import sql
 from scitaste_hf.scale.options import IndexOptions
 from scitaste_hf.scale.progress import StageProgress
 from scitaste_hf.scale.stages import Stages, key_of, replace
+from scitaste_hf.schema import DisciplineWeights
 from scitaste_hf.snapshot.layout import EntityFiles, find_entity
 
 #: Focal -> reference -> citer paths per CD block: bounds the block's join and aggregation (about 1 GB).
@@ -310,7 +311,7 @@ class DuckIndex:
     def semantic(self, embed_key: str, n_focal: int, n_works: int, rows: np.ndarray, vectors: np.ndarray
                  ) -> np.ndarray:
         """Reference centroid distance, bridge score and dispersion per focal paper."""
-        from scitaste_hf.scale.semantic import reference_parameters
+        from scitaste_hf.index.dimensions import reference_parameters
 
         key = key_of("semantic", embed_key)
         target = self.stages.path("semantic.npy")
@@ -335,11 +336,27 @@ class DuckIndex:
             self.progress.note("semantic: done before, skipped")
         return np.load(target)
 
+    def disciplines(self, n_focal: int) -> list[str | None] | None:
+        """Each focal paper's discipline for per-discipline weights (None with one vector), checked before the
+        long stages so that a paper without a vector is refused at once."""
+        from scitaste_hf.scale.disciplines import paper_disciplines
+
+        if not isinstance(self.options.weights, DisciplineWeights):
+            return None
+        # A cursor of its own: the tables stage may leave a result pending on the main one.
+        cursor = self.con.cursor()
+        try:
+            subfields = cursor.sql(sql.focal_subfields(n_focal)).to_arrow_table().column("subfield_id").to_pylist()
+        finally:
+            cursor.close()
+        return paper_disciplines(subfields, self.options.weights, self.options.taxonomy)
+
     def run(self) -> tuple[pa.Table, dict]:
         """All stages, then the scores. Returns the index table and a summary of the run."""
         read_key = self.read()
         tables_key, counts = self.tables(read_key)
         n_focal, n_works = counts["papers"], counts["works"]
+        disciplines = self.disciplines(n_focal)
         _, feats = self.features(tables_key, n_focal)
         cd_counts = self.cd(tables_key, n_focal)
         embed_key, rows, vectors = self.embed(tables_key)
@@ -351,7 +368,7 @@ class DuckIndex:
 
         journals = read_journals(self.works_path, self.options.journal_table)
         with self.progress.step("scores", n_focal) as advance:
-            table = assemble(feats, cd_counts, neighbours, semantic, journals, self.options.weights)
+            table = assemble(feats, cd_counts, neighbours, semantic, journals, self.options.weights, disciplines)
             advance(n_focal)
         summary = {"engine": "duckdb", "papers": n_focal, "works": n_works, "in_snapshot": counts["in_snapshot"],
                    "citations": counts["citations"], "neighbours": report, "memory_limit": self.options.memory_limit}
@@ -364,15 +381,17 @@ def _column(table: pa.Table, name: str) -> np.ndarray:
 
 
 def assemble(feats: pa.Table, cd_counts: np.ndarray, neighbours: np.ndarray, semantic: np.ndarray, journals,
-             weights) -> pa.Table:
+             weights, disciplines=None) -> pa.Table:
     """The index table from the per-paper values, with the in-memory engine's normalisations and columns
-    (:func:`scitaste_hf.index.compute_index`)."""
+    (:func:`scitaste_hf.index.compute_index`); ``disciplines`` (each paper's, per-discipline weights only) picks
+    each paper's weight vector."""
     from scitaste_hf.index.dimensions import SUBPARAMETERS, citation_impact, journal_impact
     from scitaste_hf.index.normalise import pca_score
-    from scitaste_hf.schema import DIMENSIONS, composite, validate_weights
+    from scitaste_hf.schema import DIMENSIONS, composite, vector_for
 
-    w = validate_weights(weights) if weights is not None else None
     n = feats.num_rows
+    labels = [None] * n if disciplines is None else list(disciplines)
+    vectors = {d: vector_for(weights, d) for d in dict.fromkeys(labels)}
     n_i, n_j, n_k = (cd_counts[:, j] for j in range(3))
     citers = n_i + n_j
     cd = np.full(n, np.nan)
@@ -393,7 +412,7 @@ def assemble(feats: pa.Table, cd_counts: np.ndarray, neighbours: np.ndarray, sem
     scores["citation_impact"] = citation_impact(feats.column("citation_count").to_numpy())
     scores["journal_impact"] = journal_impact(feats.column("journal").to_pylist(), journals)
     dims = {key: np.round(scores[key], 2) for key in DIMENSIONS}
-    innovation = [composite({key: dims[key][i] for key in DIMENSIONS}, w) for i in range(n)]
+    innovation = [composite({key: dims[key][i] for key in DIMENSIONS}, vectors[labels[i]]) for i in range(n)]
     columns = {"id": feats.column("id"), **dims, "innovation_score": innovation, "cd_index": cd, "n_i": n_i,
                "n_j": n_j, "n_k": n_k}
     for key, matrix in parameters.items():

@@ -29,8 +29,9 @@ def _flat(work) -> dict:
 
 
 def population_tables(path: str | Path, focal: Focal, fmt: str = "auto", progress: StageProgress | None = None
-                      ) -> tuple[pa.Table, pa.Table, pa.Table]:
-    """The ``papers``, ``citations`` and ``works`` tables of a snapshot, papers and works each in id order.
+                      ) -> tuple[pa.Table, pa.Table, pa.Table, list[str | None]]:
+    """The ``papers``, ``citations`` and ``works`` tables of a snapshot, papers and works each in id order, and
+    each paper's primary-topic subfield id (None without one), in the papers' order.
 
     Raises
     ------
@@ -58,6 +59,7 @@ def population_tables(path: str | Path, focal: Focal, fmt: str = "auto", progres
                     raise ScitasteError(f"focal work {work.id} has no publication date or year; the CD index needs "
                                         "the date of every focal paper")
                 papers.append({
+                    "subfield_id": work.primary_topic.subfield_id if work.primary_topic else None,
                     "id": work.id, "date": day, "citation_count": work.cited_by_count or 0, "journal": journal,
                     "field": field, "author_count": len(work.authorships) if work.authorships else None,
                     "countries": [c for a in work.authorships for c in a.countries],
@@ -79,9 +81,10 @@ def population_tables(path: str | Path, focal: Focal, fmt: str = "auto", progres
     others.sort(key=lambda w: w["id"])
     paper_schema = pa.schema([(k, v) for k, v in PAPER_COLUMNS.items() if k != "embedding"])
     work_schema = pa.schema([(k, v) for k, v in WORK_COLUMNS.items() if k != "embedding"])
+    subfields = [p.pop("subfield_id") for p in papers]
     return (pa.Table.from_pylist(papers, schema=paper_schema),
             pa.table({"citing": pa.array(cites, pa.string()), "cited": pa.array(cited, pa.string())}),
-            pa.Table.from_pylist(others, schema=work_schema))
+            pa.Table.from_pylist(others, schema=work_schema), subfields)
 
 
 def run_memory(path: str | Path, options: IndexOptions, progress: StageProgress | None = None) -> tuple[pa.Table, dict]:
@@ -93,14 +96,16 @@ def run_memory(path: str | Path, options: IndexOptions, progress: StageProgress 
         :func:`~scitaste_hf.index.compute_index`'s table, and a summary of the run (counts, neighbour search).
     """
     from scitaste_hf.index import Population, compute_index
+    from scitaste_hf.scale.disciplines import paper_disciplines
 
     progress = progress or StageProgress(enabled=False)
-    papers, citations, works = population_tables(path, options.focal, options.format, progress)
+    papers, citations, works, subfields = population_tables(path, options.focal, options.format, progress)
+    disciplines = paper_disciplines(subfields, options.weights, options.taxonomy)
     journals = read_journals(path, options.journal_table)
     with progress.step("in-memory index", papers.num_rows) as advance:
         population = Population.from_arrow(papers, citations, works)
         table = compute_index(population, journals, embedder=options.embedder, weights=options.weights,
-                              cd_window_days=options.cd_window)
+                              cd_window_days=options.cd_window, disciplines=disciplines)
         advance(papers.num_rows)
     summary = {"engine": "memory", "papers": papers.num_rows, "works": len(population.ids),
                "citations": int(population.graph.out.nnz), "neighbours": {"method": "exact"}}

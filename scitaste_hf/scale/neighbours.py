@@ -1,9 +1,10 @@
 """Nearest papers by cosine distance (dimension C's ``nn_distance`` and ``knn10_distance``): exact, or approximate
 with an inverted-file index (FAISS ``IndexIVFFlat``) whose recall against exact search is measured on a sample.
 
-Exact search is the in-memory engine's own (scikit-learn's brute-force cosine search, so that both engines give
-the same distances): linear memory, quadratic time (seconds at 10^4 papers, minutes at 10^5, hours at 10^6). The
-recall of the approximate search is measured against a blocked float32 matrix product with ``argpartition``.
+Exact search is the in-memory engine's own (:func:`scitaste_hf.index.dimensions.nearest_distances`, so that both
+engines give the same distances): linear memory, quadratic time (seconds at 10^4 papers, minutes at 10^5, hours
+at 10^6). The recall of the approximate search is measured against a blocked float32 matrix product with
+``argpartition``, which also gives the neighbours' rows.
 
 The approximate search clusters the unit vectors by k-means into about 4 sqrt(N) lists and compares each paper
 with the papers of the :data:`NPROBE` lists nearest to it, exactly. Graph indexes (HNSW, in usearch and in FAISS)
@@ -187,14 +188,12 @@ def nearest_papers(unit: np.ndarray, k: int, method: str = "auto", threads: int 
     m = unit.shape[0]
     chosen = ("exact" if m < EXACT_LIMIT else "ann") if method == "auto" else method
     if chosen == "exact":
-        from sklearn.neighbors import NearestNeighbors
+        from scitaste_hf.index.dimensions import nearest_distances
 
-        # Querying the fitted points without X leaves each paper out of its own neighbours.
-        search = NearestNeighbors(n_neighbors=k, metric="cosine", algorithm="brute").fit(unit)
-        dist = np.clip(search.kneighbors(return_distance=True)[0], 0.0, 2.0)
+        nn, knn = nearest_distances(unit, k)
         if advance:
             advance(m)
-        return Neighbours(dist[:, 0].astype(np.float64), dist.mean(axis=1).astype(np.float64), "exact", None)
+        return Neighbours(nn.astype(np.float64), knn.astype(np.float64), "exact", None)
     sims, keys = approximate_search(unit, k, threads=threads, advance=advance)
     nn, knn = _distances(sims)
     return Neighbours(nn, knn, "ann", recall(unit, keys, sims))

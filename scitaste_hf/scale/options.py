@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
 from dataclasses import dataclass
 
 from scitaste_hf.errors import ScitasteError
 from scitaste_hf.index.embed import Embedder
+from scitaste_hf.schema import Weights
 from scitaste_hf.snapshot.focal import Focal
 
 _SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(B|KB|MB|GB|TB|KIB|MIB|GIB|TIB)\s*$", re.IGNORECASE)
@@ -51,8 +51,12 @@ class IndexOptions:
         ``auto``, ``exact`` or ``ann`` (:func:`scitaste_hf.scale.neighbours.nearest_papers`).
     cd_window : int or None
         CD_t window in days; None counts every later citer.
-    weights : mapping or None
-        The composite's weights; the packaged default when None.
+    weights : mapping, DisciplineWeights or None
+        The composite's weights; the packaged default when None. Per-discipline weights give each paper the vector
+        of its discipline (:func:`scitaste_hf.scale.disciplines.paper_disciplines`).
+    taxonomy : str or None
+        The taxonomy (packaged name or file) whose cells map primary-topic subfields to disciplines, for
+        per-discipline weights; the default when None.
     journal_table : str or None
         A journal table file for dimension G; the snapshot's sources (the open proxy) when None.
     embedder : Embedder or None
@@ -65,6 +69,7 @@ class IndexOptions:
     threads: int = 0
     neighbours: str = "auto"
     cd_window: int | None = None
-    weights: Mapping[str, float] | None = None
+    weights: Weights | None = None
+    taxonomy: str | None = None
     journal_table: str | None = None
     embedder: Embedder | None = None

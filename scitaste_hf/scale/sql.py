@@ -142,6 +142,13 @@ WHERE c.country IS NOT NULL
 ORDER BY w.w"""
 
 
+def focal_subfields(n_focal: int) -> str:
+    """Each focal paper's primary-topic subfield id (NULL without one), in work order: its discipline for
+    per-discipline weights."""
+    return f"""
+SELECT k.subfield_id FROM works w JOIN known k ON k.id = w.id WHERE w.w < {int(n_focal)} ORDER BY w.w"""
+
+
 def texts(n_focal: int) -> str:
     """Title and abstract (the inverted index's JSON text) of the works that get an embedding: the focal papers
     and the snapshot's works they cite, in work order. Only a focal paper's abstract is read."""
