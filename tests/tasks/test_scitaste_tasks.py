@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from scitaste_hf.lm_tasks import BOUNDS, METRICS, SKILL_METRICS, process_results, scheme2, wape
+from scitaste_hf.lm_tasks import BOUNDS, METRICS, OVERALL, SKILL_METRICS, process_results, scheme2, wape
 from scitaste_hf.records import load_records
 from scitaste_hf.schema import DIMENSIONS
 from scitaste_hf.scoring import score_run
@@ -58,7 +58,9 @@ def test_aggregations_equal_score_run():
     expected = score_run(GOLD[:60], predictions, n_resamples=0)["overall"]
     assert scheme2(items) == pytest.approx(expected["scheme2"]["score"])
     assert wape(items) == pytest.approx(expected["scheme2"]["wape"])
-    assert set(process_results(GOLD[0], ["{}"])) == set(METRICS)
+    # the overall metrics, and of the per-discipline ones the sample's own discipline's only
+    assert set(process_results(GOLD[0], ["{}"])) == set(OVERALL) | {f"scheme2_{GOLD[0]['discipline']}"}
+    assert set(OVERALL) < set(METRICS)
     # the interval bounds are score_run's bootstrap (1,000 resamples, seed 0) of the same run
     with_ci = score_run(GOLD[:60], predictions)["overall"]
     assert [BOUNDS[f"scheme2_ci_{e}"](items) for e in ("low", "high")] == pytest.approx(
@@ -124,6 +126,11 @@ def test_lm_eval_run_against_a_scripted_chat_server(tmp_path, servers, scripted_
     assert results["wape,none"] == pytest.approx(expected_wape)
     assert results["scheme1,none"] > 50 and 0 < results["scheme2,none"] <= 100
     assert results["scheme2_physics,none"] > 0 and results["scheme2_finance,none"] > 0
+    # the disciplines the run's papers hold, not a NaN for each other discipline of the packaged taxonomies
+    from scitaste_hf.taxonomy import packaged_disciplines
+
+    assert {d for d in packaged_disciplines() if any(k.startswith(f"scheme2_{d},") for k in results)} == {
+        "physics", "finance"}
     sent = [json.loads(line) for line in log.read_text().splitlines()]
     assert len(sent) == 12
     prompt = sent[0]["messages"][-1]["content"]
