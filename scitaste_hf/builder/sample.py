@@ -2,13 +2,16 @@
 stratified across composite-score quartiles, then 50 ``selected`` papers that cover every sub-discipline,
 balance journal tiers Q1-Q4, emphasise 2000-2020 and span the score range; the rest of the pool is ``backup``.
 
-Pure and seeded: the same records and seed give the same splits.
+Pure and seeded: the same records and seed give the same splits. A refreshed release can be sampled against the
+previous one (``previous``): within the same quotas and balance, a paper of the previous release is kept before a
+new one, and a paper it selected is selected again before another, so that a refresh changes what drifted and not
+what the random draws happened to pick.
 """
 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -20,6 +23,8 @@ from scitaste_hf.taxonomy import Taxonomy
 
 PER_DISCIPLINE = 1000
 SELECTED_PER_DISCIPLINE = 50
+#: What a preferred paper takes off a pick's cost: more than the balance terms can add, so it always goes first.
+PREFERRED = 100.0
 #: Years the selected papers favour (paper section 4).
 CORE_YEARS = (2000, 2020)
 
@@ -34,6 +39,8 @@ class Splits:
     short_cells: list[tuple[str, int, int]] = field(default_factory=list)
     #: (discipline, papers kept, target) for each discipline whose pool is below PER_DISCIPLINE.
     short_disciplines: list[tuple[str, int, int]] = field(default_factory=list)
+    #: Of the previous release's selected papers: how many there were, and how many are selected again.
+    previous_selected: tuple[int, int] | None = None
 
 
 def quotas(total: int, keys: Sequence[str]) -> dict[str, int]:
@@ -42,13 +49,16 @@ def quotas(total: int, keys: Sequence[str]) -> dict[str, int]:
     return {k: base + (i < extra) for i, k in enumerate(keys)}
 
 
-def stratified(items: Sequence[Mapping[str, Any]], k: int, rng: np.random.Generator) -> list[Mapping[str, Any]]:
-    """``k`` items spread evenly over the quartiles of their ``innovation_score`` (random within a quartile;
-    a quartile with too few items leaves its share to the others)."""
+def stratified(items: Sequence[Mapping[str, Any]], k: int, rng: np.random.Generator,
+               prefer: Collection[str] = frozenset()) -> list[Mapping[str, Any]]:
+    """``k`` items spread evenly over the quartiles of their ``innovation_score`` (random within a quartile, the
+    items whose bibcode is in ``prefer`` first; a quartile with too few items leaves its share to the others)."""
     if k >= len(items):
         return list(items)
     quartile = score_quartiles([r["innovation_score"] for r in items])
-    groups = [list(rng.permutation(np.flatnonzero(quartile == q))) for q in range(4)]
+    # a group is taken from its end: the preferred items go last, in their random order
+    groups = [sorted(rng.permutation(np.flatnonzero(quartile == q)).tolist(),
+                     key=lambda i: items[i].get("bibcode") in prefer) for q in range(4)]
     picked: list[int] = []
     while len(picked) < k:  # round-robin over the quartiles
         for group in groups:
@@ -57,10 +67,11 @@ def stratified(items: Sequence[Mapping[str, Any]], k: int, rng: np.random.Genera
     return [items[i] for i in sorted(picked)]
 
 
-def _select(pool: Sequence[Mapping[str, Any]], cells: Sequence[str], n: int, rng: np.random.Generator
-            ) -> list[Mapping[str, Any]]:
-    """Greedy balanced choice of ``n`` papers: every cell gets its share; each pick prefers the journal tier
-    and score quartile chosen least so far, and years in :data:`CORE_YEARS`."""
+def _select(pool: Sequence[Mapping[str, Any]], cells: Sequence[str], n: int, rng: np.random.Generator,
+            prefer: Collection[str] = frozenset()) -> list[Mapping[str, Any]]:
+    """Greedy balanced choice of ``n`` papers: every cell gets its share; each pick takes a paper whose bibcode is
+    in ``prefer`` while the cell has one, and prefers the journal tier and score quartile chosen least so far, and
+    years in :data:`CORE_YEARS`."""
     quartile = score_quartiles([r["innovation_score"] for r in pool])
     jitter = rng.random(len(pool))
     quota = quotas(n, cells)
@@ -78,7 +89,8 @@ def _select(pool: Sequence[Mapping[str, Any]], cells: Sequence[str], n: int, rng
                 r = pool[i]
                 tier = r.get("journal_tier")
                 core = CORE_YEARS[0] <= int(r["year"]) <= CORE_YEARS[1]
-                return (tiers[tier] / (n / len(JOURNAL_TIERS)) + (0.5 if tier is None else 0.0)
+                return ((-PREFERRED if r["bibcode"] in prefer else 0.0)
+                        + tiers[tier] / (n / len(JOURNAL_TIERS)) + (0.5 if tier is None else 0.0)
                         + quartiles[int(quartile[i])] / (n / 4) + (0.0 if core else 0.6) + 0.01 * jitter[i])
 
             best = min(by_cell[cell], key=cost)
@@ -97,8 +109,8 @@ def _select(pool: Sequence[Mapping[str, Any]], cells: Sequence[str], n: int, rng
 
 
 def sample_splits(records: Sequence[Mapping[str, Any]], taxonomy: Taxonomy, *, seed: int = 0,
-                  per_discipline: int = PER_DISCIPLINE, selected_per_discipline: int = SELECTED_PER_DISCIPLINE
-                  ) -> Splits:
+                  per_discipline: int = PER_DISCIPLINE, selected_per_discipline: int = SELECTED_PER_DISCIPLINE,
+                  previous: Mapping[str, str] | None = None) -> Splits:
     """Sample ``selected`` and ``backup`` from labelled, scored records.
 
     Parameters
@@ -113,6 +125,9 @@ def sample_splits(records: Sequence[Mapping[str, Any]], taxonomy: Taxonomy, *, s
         Papers kept per discipline (selected + backup), split evenly over its sub-disciplines.
     selected_per_discipline : int
         Papers of the ``selected`` split per discipline.
+    previous : mapping of bibcode to split name, optional
+        The previous release's papers and their splits (``"selected"`` or ``"backup"``): its papers are kept
+        before others and its selected papers selected before others, within the same quotas and balance.
 
     Returns
     -------
@@ -121,6 +136,8 @@ def sample_splits(records: Sequence[Mapping[str, Any]], taxonomy: Taxonomy, *, s
         a short cell leaves its room to the other cells of its discipline.
     """
     rng = np.random.default_rng(seed)
+    previous = previous or {}
+    was_selected = {b for b, split in previous.items() if split == "selected"}
     out = Splits([], [])
     for discipline in taxonomy.names:
         cells = [c.id for c in taxonomy.of(discipline)]
@@ -130,20 +147,22 @@ def sample_splits(records: Sequence[Mapping[str, Any]], taxonomy: Taxonomy, *, s
         extras: list[Mapping[str, Any]] = []
         for cell in cells:
             pool = [r for r in mine if r["subcategory_id"] == cell]
-            take = stratified(pool, quota[cell], rng)
+            take = stratified(pool, quota[cell], rng, previous)
             if len(pool) < quota[cell]:
                 out.short_cells.append((cell, len(pool), quota[cell]))
             taken = {r["bibcode"] for r in take}
             kept.extend(take)
             extras.extend(r for r in pool if r["bibcode"] not in taken)
         room = per_discipline - len(kept)
-        kept.extend(stratified(extras, room, rng)[:room] if room > 0 else [])
+        kept.extend(stratified(extras, room, rng, previous)[:room] if room > 0 else [])
         if len(kept) < per_discipline:
             out.short_disciplines.append((discipline, len(kept), per_discipline))
-        selected = _select(kept, cells, selected_per_discipline, rng) if kept else []
+        selected = _select(kept, cells, selected_per_discipline, rng, was_selected) if kept else []
         chosen = {r["bibcode"] for r in selected}
         out.selected.extend(dict(r) for r in selected)
         out.backup.extend(dict(r) for r in kept if r["bibcode"] not in chosen)
     out.selected.sort(key=lambda r: r["bibcode"])
     out.backup.sort(key=lambda r: r["bibcode"])
+    if previous:
+        out.previous_selected = (len(was_selected), sum(r["bibcode"] in was_selected for r in out.selected))
     return out

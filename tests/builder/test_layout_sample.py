@@ -81,6 +81,47 @@ def test_splits_have_the_benchmark_shape():
     assert [r["bibcode"] for r in again.selected] == [r["bibcode"] for r in splits.selected]
 
 
+def _refreshed(records, rng):
+    """The records a later release would score: every score drifted, a tenth of the papers gone, as many new."""
+    drifted = []
+    for r in records:
+        dims = {d: float(np.clip(v + rng.normal(0, 8), 0, 100)) for d, v in r["dimension_scores"].items()}
+        drifted.append({**r, "dimension_scores": dims, "innovation_score": composite(dims)})
+    gone = set(rng.choice(len(drifted), size=len(drifted) // 10, replace=False).tolist())
+    new = [{**r, "bibcode": r["bibcode"] + ".new"} for k, r in enumerate(drifted) if k in gone]
+    return [r for k, r in enumerate(drifted) if k not in gone] + new
+
+
+def test_a_refresh_keeps_the_previous_release_where_the_quotas_allow():
+    records = _records()
+    old = sample_splits(records, TAX, seed=1)
+    previous = {r["bibcode"]: "selected" for r in old.selected} | {r["bibcode"]: "backup" for r in old.backup}
+    refreshed = _refreshed(records, np.random.default_rng(5))
+    fresh = sample_splits(refreshed, TAX, seed=1)
+    sticky = sample_splits(refreshed, TAX, seed=1, previous=previous)
+    old_selected = {r["bibcode"] for r in old.selected}
+    still_there = old_selected & {r["bibcode"] for r in refreshed}
+    # without the previous release, the redraw keeps what chance keeps; with it, nearly every old selected paper
+    # still scored is selected again (the pool's quartile balance, recomputed on the drifted scores, comes first)
+    assert len(old_selected & {r["bibcode"] for r in fresh.selected}) < 0.5 * len(old_selected)
+    again = {r["bibcode"] for r in sticky.selected} & old_selected
+    assert again <= still_there and len(again) >= 0.95 * len(still_there)
+    assert sticky.previous_selected == (300, len(again)) and fresh.previous_selected is None
+    # the shape is the benchmark's all the same: full splits, every cell in selected, the tiers balanced
+    assert len(sticky.selected) == 300 and len(sticky.backup) == 5700
+    assert {r["subcategory_id"] for r in sticky.selected} == {c.id for c in TAX.cells}
+    tiers = Counter(r["journal_tier"] for r in sticky.selected if r["discipline"] == "physics")
+    assert all(9 <= tiers[t] <= 16 for t in ("Q1", "Q2", "Q3", "Q4")), tiers
+    # the pool keeps the old papers first: a redraw drops some 150 of those still scored for new ones, a refresh
+    # a handful (where a quartile holds more old papers than its share)
+    old_there = set(previous) & {r["bibcode"] for r in refreshed}
+    dropped = [len(old_there - {r["bibcode"] for r in [*s.selected, *s.backup]}) for s in (fresh, sticky)]
+    assert dropped[0] > 100 and dropped[1] < 10, dropped
+    # an empty previous release changes nothing
+    assert [r["bibcode"] for r in sample_splits(refreshed, TAX, seed=1, previous={}).selected] == \
+        [r["bibcode"] for r in fresh.selected]
+
+
 def test_short_cells_are_reported_not_padded():
     records = [r for r in _records() if not (r["subcategory_id"] == "biology.plant" and
                                              int(r["bibcode"].rsplit(".", 1)[1]) >= 40)]
