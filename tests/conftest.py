@@ -26,6 +26,7 @@ OPT_IN = ("llm", "hf", "hub_install")
 #: The end-to-end tests (a build, lm-eval, a Space, the demo, a browser: 5-40 s each), left out by
 #: `pytest -m "not slow"`, the inner loop; by file, or by test id.
 SLOW = ("tests/builder/test_build.py", "tests/builder/test_as_of.py", "tests/builder/test_extended.py",
+        "tests/builder/test_source_snapshot.py",
         "tests/demo/test_demo.py",
         "tests/space/test_space_app.py", "tests/space/test_space_browser.py",
         "tests/tasks/test_dimagent_any_backend.py", "tests/tasks/test_scitaste_tasks.py",

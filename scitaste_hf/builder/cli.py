@@ -1,18 +1,21 @@
-"""Build the SciTaste-Bench dataset: collect from NASA ADS / OpenAlex / arXiv (or the offline mirror), fuse,
-classify, score with the Academic Taste Index, sample the selected/backup splits and write them in the Hub layout.
-Resumable: the work directory (DIR.work) keeps the response cache and each finished stage.
+"""Build the SciTaste-Bench dataset: collect from NASA ADS / OpenAlex / arXiv (or the offline mirror, or an OpenAlex
+snapshot), fuse, classify, score with the Academic Taste Index, sample the selected/backup splits and write them in
+the Hub layout. Resumable: the work directory (DIR.work) keeps the response cache and each finished stage.
 """
 
 from __future__ import annotations
 
 import argparse
 
+from scitaste_hf.errors import ScitasteError
+
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Arguments of ``scitaste build``."""
-    parser.add_argument("--source", choices=("mirror", "live"), default="mirror",
-                        help="the offline mirror (default) or the real services (ADS_API_TOKEN, optionally "
-                             "OPENALEX_API_KEY / OPENALEX_MAILTO from the environment)")
+    parser.add_argument("--source", nargs="+", default=["mirror"], metavar=("KIND", "PATH"),
+                        help="mirror: the offline mirror (default); live: the real services (ADS_API_TOKEN, "
+                             "optionally OPENALEX_API_KEY / OPENALEX_MAILTO from the environment); snapshot PATH: "
+                             "an OpenAlex snapshot, no request sent (docs/guide-build.md#build-from-a-snapshot)")
     parser.add_argument("--mirror-url", help="URL printed by `scitaste mirror serve` (with --source mirror)")
     parser.add_argument("--out", required=True, help="dataset folder to write")
     parser.add_argument("--work-dir", help="response cache and stage checkpoints (default: OUT.work)")
@@ -23,7 +26,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="papers per discipline in the selected split (default 50)")
     parser.add_argument("--resume", action="store_true", help="reuse the stages an earlier run finished")
     parser.add_argument("--overwrite", action="store_true", help="replace an existing --out")
-    parser.add_argument("--max-retries", type=int, default=5, help="retries of a failing request (default 5)")
+    parser.add_argument("--max-retries", type=int, help="retries of a failing request (default 5)")
     parser.add_argument("--journal-table", metavar="FILE",
                         help="licensed journal table for journal impact: CSV or Parquet with issn, name, "
                              "impact_factor, jcr_quartile (Q1-Q4), cas_zone (1-4); without it a mirror build uses "
@@ -47,6 +50,17 @@ def _iso_date(text: str):
         return date.fromisoformat(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected a date YYYY-MM-DD, got {text!r}") from None
+
+
+def _source(words: list[str]):
+    """``--source``'s words as (kind, snapshot path or None); the build checks the kind and that a snapshot has its
+    path."""
+    from pathlib import Path
+
+    kind, rest = words[0], words[1:]
+    if len(rest) > 1 or (rest and kind != "snapshot"):
+        raise ScitasteError(f"--source {' '.join(words)}: only a snapshot takes a PATH, one (--source snapshot PATH)")
+    return kind, Path(rest[0]) if rest else None
 
 
 class _Bars:
@@ -81,10 +95,14 @@ def run(args: argparse.Namespace) -> int:
     from scitaste_hf.builder.summary import tables
     from scitaste_hf.taxonomy import load_taxonomy
 
-    config = BuildConfig(out=Path(args.out), source=args.source, mirror_url=args.mirror_url,
+    source, snapshot = _source(args.source)
+    if snapshot is not None and args.max_retries is not None:
+        raise ScitasteError("--max-retries is for the services; a build from a snapshot sends no request")
+    retries = {} if args.max_retries is None else {"max_retries": args.max_retries}
+    config = BuildConfig(out=Path(args.out), source=source, mirror_url=args.mirror_url, snapshot=snapshot,
                          work_dir=Path(args.work_dir) if args.work_dir else None, seed=args.seed,
                          per_discipline=args.per_discipline, selected_per_discipline=args.selected_per_discipline,
-                         resume=args.resume, overwrite=args.overwrite, max_retries=args.max_retries,
+                         resume=args.resume, overwrite=args.overwrite, **retries,
                          journal_table=Path(args.journal_table) if args.journal_table else None,
                          as_of=args.as_of)
     bars = _Bars()

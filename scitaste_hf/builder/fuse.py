@@ -10,7 +10,7 @@ primary category, else the one ADS lists.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from scitaste_hf.taxonomy import Discipline, Taxonomy
@@ -95,7 +95,7 @@ def fuse(records: Mapping[str, Mapping[str, Any] | None]) -> tuple[dict[str, Any
 
 def fuse_candidates(physics: list[Mapping[str, Any]], by_doi: Mapping[str, Mapping[str, Any]],
                     arxiv: Mapping[str, Mapping[str, Any]], cells: Mapping[str, list[Mapping[str, Any]]],
-                    taxonomy: Taxonomy) -> list[dict[str, Any]]:
+                    taxonomy: Taxonomy, physics_works: Sequence[Mapping[str, Any]] = ()) -> list[dict[str, Any]]:
     """Every candidate once, fused, in bibcode order.
 
     Parameters
@@ -110,6 +110,9 @@ def fuse_candidates(physics: list[Mapping[str, Any]], by_doi: Mapping[str, Mappi
         Cell id -> OpenAlex records collected for it (the by-construction disciplines).
     taxonomy : Taxonomy
         The cells' taxonomy: each cell's discipline and that discipline's code.
+    physics_works : sequence of dict
+        OpenAlex records of physics candidates that have no ADS record (a build from a snapshot,
+        :mod:`scitaste_hf.builder.snapshot_source`): each under its internal id, labelled by the cascade.
 
     Returns
     -------
@@ -125,6 +128,11 @@ def fuse_candidates(physics: list[Mapping[str, Any]], by_doi: Mapping[str, Mappi
         papers[ads["bibcode"]] = {"bibcode": ads["bibcode"], "discipline": "physics",
                                   "openalex_id": work["id"] if work else None, "arxiv_id": ads.get("arxiv_id"),
                                   "bibstem": ads.get("bibstem"), "cells": [], **values, "sources": provenance}
+    for work in physics_works:
+        values, provenance = fuse({"openalex": work})
+        key = internal_id(taxonomy.discipline("physics"), work["id"])
+        papers[key] = {"bibcode": key, "discipline": "physics", "openalex_id": work["id"], "arxiv_id": None,
+                       "bibstem": None, "cells": [], **values, "sources": provenance}
     for cell_id, works in cells.items():
         discipline = taxonomy.discipline(taxonomy.get(cell_id).discipline)
         for work in works:

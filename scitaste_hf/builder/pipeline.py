@@ -1,5 +1,6 @@
 """The build as resumable stages: collect -> snowball -> label (fuse, classify, quality check) -> index -> sample
--> publish.
+-> publish. A build from an OpenAlex snapshot has no snowball: its index reads the snapshot
+(:mod:`scitaste_hf.builder.snapshot_source`).
 
 Everything a build makes lives in its work directory (``<out>.work`` unless told otherwise):
 
@@ -78,11 +79,14 @@ class BuildConfig:
     ----------
     out : path
         The dataset folder to write.
-    source : {"mirror", "live"}
-        The offline mirror (``mirror_url``) or the real services (credentials from the environment:
-        ``ADS_API_TOKEN``, optionally ``OPENALEX_API_KEY`` / ``OPENALEX_MAILTO``).
+    source : {"mirror", "live", "snapshot"}
+        The offline mirror (``mirror_url``), the real services (credentials from the environment:
+        ``ADS_API_TOKEN``, optionally ``OPENALEX_API_KEY`` / ``OPENALEX_MAILTO``) or an OpenAlex snapshot
+        (``snapshot``; no request is sent).
     mirror_url : str, optional
         The mirror's URL as ``scitaste mirror serve`` prints it.
+    snapshot : path, optional
+        The OpenAlex snapshot of ``source="snapshot"``: its root or its works folder.
     work_dir : path, optional
         Cache and checkpoints; ``<out>.work`` when None.
     seed : int
@@ -110,6 +114,7 @@ class BuildConfig:
     out: Path
     source: str = "mirror"
     mirror_url: str | None = None
+    snapshot: Path | None = None
     work_dir: Path | None = None
     seed: int = 0
     per_discipline: int = PER_DISCIPLINE
@@ -150,6 +155,9 @@ class BuildResult:
     journal_partitions: bool = True
     stages_resumed: list[str] = field(default_factory=list)
     requests: int = 0
+    #: The snapshot a build read (:meth:`~scitaste_hf.builder.snapshot_source.Snapshot.describe`); empty for the
+    #: services.
+    source: dict[str, Any] = field(default_factory=dict)
 
 
 def _write_json(path: Path, data: Any) -> None:
@@ -220,8 +228,17 @@ class Build:
     """
 
     def __init__(self, config: BuildConfig, taxonomy: Taxonomy | None = None, reporter: Reporter | None = None):
-        if config.source not in ("mirror", "live"):
-            raise ScitasteError(f"--source must be mirror or live, got {config.source!r}")
+        if config.source not in ("mirror", "live", "snapshot"):
+            raise ScitasteError(f"--source must be mirror, live or snapshot, got {config.source!r}")
+        if config.source == "snapshot" and config.snapshot is None:
+            raise ScitasteError("--source snapshot needs the snapshot's folder: --source snapshot PATH")
+        if config.source != "snapshot" and config.snapshot is not None:
+            raise ScitasteError(f"a snapshot is read only with --source snapshot PATH, not --source {config.source}")
+        if config.source == "snapshot" and config.mirror_url:
+            raise ScitasteError("--mirror-url is for --source mirror; a build from a snapshot sends no request")
+        if config.source == "snapshot" and config.as_of is not None:
+            raise ScitasteError("--as-of is not supported with --source snapshot (the index counts every citer the "
+                                "snapshot holds); build from a snapshot of that date instead")
         if config.source == "mirror" and not config.mirror_url:
             raise ScitasteError("--source mirror needs --mirror-url (the URL `scitaste mirror serve` prints)")
         if config.source == "live" and not os.environ.get("ADS_API_TOKEN"):
@@ -235,6 +252,11 @@ class Build:
         from scitaste_hf.builder.journals import read_licensed
 
         self.config = config
+        self.snapshot = None
+        if config.snapshot is not None:
+            from scitaste_hf.builder.snapshot_source import open_snapshot
+
+            self.snapshot = open_snapshot(config.snapshot)
         self.licensed = read_licensed(config.journal_table) if config.journal_table else None
         self.taxonomy = taxonomy or load_taxonomy()
         self.reporter = reporter or _Silent()
@@ -266,6 +288,9 @@ class Build:
         try:
             result = compute()
         except ScitasteError as exc:
+            if self.snapshot is not None:
+                raise ScitasteError(f"{exc} -- stage {name} stopped; the stages finished before it are kept in "
+                                    f"{self.config.work}: run the same command with --resume to continue") from None
             when = "once the budget resets" if isinstance(exc, BudgetExhausted) else "to continue"
             raise ScitasteError(f"{exc} -- stage {name} stopped; what was fetched is cached in {self.config.work}: "
                                 f"run the same command with --resume {when}") from None
@@ -277,6 +302,12 @@ class Build:
 
     def _collect(self) -> dict[str, Any]:
         cfg = self.config
+        if self.snapshot is not None:
+            from scitaste_hf.builder import snapshot_source
+
+            self.reporter.start("collect", snapshot_source.collect_steps(self.taxonomy))
+            return snapshot_source.collect(self.snapshot, self.taxonomy, self.quotas, cfg.per_discipline, cfg.window,
+                                           cfg.work, self.reporter.advance)
         short_before = self.clients.short_listings()
         physics = self.taxonomy.of("physics")
         others = [d for d in self.taxonomy.names if d != "physics"]
@@ -297,7 +328,8 @@ class Build:
     def _focal(collected: Mapping[str, Any]) -> list[dict[str, Any]]:
         # Grouped by field (the order they were collected in): works of a batch share references and citers.
         seen: dict[str, dict[str, Any]] = {}
-        for work in [*collected["by_doi"].values(), *(w for ws in collected["cells"].values() for w in ws)]:
+        for work in [*collected["by_doi"].values(), *collected.get("physics_works", ()),
+                     *(w for ws in collected["cells"].values() for w in ws)]:
             seen.setdefault(work["id"], work)
         return list(seen.values())
 
@@ -320,7 +352,7 @@ class Build:
 
         self.reporter.start("label", 3)
         fused = fuse_candidates(collected["physics"], collected["by_doi"], collected["arxiv"], collected["cells"],
-                                self.taxonomy)
+                                self.taxonomy, collected.get("physics_works", ()))
         self.reporter.advance(1)
         labelled = label(fused, self.taxonomy)
         self.reporter.advance(1)
@@ -343,12 +375,19 @@ class Build:
         labelled_papers = [p for p in kept if p["subcategory_id"] is not None]
         return {"papers": labelled_papers, "failures": failures + unclassified, "provenance": provenance}
 
-    def _index(self, collected: Mapping[str, Any], around: Mapping[str, Any], labelled: Mapping[str, Any],
+    def _index(self, collected: Mapping[str, Any], around: Mapping[str, Any] | None, labelled: Mapping[str, Any],
                table: Any) -> dict[str, Any]:
         from scitaste_hf.builder.score import as_of_graph, score
         from scitaste_hf.schema import DEFAULT_WEIGHTS
 
         self.reporter.start("index", 1)
+        if self.snapshot is not None:
+            from scitaste_hf.builder.snapshot_source import index
+
+            indexed = index(self.snapshot, labelled["papers"], {w["id"]: w for w in self._focal(collected)}, table,
+                            self.config.journal_table, self.config.work)
+            self.reporter.advance(1)
+            return indexed
         papers, works, around_works = labelled["papers"], {w["id"]: w for w in self._focal(collected)}, around["works"]
         if self.config.as_of is not None:
             # The quality check of an as-of build kept only papers with an OpenAlex record published by the date.
@@ -370,7 +409,8 @@ class Build:
         return {"selected": splits.selected, "backup": splits.backup, "short_cells": splits.short_cells,
                 "short_disciplines": splits.short_disciplines}
 
-    def _publish(self, sampled: Mapping[str, Any], summary: str, graph: Mapping[str, int]) -> None:
+    def _publish(self, sampled: Mapping[str, Any], summary: str, graph: Mapping[str, int],
+                 source: Mapping[str, Any]) -> None:
         from scitaste_hf.release.folder import CITATION_COUNTS_FILE, provenance
         from scitaste_hf.schema import DEFAULT_WEIGHTS
 
@@ -378,10 +418,13 @@ class Build:
         records = [*sampled["selected"], *sampled["backup"]]
         mapping = {r["bibcode"]: r["openalex_id"] for r in records if r.get("openalex_id")}
         citations = {r["bibcode"]: r["citation_count"] for r in records}
+        recorded = provenance(self.config.as_of, DEFAULT_WEIGHTS, self.taxonomy, graph)
+        synthetic = self.config.source == "mirror"
+        if source:
+            recorded["source"], synthetic = dict(source), source["synthetic"]
         write_dataset(self.config.out, {"selected": sampled["selected"], "backup": sampled["backup"]},
-                      DEFAULT_WEIGHTS, synthetic=self.config.source == "mirror", summary=summary,
-                      overwrite=self.config.overwrite,
-                      provenance=provenance(self.config.as_of, DEFAULT_WEIGHTS, self.taxonomy, graph),
+                      DEFAULT_WEIGHTS, synthetic=synthetic, summary=summary, overwrite=self.config.overwrite,
+                      provenance=recorded,
                       extra_files={BIBCODE_MAP_FILE: json.dumps(mapping, indent=1, sort_keys=True) + "\n",
                                    CITATION_COUNTS_FILE: json.dumps(citations, indent=1, sort_keys=True) + "\n"})
         self.reporter.advance(1)
@@ -407,9 +450,14 @@ class Build:
             return self._run_stages()
 
     def _journal_table(self) -> Any:
-        """The licensed table, else the mirror's synthetic one, else None (the OpenAlex proxy)."""
+        """The licensed table, else the mirror's synthetic one or a snapshot's open proxy (the one ``scitaste
+        index`` reads), else None (the OpenAlex proxy of the snowball's sources)."""
         from scitaste_hf.builder.journals import mirror_table
 
+        if self.licensed is None and self.snapshot is not None:
+            from scitaste_hf.snapshot.reader import read_journals
+
+            return read_journals(self.snapshot.path)
         if self.licensed is not None or self.config.source != "mirror":
             return self.licensed
         return mirror_table(self.config.mirror_url or "", self.config.work)
@@ -421,30 +469,36 @@ class Build:
 
         cfg = self.config
         try:
-            urls = {name: settings.get("base_url") for name, settings in self.clients.settings().items()}
-            k_collect = _fingerprint(CHECKPOINT_VERSION, cfg.source, urls, cfg.per_discipline, cfg.years, cfg.as_of,
+            if self.snapshot is None:
+                where: Any = {name: settings.get("base_url") for name, settings in self.clients.settings().items()}
+            else:
+                where = self.snapshot.fingerprint()
+            k_collect = _fingerprint(CHECKPOINT_VERSION, cfg.source, where, cfg.per_discipline, cfg.years, cfg.as_of,
                                      repr(self.taxonomy))  # cells, and the disciplines' codes (in the ids)
             collected = self._stage("collect", k_collect, self._collect)
-            around = self._stage("snowball", k_collect, lambda: self._snowball(collected))
+            around = (self._stage("snowball", k_collect, lambda: self._snowball(collected))
+                      if self.snapshot is None else None)
             labelled = self._stage("label", k_collect, lambda: self._label(collected))
             table = self._journal_table()
             k_index = _fingerprint(k_collect, digest(table))
             indexed = self._stage("index", k_index, lambda: self._index(collected, around, labelled, table))
             k_sample = _fingerprint(k_index, cfg.seed, cfg.selected_per_discipline)
             sampled = self._stage("sample", k_sample, lambda: self._sample(indexed["records"]))
+            short = collected["short_listings"] + (around["short_listings"] if around else 0)
             result = BuildResult(out=Path(cfg.out), splits={"selected": sampled["selected"],
                                                             "backup": sampled["backup"]},
                                  failures=labelled["failures"], short_cells=sampled["short_cells"],
                                  short_disciplines=sampled["short_disciplines"],
                                  provenance=labelled["provenance"],
-                                 short_listings=collected["short_listings"] + around["short_listings"],
+                                 short_listings=short,
                                  journal_table=table.label if table is not None else OPENALEX_PROXY_LABEL,
                                  journal_partitions=table is not None and any(
                                      e.jcr_quartile or e.cas_zone for e in table.entries),
-                                 graph=indexed["graph"], stages_resumed=self.resumed)
+                                 graph=indexed["graph"], stages_resumed=self.resumed,
+                                 source=self.snapshot.describe() if self.snapshot is not None else {})
             if not result.journal_partitions:
                 log.warning("%s", PARTITIONS_MISSING)
-            self._publish(sampled, card_summary(result, self.taxonomy), indexed["graph"])
+            self._publish(sampled, card_summary(result, self.taxonomy), indexed["graph"], result.source)
             result.requests = self.clients.requests()
             return result
         finally:

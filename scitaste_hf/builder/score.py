@@ -188,10 +188,32 @@ def score(papers: Sequence[Mapping[str, Any]], works: Mapping[str, Mapping[str, 
 
     table = journal_table(sources) if table is None else table
     pop, ids = population(papers, works, around)
-    scores = compute_index(pop, table, weights=weights)
+    return records(papers, ids, compute_index(pop, table, weights=weights), journal_tiers(papers, works, table))
+
+
+def records(papers: Sequence[Mapping[str, Any]], ids: Sequence[str], scores, tiers: Sequence[str | None]
+            ) -> list[dict[str, Any]]:
+    """Benchmark records from an index table (the columns of :func:`scitaste_hf.index.compute_index`), whichever
+    engine computed it.
+
+    Parameters
+    ----------
+    papers : sequence of dict
+        The labelled, checked papers.
+    ids : sequence of str
+        Each paper's id in ``scores``, in the order of ``papers``.
+    scores : pyarrow.Table
+        One row per paper: ``id``, the seven dimensions and ``innovation_score``.
+    tiers : sequence of str or None
+        Each paper's journal tier (:func:`journal_tiers`).
+
+    Returns
+    -------
+    list of dict
+        As :func:`score`.
+    """
     row = {pid: k for k, pid in enumerate(scores.column("id").to_pylist())}
     columns = {k: scores.column(k).to_pylist() for k in (*DIMENSIONS, "innovation_score")}
-    tiers = journal_tiers(papers, works, table)
     out = []
     for p, pid, tier in zip(papers, ids, tiers):
         k = row[pid]

@@ -70,6 +70,10 @@ def tables(result: Any, taxonomy: Taxonomy) -> dict[str, Table]:
     # Always shown, 0 included: a count of records a service announced but never delivered is what tells a
     # complete build from one whose citation lists (and so its CD index) are cut short.
     out["listings"] = (("", "count"), [("ended short of the count the service announced", result.short_listings)])
+    if result.source:
+        from scitaste_hf.builder.snapshot_source import source_rows
+
+        out = {"source": (("", "snapshot"), source_rows(result.source)), **out}
     return out
 
 

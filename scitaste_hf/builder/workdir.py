@@ -44,7 +44,9 @@ def check_folders(out: Path, work: Path) -> None:
             folder.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             raise ScitasteError(f"cannot create folder {folder}: {exc.strerror or exc}") from None
-    check_writable(out)
+    # The dataset is written in a temporary folder beside `out`, then renamed: its folder must take a new entry
+    # (`out` itself may be the dataset folder that --overwrite replaces, which no file can be written as).
+    check_writable(out.parent / f".{out.name}.check")
     check_writable(work / LOCK)
 
 
