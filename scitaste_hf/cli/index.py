@@ -1,13 +1,15 @@
 """Compute the Academic Taste Index (seven dimensions and the composite) of focal papers within an OpenAlex
-snapshot's population, out of core with DuckDB or in memory (docs/scale.md).
+snapshot's population, out of core with DuckDB, as a Spark job, or in memory (docs/scale.md).
 
   scitaste mirror snapshot --works 100000 --out snap         # a simulated snapshot to try it on
   scitaste index --works snap --focal all --out run          # every work of the snapshot
   scitaste index --works snap --focal publication_year:2015 --out run2 --memory-limit 6GB
   scitaste index --works snap --focal ids.txt --out run3 --engine memory
+  scitaste index --works snap --out run4 --engine spark      # Spark, local[*]; --spark-master URL for a cluster
 
 Writes OUT/index.parquet (one row per focal paper) and OUT/index.json (counts, recall, seconds per stage). The
-DuckDB engine keeps each stage's output in OUT/stages: a rerun skips the stages whose inputs did not change.
+DuckDB and Spark engines keep each stage's output in OUT/stages: a rerun skips the stages whose inputs did not
+change. Under spark-submit, run scitaste_hf/scale/spark_submit.py with these arguments (docs/scale.md#spark).
 """
 
 from __future__ import annotations
@@ -25,10 +27,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="the focal papers: 'all', a file of work ids (one a line), or an OpenAlex-style filter "
                              "such as publication_year:2015 or publication_year:2010-2020,type:article")
     parser.add_argument("--out", required=True, metavar="DIR", help="output folder")
-    parser.add_argument("--engine", choices=("duckdb", "memory"), default="duckdb",
-                        help="duckdb: out of core, resumable (default); memory: the in-memory engine")
+    parser.add_argument("--engine", choices=("duckdb", "memory", "spark"), default="duckdb",
+                        help="duckdb: out of core, resumable (default); memory: the in-memory engine; spark: the "
+                             "same computation as a Spark job (pip install 'scitaste-hf[spark]')")
     parser.add_argument("--memory-limit", default="4GB", metavar="SIZE",
-                        help="DuckDB's memory limit, e.g. 6GB (default 4GB); it spills to OUT/stages/tmp beyond")
+                        help="DuckDB's memory limit, e.g. 6GB (default 4GB); it spills to OUT/stages/tmp beyond "
+                             "(Spark in local mode: the driver's memory)")
     parser.add_argument("--format", choices=("auto", "jsonl", "parquet"), default="auto",
                         help="which copy of the works to read (default: JSON Lines when present)")
     parser.add_argument("--neighbours", choices=("auto", "exact", "ann"), default="auto",
@@ -48,12 +52,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "the open impact proxy)")
     parser.add_argument("--threads", type=whole_number(0), default=0, metavar="N",
                         help="threads for DuckDB and FAISS (default 0: all cores)")
+    parser.add_argument("--spark-master", metavar="URL",
+                        help="Spark engine: the master (default local[*], or spark-submit's), e.g. spark://host:7077")
+    parser.add_argument("--spark-conf", action="append", metavar="KEY=VALUE",
+                        help="Spark engine: a Spark setting, e.g. spark.executor.memory=8g (repeatable)")
     parser.add_argument("--quiet", action="store_true", help="no progress output")
 
 
 def run(args: argparse.Namespace) -> int:
     """Score the focal papers and print where the results are."""
-    from scitaste_hf.scale.options import IndexOptions, memory_limit
+    from scitaste_hf.scale.options import IndexOptions, memory_limit, spark_conf
     from scitaste_hf.scale.progress import StageProgress
     from scitaste_hf.scale.run import index_snapshot
     from scitaste_hf.schema import load_weights
@@ -63,7 +71,8 @@ def run(args: argparse.Namespace) -> int:
                            memory_limit=memory_limit(args.memory_limit), threads=args.threads,
                            neighbours=args.neighbours, cd_window=args.cd_window,
                            weights=load_weights(args.weights) if args.weights else None,
-                           taxonomy=args.taxonomy, journal_table=args.journal_table)
+                           taxonomy=args.taxonomy, journal_table=args.journal_table,
+                           spark_master=args.spark_master, spark_conf=spark_conf(args.spark_conf))
     with StageProgress(enabled=not args.quiet) as progress:
         summary = index_snapshot(args.works, args.out, args.engine, options, progress)
     recall = (summary.get("neighbours") or {}).get("recall")

@@ -15,7 +15,7 @@ from scitaste_hf.output import check_writable, write_bytes_atomic
 from scitaste_hf.scale.options import IndexOptions
 from scitaste_hf.scale.progress import StageProgress
 
-ENGINES = ("duckdb", "memory")
+ENGINES = ("duckdb", "memory", "spark")
 
 
 @contextlib.contextmanager
@@ -44,8 +44,8 @@ def index_snapshot(works: str | Path, out: str | Path, engine: str, options: Ind
     works : str or path-like
         The snapshot.
     out : str or path-like
-        Output folder (created); the DuckDB engine keeps its resumable stages in ``out/stages``.
-    engine : {"duckdb", "memory"}
+        Output folder (created); the DuckDB and Spark engines keep their resumable stages in ``out/stages``.
+    engine : {"duckdb", "memory", "spark"}
     options : IndexOptions
     progress : StageProgress, optional
 
@@ -80,6 +80,10 @@ def index_snapshot(works: str | Path, out: str | Path, engine: str, options: Ind
             from scitaste_hf.scale.memory import run_memory
 
             table, summary = run_memory(works, options, progress)
+        elif engine == "spark":
+            from scitaste_hf.scale.spark import run_spark
+
+            table, summary = run_spark(works, out, options, progress)
         else:
             from scitaste_hf.scale.duck import run_duckdb
 

