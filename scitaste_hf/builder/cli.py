@@ -40,6 +40,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="build the release the services would have given on this date: works published after "
                              "it are left out (candidates, references, citers) and citation counts are those up to "
                              "it (default: the services' present state)")
+    parser.add_argument("--previous", metavar="RELEASE",
+                        help="a release this build refreshes (a folder scitaste build wrote): its papers are kept "
+                             "and its selected papers selected again before others, within the same quotas and "
+                             "balance, so that the refresh changes what drifted rather than what was drawn")
 
 
 def _iso_date(text: str):
@@ -104,7 +108,7 @@ def run(args: argparse.Namespace) -> int:
                          per_discipline=args.per_discipline, selected_per_discipline=args.selected_per_discipline,
                          resume=args.resume, overwrite=args.overwrite, **retries,
                          journal_table=Path(args.journal_table) if args.journal_table else None,
-                         as_of=args.as_of)
+                         as_of=args.as_of, previous=Path(args.previous) if args.previous else None)
     bars = _Bars()
     build = Build(config, taxonomy=load_taxonomy(args.taxonomy), reporter=bars)  # bad settings fail before any bar
     started = time.perf_counter()

@@ -109,6 +109,10 @@ class BuildConfig:
         Build the release the services would have given on this date: works published after it are left out
         everywhere (candidates, references, citers) and citation counts are those up to it. None: the services'
         present state.
+    previous : path, optional
+        A release this build refreshes (a folder ``scitaste build`` wrote): within the same quotas and balance,
+        its papers are kept before new ones and its selected papers selected again before others
+        (:func:`~scitaste_hf.builder.sample.sample_splits`).
     """
 
     out: Path
@@ -125,6 +129,7 @@ class BuildConfig:
     max_retries: int = 5
     journal_table: Path | None = None
     as_of: date | None = None
+    previous: Path | None = None
 
     @property
     def work(self) -> Path:
@@ -155,6 +160,8 @@ class BuildResult:
     journal_partitions: bool = True
     stages_resumed: list[str] = field(default_factory=list)
     requests: int = 0
+    #: With ``previous``: its selected papers, and how many of them this release selects again.
+    previous_selected: list[int] | None = None
     #: The snapshot a build read (:meth:`~scitaste_hf.builder.snapshot_source.Snapshot.describe`); empty for the
     #: services.
     source: dict[str, Any] = field(default_factory=dict)
@@ -258,6 +265,11 @@ class Build:
 
             self.snapshot = open_snapshot(config.snapshot)
         self.licensed = read_licensed(config.journal_table) if config.journal_table else None
+        self.previous: dict[str, str] = {}
+        if config.previous is not None:
+            from scitaste_hf.release.folder import read_release
+
+            self.previous = {b: r["split"] for b, r in read_release(config.previous, "--previous").records().items()}
         self.taxonomy = taxonomy or load_taxonomy()
         self.reporter = reporter or _Silent()
         self.clients = Clients(config)
@@ -404,10 +416,10 @@ class Build:
         self.reporter.start("sample", 1)
         splits = sample_splits(records, self.taxonomy, seed=self.config.seed,
                                per_discipline=self.config.per_discipline,
-                               selected_per_discipline=self.config.selected_per_discipline)
+                               selected_per_discipline=self.config.selected_per_discipline, previous=self.previous)
         self.reporter.advance(1)
         return {"selected": splits.selected, "backup": splits.backup, "short_cells": splits.short_cells,
-                "short_disciplines": splits.short_disciplines}
+                "short_disciplines": splits.short_disciplines, "previous_selected": splits.previous_selected}
 
     def _publish(self, sampled: Mapping[str, Any], summary: str, graph: Mapping[str, int],
                  source: Mapping[str, Any]) -> None:
@@ -482,7 +494,8 @@ class Build:
             table = self._journal_table()
             k_index = _fingerprint(k_collect, digest(table))
             indexed = self._stage("index", k_index, lambda: self._index(collected, around, labelled, table))
-            k_sample = _fingerprint(k_index, cfg.seed, cfg.selected_per_discipline)
+            k_sample = _fingerprint(k_index, cfg.seed, cfg.selected_per_discipline,
+                                    *([sorted(self.previous.items())] if self.previous else []))
             sampled = self._stage("sample", k_sample, lambda: self._sample(indexed["records"]))
             short = collected["short_listings"] + (around["short_listings"] if around else 0)
             result = BuildResult(out=Path(cfg.out), splits={"selected": sampled["selected"],
@@ -495,6 +508,7 @@ class Build:
                                  journal_partitions=table is not None and any(
                                      e.jcr_quartile or e.cas_zone for e in table.entries),
                                  graph=indexed["graph"], stages_resumed=self.resumed,
+                                 previous_selected=sampled.get("previous_selected"),
                                  source=self.snapshot.describe() if self.snapshot is not None else {})
             if not result.journal_partitions:
                 log.warning("%s", PARTITIONS_MISSING)

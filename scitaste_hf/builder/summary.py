@@ -70,6 +70,10 @@ def tables(result: Any, taxonomy: Taxonomy) -> dict[str, Table]:
     # Always shown, 0 included: a count of records a service announced but never delivered is what tells a
     # complete build from one whose citation lists (and so its CD index) are cut short.
     out["listings"] = (("", "count"), [("ended short of the count the service announced", result.short_listings)])
+    if result.previous_selected is not None:
+        before, again = result.previous_selected
+        out["previous release"] = (("", "papers"), [("selected in the previous release", before),
+                                                     ("selected again", again)])
     if result.source:
         from scitaste_hf.builder.snapshot_source import source_rows
 

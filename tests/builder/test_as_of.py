@@ -145,3 +145,33 @@ def test_release_diff_reports_the_direction_and_a_runs_change(releases, tmp_path
     assert s1["change"]["value"] < 0 and s1["change"]["interval"][1] < 0 and s1["change"]["resolved"] is True
     assert s1["new"]["value"] == pytest.approx(s1["old"]["value"] + s1["change"]["value"])
     assert np.isfinite(scored["scheme2"]["change"]["interval"]).all()
+
+
+def test_a_refresh_against_the_previous_release_keeps_its_selection(releases, mirror):
+    """`--previous OLD` on the NEW release (its collected and scored stages reused): the same papers scored, but
+    the old selected papers still in the pool are selected again, where a plain redraw keeps a fraction; the
+    summary says how many."""
+    old, new = releases[OLD][0], releases[NEW][0]
+    sticky = new.parent / "new-refresh"
+    done = subprocess.run([SCITASTE, "build", "--source", "mirror", "--mirror-url", mirror,
+                           "--out", str(sticky), "--work-dir", f"{new}.work", "--resume", "--seed", "3", *QUOTAS,
+                           "--as-of", NEW.isoformat(), "--previous", str(old)],
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    before, plain, refreshed = _records(old), _records(new), _records(sticky)
+    assert len(refreshed) == len(plain) and "sample" not in done.stderr.split("resumed")[0]
+
+    def again(release):
+        return sum(b in release and release[b]["split"] == "selected" for b, r in before.items()
+                   if r["split"] == "selected")
+
+    old_selected = sum(r["split"] == "selected" for r in before.values())
+    still_scored = sum(b in refreshed or b in plain for b, r in before.items() if r["split"] == "selected")
+    assert again(plain) < 0.6 * old_selected and again(refreshed) >= max(again(plain) + 10, 0.8 * still_scored)
+    assert f"selected again {again(refreshed)}" in " ".join(done.stdout.split()).replace("│", "").replace("  ", " ")
+    # the refresh drifts the same papers' scores as the plain release: only the draw differs
+    shared = set(refreshed) & set(plain)
+    assert all(refreshed[b]["innovation_score"] == plain[b]["innovation_score"] for b in shared)
+    bad = subprocess.run([SCITASTE, "build", "--mirror-url", "http://127.0.0.1:9", "--out", str(new.parent / "x"),
+                          "--previous", str(new.parent / "missing")], capture_output=True, text=True, timeout=60)
+    assert bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1 and "--previous" in bad.stderr
