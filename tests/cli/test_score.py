@@ -153,7 +153,8 @@ def test_missing_files_and_argument_errors(files, tmp_path, capsys):
 
 
 def test_help_is_fast_and_lists_commands():
-    heavy = ("datasets", "evaluate", "gradio", "sklearn", "scipy", "pyarrow", "pydantic", "lm_eval", "httpx", "numba")
+    heavy = ("datasets", "evaluate", "gradio", "sklearn", "scipy", "pyarrow", "pydantic", "lm_eval", "httpx", "numba",
+             "duckdb", "faiss", "pyspark")
     code = (f"import sys; from scitaste_hf.cli import build_parser; build_parser(); "
             f"print([m for m in {heavy!r} if m in sys.modules])")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
