@@ -40,6 +40,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="build the release the services would have given on this date: works published after "
                              "it are left out (candidates, references, citers) and citation counts are those up to "
                              "it (default: the services' present state)")
+    parser.add_argument("--weights", metavar="FILE",
+                        help="the composite's weights: a JSON file with one vector, or one per discipline (as "
+                             "scitaste weights derive --by discipline writes; each record's vector picked by its "
+                             "discipline); default: the packaged weights")
     parser.add_argument("--previous", metavar="RELEASE",
                         help="a release this build refreshes (a folder scitaste build wrote): its papers are kept "
                              "and its selected papers selected again before others, within the same quotas and "
@@ -97,6 +101,7 @@ def run(args: argparse.Namespace) -> int:
 
     from scitaste_hf.builder.pipeline import Build, BuildConfig
     from scitaste_hf.builder.summary import tables
+    from scitaste_hf.schema import load_weights
     from scitaste_hf.taxonomy import load_taxonomy
 
     source, snapshot = _source(args.source)
@@ -108,7 +113,8 @@ def run(args: argparse.Namespace) -> int:
                          per_discipline=args.per_discipline, selected_per_discipline=args.selected_per_discipline,
                          resume=args.resume, overwrite=args.overwrite, **retries,
                          journal_table=Path(args.journal_table) if args.journal_table else None,
-                         as_of=args.as_of, previous=Path(args.previous) if args.previous else None)
+                         as_of=args.as_of, weights=load_weights(args.weights) if args.weights else None,
+                         previous=Path(args.previous) if args.previous else None)
     bars = _Bars()
     build = Build(config, taxonomy=load_taxonomy(args.taxonomy), reporter=bars)  # bad settings fail before any bar
     started = time.perf_counter()

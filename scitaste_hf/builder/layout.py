@@ -18,10 +18,14 @@ from scitaste_hf.errors import ScitasteError
 from scitaste_hf.output import temporary_dir
 from scitaste_hf.schema import (
     CITATION,
+    DEFAULT_VECTOR,
+    DEFAULT_WEIGHTS,
     DIMENSION_LETTERS,
     DIMENSIONS,
     DISCIPLINES,
     SPLITS,
+    DisciplineWeights,
+    Weights,
     record_features,
     weights_note,
 )
@@ -116,7 +120,24 @@ def _number(n: int) -> str:
     return words[n] if n < len(words) else str(n)
 
 
-def card(counts: Mapping[str, int], weights: Mapping[str, float], *, synthetic: bool, summary: str = "",
+def _weights_section(weights: Weights) -> tuple[str, str]:
+    """The card's weight table (a column per discipline for per-discipline weights) and the sentence under it."""
+    if isinstance(weights, DisciplineWeights):
+        columns = {**weights.vectors, **({DEFAULT_VECTOR: weights.default} if weights.default is not None else {})}
+        head = "| | dimension | " + " | ".join(columns) + " |\n|---|---|" + "---|" * len(columns)
+        rows = [f"| {DIMENSION_LETTERS[k]} | `{k}` | " + " | ".join(f"{v[k]:.6f}" for v in columns.values()) + " |"
+                for k in DIMENSIONS]
+        text = ("This release was built with one weight vector per discipline (`scitaste build --weights`), not the "
+                "packaged default; each record's is that of its `discipline`"
+                + (f", and `{DEFAULT_VECTOR}` that of any other." if weights.default is not None else "."))
+        return "\n".join([head, *rows]), text
+    rows = [f"| {DIMENSION_LETTERS[k]} | `{k}` | {weights[k]:.6f} |" for k in DIMENSIONS]
+    text = (weights_note() if dict(weights) == dict(DEFAULT_WEIGHTS) else
+            "This release was built with its own weight vector (`scitaste build --weights`), not the packaged default.")
+    return "\n".join(["| | dimension | weight |", "|---|---|---|", *rows]), text
+
+
+def card(counts: Mapping[str, int], weights: Weights, *, synthetic: bool, summary: str = "",
          num_bytes: Mapping[str, int] | None = None, provenance: Mapping[str, Any] | None = None) -> str:
     """The README.md: YAML metadata (splits, features, licence, size, and the build's provenance when given, see
     :func:`scitaste_hf.release.folder.provenance`) and the dataset card."""
@@ -147,7 +168,7 @@ def card(counts: Mapping[str, int], weights: Mapping[str, float], *, synthetic: 
         splits.add(SplitInfo(s, int((num_bytes or {}).get(s, 0)), int(counts.get(s, 0))))
     # `datasets`'s own writer of the `dataset_info` block, the one `push_to_hub` uses
     DatasetInfosDict({"default": DatasetInfo(features=record_features(), splits=splits)}).to_dataset_card_data(meta)
-    weight_rows = "\n".join(f"| {DIMENSION_LETTERS[k]} | `{k}` | {weights[k]:.6f} |" for k in DIMENSIONS)
+    weight_table, weight_text = _weights_section(weights)
     # The release's disciplines are those of the taxonomy it was built with, which its provenance records.
     disciplines = list(provenance["taxonomy"]["disciplines"]) if provenance else list(DISCIPLINES)
     per_discipline = round(counts.get("selected", 0) / len(disciplines))
@@ -191,11 +212,9 @@ metrics of scitaste-hf.
 
 ## Weights of the composite
 
-| | dimension | weight |
-|---|---|---|
-{weight_rows}
+{weight_table}
 
-{weights_note()} `innovation_score` is the weighted sum of the seven dimensions, rounded to 2 decimals.
+{weight_text} `innovation_score` is the weighted sum of the seven dimensions, rounded to 2 decimals.
 {_release_section(provenance) if provenance else ""}
 ## Sources and licences
 
@@ -259,7 +278,7 @@ def stale_partials(out: Path) -> list[Path]:
 
 
 def write_dataset(out_dir: str | Path, splits: Mapping[str, Sequence[Mapping[str, Any]]],
-                  weights: Mapping[str, float], *, synthetic: bool, summary: str = "",
+                  weights: Weights, *, synthetic: bool, summary: str = "",
                   overwrite: bool = False, extra_files: Mapping[str, str] | None = None,
                   provenance: Mapping[str, Any] | None = None) -> Path:
     """Write both splits and the card to ``out_dir``, atomically (a temporary folder renamed at the end).
@@ -270,8 +289,8 @@ def write_dataset(out_dir: str | Path, splits: Mapping[str, Sequence[Mapping[str
         The dataset folder; an existing one is refused unless ``overwrite``.
     splits : mapping of split name to records
         ``selected`` and ``backup``, records of the benchmark schema.
-    weights : mapping
-        The weight vector the composites were computed with (shown in the card).
+    weights : mapping or DisciplineWeights
+        The weights the composites were computed with (shown in the card).
     synthetic : bool
         Whether the records come from the simulated world (said in the card and the licence).
     summary : str

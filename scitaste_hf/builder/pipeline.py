@@ -34,7 +34,7 @@ from scitaste_hf.builder.sample import PER_DISCIPLINE, SELECTED_PER_DISCIPLINE, 
 from scitaste_hf.builder.workdir import check_folders, claimed, remove_stale
 from scitaste_hf.errors import ScitasteError
 from scitaste_hf.output import write_bytes_atomic
-from scitaste_hf.schema import BIBCODE_MAP_FILE
+from scitaste_hf.schema import BIBCODE_MAP_FILE, Weights, vector_for
 from scitaste_hf.sources.errors import BudgetExhausted
 from scitaste_hf.taxonomy import Taxonomy, load_taxonomy
 
@@ -109,6 +109,9 @@ class BuildConfig:
         Build the release the services would have given on this date: works published after it are left out
         everywhere (candidates, references, citers) and citation counts are those up to it. None: the services'
         present state.
+    weights : mapping or DisciplineWeights, optional
+        The composite's weights (:func:`scitaste_hf.schema.load_weights`: one vector, or one per discipline, each
+        record's picked by the discipline it is labelled with); the packaged default when None.
     previous : path, optional
         A release this build refreshes (a folder ``scitaste build`` wrote): within the same quotas and balance,
         its papers are kept before new ones and its selected papers selected again before others
@@ -129,6 +132,7 @@ class BuildConfig:
     max_retries: int = 5
     journal_table: Path | None = None
     as_of: date | None = None
+    weights: Weights | None = None
     previous: Path | None = None
 
     @property
@@ -271,6 +275,9 @@ class Build:
 
             self.previous = {b: r["split"] for b, r in read_release(config.previous, "--previous").records().items()}
         self.taxonomy = taxonomy or load_taxonomy()
+        if config.weights is not None:  # a discipline without a vector stops the build now, not after collecting
+            for discipline in self.taxonomy.names:
+                vector_for(config.weights, discipline)
         self.reporter = reporter or _Silent()
         self.clients = Clients(config)
         self.resumed: list[str] = []
@@ -390,14 +397,13 @@ class Build:
     def _index(self, collected: Mapping[str, Any], around: Mapping[str, Any] | None, labelled: Mapping[str, Any],
                table: Any) -> dict[str, Any]:
         from scitaste_hf.builder.score import as_of_graph, score
-        from scitaste_hf.schema import DEFAULT_WEIGHTS
 
         self.reporter.start("index", 1)
         if self.snapshot is not None:
             from scitaste_hf.builder.snapshot_source import index
 
             indexed = index(self.snapshot, labelled["papers"], {w["id"]: w for w in self._focal(collected)}, table,
-                            self.config.journal_table, self.config.work)
+                            self.config.journal_table, self.config.work, self.config.weights)
             self.reporter.advance(1)
             return indexed
         papers, works, around_works = labelled["papers"], {w["id"]: w for w in self._focal(collected)}, around["works"]
@@ -405,7 +411,7 @@ class Build:
             # The quality check of an as-of build kept only papers with an OpenAlex record published by the date.
             works, around_works, cited = as_of_graph(works, around_works, self.config.as_of)
             papers = [{**p, "citation_count": cited[p["openalex_id"]]} for p in papers]
-        records = score(papers, works, around_works, around["sources"], DEFAULT_WEIGHTS, table)
+        records = score(papers, works, around_works, around["sources"], self.config.weights, table)
         self.reporter.advance(1)
         return {"records": records, "graph": {"papers": len(records), "works_around": len(around_works),
                                               "citations": sum(r["citation_count"] for r in records)}}
@@ -430,12 +436,13 @@ class Build:
         records = [*sampled["selected"], *sampled["backup"]]
         mapping = {r["bibcode"]: r["openalex_id"] for r in records if r.get("openalex_id")}
         citations = {r["bibcode"]: r["citation_count"] for r in records}
-        recorded = provenance(self.config.as_of, DEFAULT_WEIGHTS, self.taxonomy, graph)
+        weights = self.config.weights or DEFAULT_WEIGHTS
+        recorded = provenance(self.config.as_of, weights, self.taxonomy, graph)
         synthetic = self.config.source == "mirror"
         if source:
             recorded["source"], synthetic = dict(source), source["synthetic"]
         write_dataset(self.config.out, {"selected": sampled["selected"], "backup": sampled["backup"]},
-                      DEFAULT_WEIGHTS, synthetic=synthetic, summary=summary, overwrite=self.config.overwrite,
+                      weights, synthetic=synthetic, summary=summary, overwrite=self.config.overwrite,
                       provenance=recorded,
                       extra_files={BIBCODE_MAP_FILE: json.dumps(mapping, indent=1, sort_keys=True) + "\n",
                                    CITATION_COUNTS_FILE: json.dumps(citations, indent=1, sort_keys=True) + "\n"})
@@ -478,6 +485,7 @@ class Build:
         from scitaste_hf.builder.journals import PARTITIONS_MISSING, digest
         from scitaste_hf.builder.summary import card_summary
         from scitaste_hf.index.journals import OPENALEX_PROXY_LABEL
+        from scitaste_hf.release.folder import weights_record
 
         cfg = self.config
         try:
@@ -492,7 +500,8 @@ class Build:
                       if self.snapshot is None else None)
             labelled = self._stage("label", k_collect, lambda: self._label(collected))
             table = self._journal_table()
-            k_index = _fingerprint(k_collect, digest(table))
+            k_index = _fingerprint(k_collect, digest(table), *(
+                [weights_record(cfg.weights)] if cfg.weights is not None else []))
             indexed = self._stage("index", k_index, lambda: self._index(collected, around, labelled, table))
             k_sample = _fingerprint(k_index, cfg.seed, cfg.selected_per_discipline,
                                     *([sorted(self.previous.items())] if self.previous else []))

@@ -19,7 +19,7 @@ from collections.abc import Mapping, Sequence
 from datetime import date
 from typing import Any
 
-from scitaste_hf.schema import DIMENSIONS, JOURNAL_TIERS
+from scitaste_hf.schema import DIMENSIONS, JOURNAL_TIERS, Weights, composite
 
 
 def journal_table(sources: Sequence[Mapping[str, Any]]):
@@ -159,7 +159,7 @@ def journal_tiers(papers: Sequence[Mapping[str, Any]], works: Mapping[str, Mappi
 
 def score(papers: Sequence[Mapping[str, Any]], works: Mapping[str, Mapping[str, Any]],
           around: Sequence[Mapping[str, Any]], sources: Sequence[Mapping[str, Any]],
-          weights: Mapping[str, float], table=None) -> list[dict[str, Any]]:
+          weights: Weights | None = None, table=None) -> list[dict[str, Any]]:
     """Benchmark records of the whole pool, each with the citation count its dimension A was computed from
     (``citation_count``, beyond the benchmark schema: the release writes it beside the splits).
 
@@ -173,8 +173,8 @@ def score(papers: Sequence[Mapping[str, Any]], works: Mapping[str, Mapping[str, 
         The snowball.
     sources : sequence of dict
         OpenAlex source objects of the candidates' journals.
-    weights : mapping
-        The composite's weight vector.
+    weights : mapping or DisciplineWeights, optional
+        The composite's weights (:func:`records`); the packaged default when None.
     table : JournalTable, optional
         The journal data of dimension G; the open OpenAlex proxy of ``sources`` when None.
 
@@ -188,11 +188,11 @@ def score(papers: Sequence[Mapping[str, Any]], works: Mapping[str, Mapping[str, 
 
     table = journal_table(sources) if table is None else table
     pop, ids = population(papers, works, around)
-    return records(papers, ids, compute_index(pop, table, weights=weights), journal_tiers(papers, works, table))
+    return records(papers, ids, compute_index(pop, table), journal_tiers(papers, works, table), weights)
 
 
-def records(papers: Sequence[Mapping[str, Any]], ids: Sequence[str], scores, tiers: Sequence[str | None]
-            ) -> list[dict[str, Any]]:
+def records(papers: Sequence[Mapping[str, Any]], ids: Sequence[str], scores, tiers: Sequence[str | None],
+            weights: Weights | None = None) -> list[dict[str, Any]]:
     """Benchmark records from an index table (the columns of :func:`scitaste_hf.index.compute_index`), whichever
     engine computed it.
 
@@ -206,6 +206,10 @@ def records(papers: Sequence[Mapping[str, Any]], ids: Sequence[str], scores, tie
         One row per paper: ``id``, the seven dimensions and ``innovation_score``.
     tiers : sequence of str or None
         Each paper's journal tier (:func:`journal_tiers`).
+    weights : mapping or DisciplineWeights, optional
+        The composite's weights, each record's vector picked by the discipline it is labelled with (the engines
+        would pick it by its primary topic's subfield); None keeps the table's ``innovation_score`` (the packaged
+        weights).
 
     Returns
     -------
@@ -225,4 +229,6 @@ def records(papers: Sequence[Mapping[str, Any]], ids: Sequence[str], scores, tie
             "journal_tier": tier, "citation_count": int(p.get("citation_count") or 0),
             "innovation_score": float(columns["innovation_score"][k]),
             "dimension_scores": {d: float(columns[d][k]) for d in DIMENSIONS}})
+        if weights is not None:
+            out[-1]["innovation_score"] = composite(out[-1]["dimension_scores"], weights, p["discipline"])
     return out

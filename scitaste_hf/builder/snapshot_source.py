@@ -31,6 +31,7 @@ from typing import Any
 from scitaste_hf.builder.classify import keyword_hits
 from scitaste_hf.builder.collect import CANDIDATE_MARGIN, cell_limit, work_dict
 from scitaste_hf.errors import ScitasteError
+from scitaste_hf.schema import Weights
 from scitaste_hf.snapshot.layout import EntityFiles
 from scitaste_hf.taxonomy import SubDiscipline, Taxonomy
 
@@ -306,7 +307,7 @@ def collect(snapshot: Snapshot, taxonomy: Taxonomy, quotas: Mapping[str, int], p
 
 
 def index(snapshot: Snapshot, papers: Sequence[Mapping[str, Any]], works: Mapping[str, Mapping[str, Any]], table,
-          journal_table: Path | None, work: Path) -> dict[str, Any]:
+          journal_table: Path | None, work: Path, weights: Weights | None = None) -> dict[str, Any]:
     """The records of the checked pool, scored by ``scitaste index`` (DuckDB engine) with the pool as focal set.
 
     Parameters
@@ -322,6 +323,8 @@ def index(snapshot: Snapshot, papers: Sequence[Mapping[str, Any]], works: Mappin
         The licensed table's file, which the index engine reads itself.
     work : Path
         The build's work directory.
+    weights : mapping or DisciplineWeights, optional
+        The composite's weights (:func:`~scitaste_hf.builder.score.records`); the packaged default when None.
 
     Returns
     -------
@@ -341,7 +344,7 @@ def index(snapshot: Snapshot, papers: Sequence[Mapping[str, Any]], works: Mappin
                            journal_table=str(journal_table) if journal_table else None)
     summary = index_snapshot(snapshot.path, work / INDEX_FOLDER, "duckdb", options)
     scores = pq.read_table(work / INDEX_FOLDER / "index.parquet")
-    out = records(papers, ids, scores, journal_tiers(papers, works, table))
+    out = records(papers, ids, scores, journal_tiers(papers, works, table), weights)
     return {"records": out, "graph": {"papers": len(out), "works_around": summary["works"] - summary["papers"],
                                       "citations": sum(r["citation_count"] for r in out)}}
 

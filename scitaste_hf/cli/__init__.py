@@ -33,7 +33,8 @@ CORE_COMMANDS: tuple[tuple[str, str, str], ...] = (
     ("ratings", "scitaste_hf.cli.ratings", "expert ratings of the Space: agreement report, expert_ratings export"),
     ("weights", "scitaste_hf.cli.weights",
      "derive the index weights from records, or recover those a record set was built with"),
-    ("index", "scitaste_hf.cli.index", "the Academic Taste Index of focal papers within an OpenAlex snapshot (DuckDB or Spark)"),
+    ("index", "scitaste_hf.cli.index",
+     "the Academic Taste Index of focal papers within an OpenAlex snapshot (DuckDB or Spark)"),
     ("release", "scitaste_hf.cli.release", "compare two releases: membership, drift, rank stability, runs re-scored"),
 )
 

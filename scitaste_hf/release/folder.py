@@ -36,7 +36,8 @@ def taxonomy_digest(taxonomy: Taxonomy) -> str:
     return hashlib.sha256(json.dumps(cells, sort_keys=True).encode()).hexdigest()
 
 
-def _weights(weights: Mapping[str, float] | DisciplineWeights) -> dict[str, Any]:
+def weights_record(weights: Mapping[str, float] | DisciplineWeights) -> dict[str, Any]:
+    """Weights as a release records them: one vector, or ``per_discipline`` vectors and their ``default``."""
     if isinstance(weights, DisciplineWeights):
         return {"per_discipline": {d: dict(v) for d, v in weights.vectors.items()},
                 "default": dict(weights.default) if weights.default is not None else None}
@@ -71,7 +72,7 @@ def provenance(as_of: date | None, weights: Mapping[str, float] | DisciplineWeig
     for cell in taxonomy.cells:
         disciplines.setdefault(cell.discipline, []).append(cell.id)
     return {"as_of": as_of.isoformat() if as_of else None, "code_version": f"scitaste-hf {__version__}",
-            "weights": _weights(weights),
+            "weights": weights_record(weights),
             "taxonomy": {"sha256": taxonomy_digest(taxonomy), "disciplines": disciplines}, "graph": dict(graph)}
 
 

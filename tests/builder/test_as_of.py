@@ -175,3 +175,41 @@ def test_a_refresh_against_the_previous_release_keeps_its_selection(releases, mi
     bad = subprocess.run([SCITASTE, "build", "--mirror-url", "http://127.0.0.1:9", "--out", str(new.parent / "x"),
                           "--previous", str(new.parent / "missing")], capture_output=True, text=True, timeout=60)
     assert bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1 and "--previous" in bad.stderr
+
+
+def test_a_rebuild_with_weights_per_discipline(releases, mirror):
+    """`--weights` with one vector per discipline on the default release's collected stages: the same dimension
+    scores (the sample, stratified by the composite, differs in physics), each composite from its discipline's
+    vector, and the card shows and records the vectors; a discipline without a vector (and no default) stops the
+    build with one line before anything is fetched."""
+    from huggingface_hub import DatasetCard
+
+    from scitaste_hf.schema import DIMENSIONS, composite
+
+    default = releases["default"][0]
+    physics = {d: 0.1 for d in DIMENSIONS} | {"citation_impact": 0.4}
+    weights = {"weights": {"physics": physics, "default": dict(DEFAULT_WEIGHTS)}}
+    (path := default.parent / "weights.json").write_text(json.dumps(weights))
+    out = default.parent / "weighted"
+    done = subprocess.run([SCITASTE, "build", "--source", "mirror", "--mirror-url", mirror, "--out", str(out),
+                           "--work-dir", f"{default}.work", "--resume", "--seed", "3", *QUOTAS,
+                           "--weights", str(path)], capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    before, after = _records(default), _records(out)
+    assert len(after) == len(before) and {b for b, r in before.items() if r["discipline"] != "physics"} == {
+        b for b, r in after.items() if r["discipline"] != "physics"}
+    for bibcode, record in after.items():
+        vector = physics if record["discipline"] == "physics" else DEFAULT_WEIGHTS
+        assert record["innovation_score"] == composite(record["dimension_scores"], vector)
+        if bibcode in before:
+            assert record["dimension_scores"] == before[bibcode]["dimension_scores"]
+    moved = [b for b, r in after.items() if b in before and r["innovation_score"] != before[b]["innovation_score"]]
+    assert len(moved) > 20 and all(after[b]["discipline"] == "physics" for b in moved)
+    assert _card(out)["weights"]["per_discipline"]["physics"] == pytest.approx(physics)
+    text = DatasetCard.load(out / "README.md").text
+    assert "| A | `citation_impact` | 0.400000 | " in text and "one weight vector per discipline" in text
+    (path := default.parent / "physics-only.json").write_text(json.dumps({"weights": {"physics": physics}}))
+    bad = subprocess.run([SCITASTE, "build", "--mirror-url", mirror, "--out", str(default.parent / "y"),
+                          "--weights", str(path)], capture_output=True, text=True, timeout=60)
+    assert bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1 and "mathematics" in bad.stderr, \
+        bad.stderr
