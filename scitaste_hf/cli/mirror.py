@@ -24,6 +24,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     serve.add_argument("--taxonomy", metavar="NAME|FILE",
                        help="taxonomy the simulated world generates: a packaged one (default, extended) or a YAML "
                             "file (default: default); build from it with the same --taxonomy")
+    serve.add_argument("--field-weights", metavar="NAME|FILE",
+                       help="give each discipline of the simulated world its own latent loadings, so that weights "
+                            "derived per discipline differ: a packaged preset (distinct) or a JSON file "
+                            "(docs/weights.md#simulated-field-weights; default: one set for all)")
     serve.add_argument("--port", type=int, default=8765, help="port on 127.0.0.1 (0: any free port)")
     serve.add_argument("--rate-limit", type=int, help="requests per second before answering 429")
     serve.add_argument("--daily-limit", type=int, help="requests before the X-RateLimit budget is spent")
@@ -83,18 +87,23 @@ def run(args: argparse.Namespace) -> int:
 
     from scitaste_hf.errors import ScitasteError
     from scitaste_hf.mirror.server import DEFAULT_DAILY_LIMIT, build_mirror
+    from scitaste_hf.simworld.latent import load_field_weights
     from scitaste_hf.sources.endpoints import mirror_clients
     from scitaste_hf.taxonomy import load_taxonomy
 
     faults = _faults(args.fault)
+    field_weights = load_field_weights(args.field_weights)
+    if field_weights is not None and args.world != "sim":
+        raise ScitasteError("--field-weights shapes the simulated world; the recorded responses have none")
     started = time.perf_counter()
+    shape = f", field weights {args.field_weights}" if field_weights else ""
     what = "recorded real responses" if args.world == "recorded" else \
-        f"SYNTHETIC world (seed {args.seed}, sized for {args.papers} benchmark papers; not real data)"
+        f"SYNTHETIC world (seed {args.seed}, sized for {args.papers} benchmark papers{shape}; not real data)"
     print(f"building the mirror: {what} ...", flush=True)
     app = build_mirror(args.world, seed=args.seed, papers=args.papers, rate_limit=args.rate_limit,
                        daily_limit=args.daily_limit or DEFAULT_DAILY_LIMIT, latency=args.latency,
                        max_page=args.max_page, fault_rates=faults, progress=lambda m: print(m, flush=True),
-                       taxonomy=load_taxonomy(args.taxonomy))
+                       taxonomy=load_taxonomy(args.taxonomy), field_weights=field_weights)
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:

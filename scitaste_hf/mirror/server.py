@@ -12,6 +12,7 @@ from functools import lru_cache
 from importlib import resources
 from pathlib import Path
 
+from scitaste_hf.simworld.latent import FieldWeights
 from scitaste_hf.simworld.world import World
 from scitaste_hf.sources.endpoints import mirror_route
 from scitaste_hf.taxonomy import Taxonomy
@@ -68,7 +69,7 @@ def world_backend(world: World) -> Callable[[str, str, dict[str, str], bytes], t
 def build_mirror(world: str = "sim", *, seed: int = 0, papers: int = 6000, rate_limit: int | None = None,
                  daily_limit: int | None = DEFAULT_DAILY_LIMIT, latency: float = 0.0, max_page: int | None = None,
                  fault_rates: dict[str, float] | None = None, progress: Callable[[str], None] | None = None,
-                 taxonomy: Taxonomy | None = None):
+                 taxonomy: Taxonomy | None = None, field_weights: FieldWeights | None = None):
     """The mirror's ASGI application.
 
     Parameters
@@ -93,6 +94,9 @@ def build_mirror(world: str = "sim", *, seed: int = 0, papers: int = 6000, rate_
     taxonomy : Taxonomy, optional
         The disciplines and cells the simulated world generates (default: the packaged default); a build from
         this mirror takes the same one.
+    field_weights : FieldWeights, optional
+        Each discipline's latent loadings in the simulated world
+        (:func:`scitaste_hf.simworld.latent.load_field_weights`; default: one set for all).
     """
     import time
 
@@ -106,7 +110,7 @@ def build_mirror(world: str = "sim", *, seed: int = 0, papers: int = 6000, rate_
     tell = progress or (lambda message: None)
     started = time.perf_counter()
     tell(f"generating the candidates of {papers} benchmark papers, their citation graph and journals")
-    generated = generate(papers, seed, taxonomy)
+    generated = generate(papers, seed, taxonomy, field_weights)
     tell(f"indexing the world for the three services ({time.perf_counter() - started:.0f} s so far)")
     return build_app(backend=world_backend(generated), rate_limit=rate_limit, daily_limit=daily_limit,
                      latency=latency, max_page=max_page, fault_rates=fault_rates, seed=seed)

@@ -9,19 +9,30 @@ structure that :mod:`scitaste_hf.simworld.calibration` checks against the paper.
 
 The world turns each trait into counts, scores and links (:mod:`scitaste_hf.simworld.world`); nothing here is a
 dimension score.
+
+Field weights (issue 20): a world may give each discipline its own :class:`Loadings` (a packaged preset of
+:data:`PRESETS` or a JSON file, :func:`load_field_weights`), so that the weights the paper's derivation finds differ
+between disciplines as the paper's limitations section suspects they do in reality. The default world keeps one
+set of loadings for all, drawn exactly as before.
 """
 
 from __future__ import annotations
 
+import json
+from collections.abc import Mapping
 from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
 
 import numpy as np
 
+from scitaste_hf.errors import ScitasteError
+
 #: Loading of each trait B..F on the common factor (disruption's evidence, the disruptive citations, also grows
 #: with the citation count, so its trait needs less of the factor).
-COMMON = {"breadth": 0.82, "novelty": 0.97, "disruption": 0.68, "concepts": 0.81, "team": 0.88}
+COMMON = {"breadth": 0.86, "novelty": 0.97, "disruption": 0.60, "concepts": 0.81, "team": 0.89}
 #: Citation trait: loadings on the common factor and on the venue factor (the rest is its own noise).
-CITATION_COMMON, CITATION_VENUE = 0.91, 0.34
+CITATION_COMMON, CITATION_VENUE = 0.88, 0.35
 #: Journal trait: loadings on the common factor and on the venue factor (the rest is its own noise).
 JOURNAL_COMMON, JOURNAL_VENUE = -0.13, 0.97
 #: The traits B..F, in the order of the index's dimensions.
@@ -41,15 +52,138 @@ class Traits:
     journal: np.ndarray
 
 
-def _mix(rng: np.random.Generator, n: int, loadings: tuple[float, ...], factors: tuple[np.ndarray, ...]
-         ) -> np.ndarray:
-    own = np.sqrt(max(0.0, 1.0 - sum(x * x for x in loadings)))
+@dataclass(frozen=True)
+class Loadings:
+    """How one discipline's traits load on the common and the venue factor."""
+
+    #: Each trait B..F's loading on the common factor.
+    common: Mapping[str, float]
+    #: The citation trait's loadings on the common and the venue factor.
+    citation: tuple[float, float]
+    #: The journal trait's loadings on the common and the venue factor.
+    journal: tuple[float, float]
+
+
+#: The loadings of the default world, every discipline alike.
+DEFAULT = Loadings(COMMON, (CITATION_COMMON, CITATION_VENUE), (JOURNAL_COMMON, JOURNAL_VENUE))
+#: Packaged field weights, by name: JSON files beside this module (see :func:`load_field_weights`).
+PRESETS = {"distinct": "field_weights_distinct.json"}
+
+
+@dataclass(frozen=True)
+class FieldWeights:
+    """Per-discipline loadings of a world, and what is known of the weights each gives.
+
+    ``true_weights`` (discipline -> dimension -> percent) is, for a packaged preset, the vector the paper's
+    derivation converges to on a large sample of that discipline's structure, measured as ``measured`` says; a
+    file of one's own may leave both empty.
+    """
+
+    name: str
+    disciplines: Mapping[str, Loadings]
+    true_weights: Mapping[str, Mapping[str, float]]
+    measured: str
+
+    def for_discipline(self, discipline: str) -> Loadings:
+        """The loadings of ``discipline``; an error naming it when the field weights do not cover it."""
+        try:
+            return self.disciplines[discipline]
+        except KeyError:
+            raise ScitasteError(f"field weights {self.name!r} give no loadings for discipline {discipline!r}; "
+                                f"they cover {', '.join(self.disciplines)}") from None
+
+
+def _loading(value: object, where: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not -1.0 <= value <= 1.0:
+        raise ScitasteError(f"{where}: a loading is a number in -1..1, got {value!r}")
+    return float(value)
+
+
+def _pair(value: object, where: str) -> tuple[float, float]:
+    if not isinstance(value, list) or len(value) != 2:
+        raise ScitasteError(f"{where}: give [common, venue], got {value!r}")
+    pair = (_loading(value[0], where), _loading(value[1], where))
+    # the trait's own noise takes what the factors leave; it cannot be negative
+    if pair[0] ** 2 + pair[1] ** 2 > 1.0:
+        raise ScitasteError(f"{where}: the squared loadings {list(pair)} add up to more than 1")
+    return pair
+
+
+def parse_field_weights(data: object, name: str) -> FieldWeights:
+    """Validate a field-weights document: ``{"disciplines": {discipline: {"common": {trait: loading, ...},
+    "citation": [common, venue], "journal": [common, venue]}}}``, optionally with ``true_weights`` and
+    ``measured``; traits are :data:`TRAITS`.
+
+    Raises
+    ------
+    ScitasteError
+        On a missing or unknown key, a loading outside -1..1, or a trait whose squared loadings exceed 1; the
+        message names the discipline.
+    """
+    if not isinstance(data, dict) or not isinstance(data.get("disciplines"), dict) or not data["disciplines"]:
+        raise ScitasteError(f"field weights {name}: expected an object with a non-empty \"disciplines\" object")
+    out = {}
+    for discipline, entry in data["disciplines"].items():
+        where = f"field weights {name}, {discipline}"
+        if not isinstance(entry, dict) or set(entry) != {"common", "citation", "journal"}:
+            raise ScitasteError(f"{where}: give exactly common, citation and journal")
+        if not isinstance(entry["common"], dict) or set(entry["common"]) != set(TRAITS):
+            raise ScitasteError(f"{where}: common needs a loading for each of {', '.join(TRAITS)}")
+        out[discipline] = Loadings({t: _loading(entry["common"][t], where) for t in TRAITS},
+                                   _pair(entry["citation"], f"{where}, citation"),
+                                   _pair(entry["journal"], f"{where}, journal"))
+    return FieldWeights(name, out, data.get("true_weights", {}), data.get("measured", ""))
+
+
+def load_field_weights(spec: str | Path | None) -> FieldWeights | None:
+    """Field weights from a packaged preset's name (:data:`PRESETS`) or a JSON file; None for None (the default
+    world).
+
+    Raises
+    ------
+    ScitasteError
+        On a name that is neither a preset nor a readable JSON file, or a document :func:`parse_field_weights`
+        rejects.
+    """
+    if spec is None:
+        return None
+    if str(spec) in PRESETS:
+        text = resources.files("scitaste_hf.simworld").joinpath(PRESETS[str(spec)]).read_text("utf-8")
+    else:
+        try:
+            text = Path(spec).read_text("utf-8")
+        except OSError as exc:
+            raise ScitasteError(f"field weights {spec}: neither a preset ({', '.join(PRESETS)}) nor a readable "
+                                f"file ({exc.strerror})") from None
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ScitasteError(f"field weights {spec} are not valid JSON: {exc}") from None
+    return parse_field_weights(data, str(spec))
+
+
+def _mix(rng: np.random.Generator, n: int, loadings: tuple, factors: tuple[np.ndarray, ...]) -> np.ndarray:
+    # loadings are numbers, or arrays with one per candidate: the same arithmetic either way
+    own = np.sqrt(np.maximum(0.0, 1.0 - sum(x * x for x in loadings)))
     return sum(w * f for w, f in zip(loadings, factors)) + own * rng.standard_normal(n)
 
 
-def draw(rng: np.random.Generator, n: int) -> Traits:
-    """The traits of ``n`` candidates (each standard normal)."""
+def draw(rng: np.random.Generator, n: int, loadings: tuple[Loadings, ...] = (DEFAULT,),
+         group: np.ndarray | None = None) -> Traits:
+    """The traits of ``n`` candidates (each standard normal).
+
+    Parameters
+    ----------
+    rng, n
+        The generator and the number of candidates.
+    loadings, group
+        Candidate ``i`` takes ``loadings[group[i]]`` (``group`` None: every candidate the first).
+    """
+    def per(value) -> float | np.ndarray:
+        return value(loadings[0]) if group is None else np.array([value(x) for x in loadings])[group]
+
     common, venue = rng.standard_normal(n), rng.standard_normal(n)
-    b_f = {name: _mix(rng, n, (COMMON[name],), (common,)) for name in TRAITS}
-    return Traits(**b_f, citation=_mix(rng, n, (CITATION_COMMON, CITATION_VENUE), (common, venue)),
-                  journal=_mix(rng, n, (JOURNAL_COMMON, JOURNAL_VENUE), (common, venue)))
+    b_f = {name: _mix(rng, n, (per(lambda x, t=name: x.common[t]),), (common,)) for name in TRAITS}
+    return Traits(**b_f,
+                  citation=_mix(rng, n, (per(lambda x: x.citation[0]), per(lambda x: x.citation[1])), (common, venue)),
+                  journal=_mix(rng, n, (per(lambda x: x.journal[0]), per(lambda x: x.journal[1])), (common, venue)))

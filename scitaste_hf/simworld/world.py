@@ -8,6 +8,12 @@ dates and heavy-tailed citation counts. A paper-specific share of a paper's cite
 so the CD index spreads over its range, and background works cite each other, so papers' references are also
 cited without them.
 
+A smaller world is the default world with fewer candidates, not a smaller field: every cell keeps the
+default size's works around its candidates, and candidates come in research fronts of :data:`FRONT` papers that
+share their keywords, so that a paper's nearest neighbours in text are its front's whatever the number of
+candidates. The index computed over 600 papers then has the structure it has over 6,000
+(bench/bench_calibration.py).
+
 The world is columnar (NumPy arrays and a CSR reference graph) so that 6,000 candidates and some 10^5 works
 generate in seconds. It is a test and demo corpus, never the benchmark: every record says it is synthetic.
 """
@@ -35,8 +41,8 @@ BACKGROUND_TYPES = ("preprint", "proceedings-article", "book-chapter")
 #: Candidates per sub-discipline relative to its share of ``papers``: room for a build's 1.2x collection, its
 #: de-duplication across cells that share an OpenAlex subfield and its quality check.
 SURPLUS = 1.5
-#: Works around the candidates: per candidate of a cell, and at least per cell.
-BACKGROUND_PER_CANDIDATE, BACKGROUND_MIN = 8, 300
+#: Works around the candidates, per candidate of a cell at the default size or larger.
+BACKGROUND_PER_CANDIDATE = 8
 INSTITUTIONS = 400
 #: Journals of a non-physics cell (a physics cell has one per bibstem).
 JOURNALS_PER_CELL = 16
@@ -62,6 +68,10 @@ TEAM, ABROAD = (1.2, 0.7), (-0.8, 0.6)
 #: Share of candidates outside physics whose text names none of their cell's keywords (a build finds them by
 #: the subfield back-fill only).
 KEYWORDLESS = 0.10
+#: Candidates of a cell per research front (consecutive candidates of the cell): they draw their keywords together.
+FRONT = 24
+#: Draws of a consolidating citation's reference before one that keeps another citation disruptive is given up.
+REDRAWS = 3
 
 
 @dataclass
@@ -188,6 +198,35 @@ def _csr(src: np.ndarray, dst: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarr
     return np.cumsum(ptr), dst.astype(np.int32)
 
 
+class _DisruptiveCitations:
+    """The disruptive citations of a world: which of a set of edges ``src -> dst`` would make one of them
+    consolidating (``src`` cites the paper disruptively and ``dst`` is one of its references)."""
+
+    def __init__(self, citer: np.ndarray, paper: np.ndarray, consolidating_citer: np.ndarray,
+                 consolidating_paper: np.ndarray, refs: np.ndarray, ref_ptr: np.ndarray, n_works: int) -> None:
+        n_cand = ref_ptr.size - 1
+        # A citer drawn twice for one paper, once to consolidate it, consolidates it.
+        both = np.isin(citer * n_cand + paper, consolidating_citer * n_cand + consolidating_paper)
+        citer, paper = citer[~both], paper[~both]
+        order = np.argsort(citer, kind="stable")
+        self.paper = paper[order]
+        self.ptr = np.concatenate([[0], np.cumsum(np.bincount(citer, minlength=n_works))]).astype(np.int64)
+        # (paper, reference) keys in increasing order: the CSR rows are sorted by paper, then by reference.
+        self.ref_key = np.repeat(np.arange(n_cand, dtype=np.int64), np.diff(ref_ptr)) * n_works + refs
+        self.n_works = n_works
+
+    def hit(self, src: np.ndarray, dst: np.ndarray) -> np.ndarray:
+        """Whether each edge ``src -> dst`` cites a reference of a paper that ``src`` cites disruptively."""
+        sizes = self.ptr[src + 1] - self.ptr[src]
+        edge = np.repeat(np.arange(src.size), sizes)
+        _, at = _repeat_ranges(self.ptr, src)
+        key = self.paper[at] * self.n_works + dst[edge]
+        found = np.searchsorted(self.ref_key, key).clip(max=self.ref_key.size - 1)
+        out = np.zeros(src.size, dtype=bool)
+        out[edge[self.ref_key[found] == key]] = True
+        return out
+
+
 def _days(year: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     start = np.array([(date(int(y), 1, 1) - _EPOCH).days for y in range(BACKGROUND_FIRST_YEAR, LAST_YEAR + 2)])
     return start[year - BACKGROUND_FIRST_YEAR] + rng.integers(0, 365, size=year.shape[0])
@@ -292,7 +331,8 @@ def _bibcode(year: int, bibstem: str, volume: int, page: int, initial: str) -> s
     return f"{year}{bibstem:.<5}{volume:.>4}.{page:.>4}{initial}"
 
 
-def generate(papers: int = DEFAULT_PAPERS, seed: int = 0, taxonomy: Taxonomy | None = None) -> World:
+def generate(papers: int = DEFAULT_PAPERS, seed: int = 0, taxonomy: Taxonomy | None = None,
+             field_weights: latent.FieldWeights | None = None) -> World:
     """Generate the world.
 
     Parameters
@@ -306,6 +346,10 @@ def generate(papers: int = DEFAULT_PAPERS, seed: int = 0, taxonomy: Taxonomy | N
         The same seed and size give the same world.
     taxonomy : Taxonomy, optional
         Default: the packaged taxonomy.
+    field_weights : FieldWeights, optional
+        Each discipline's latent loadings (:func:`scitaste_hf.simworld.latent.load_field_weights`), so that the
+        disciplines' derived weights differ; it must cover every discipline of the taxonomy. Default: every
+        discipline the default loadings.
     """
     tax = taxonomy or load_taxonomy()
     n_cells = len(tax.cells)
@@ -316,13 +360,22 @@ def generate(papers: int = DEFAULT_PAPERS, seed: int = 0, taxonomy: Taxonomy | N
     cell_discipline = np.array([discipline_names.index(c.discipline) for c in tax.cells])
     physics = np.array([c.discipline == "physics" for c in tax.cells])
     per_cell = np.ceil(_counts(tax, papers) * SURPLUS).astype(np.int64)
-    background = np.maximum(BACKGROUND_MIN, BACKGROUND_PER_CANDIDATE * per_cell)
-    cand_cell = np.repeat(np.arange(n_cells), per_cell)
-    n_cand = int(cand_cell.shape[0])
+    # A smaller world is the default world with fewer of its candidates offered to the benchmark: the others are
+    # drawn as candidates too, then stay as works around them (no article, so no collection finds them). A cell's
+    # literature, how often two of its draws meet (a citer that happens to cite a reference, one work drawn twice
+    # as a paper's citer) and how much its works are cited stay what they are at the default size.
+    whole = np.maximum(per_cell, np.ceil(_counts(tax, DEFAULT_PAPERS) * SURPLUS).astype(np.int64))
+    background = BACKGROUND_PER_CANDIDATE * whole
+    cand_cell = np.concatenate([np.repeat(np.arange(n_cells), k) for k in (per_cell, whole - per_cell)])
+    n_cand, n_offered = int(cand_cell.shape[0]), int(per_cell.sum())
     cell = np.concatenate([cand_cell, np.repeat(np.arange(n_cells), background)]).astype(np.int16)
     n_works = int(cell.shape[0])
     cand = np.arange(n_cand)
-    traits = latent.draw(rng, n_cand)
+    if field_weights is None:
+        traits = latent.draw(rng, n_cand)
+    else:
+        loadings = tuple(field_weights.for_discipline(d) for d in discipline_names)
+        traits = latent.draw(rng, n_cand, loadings, cell_discipline[cand_cell])
 
     # Years: candidates 1995-2024, most of them between 2000 and 2020; background works from 1965, most recent.
     cand_year = np.clip(np.round(rng.normal(2010, 7, n_cand)).astype(int), FIRST_YEAR, LAST_YEAR)
@@ -395,8 +448,20 @@ def generate(papers: int = DEFAULT_PAPERS, seed: int = 0, taxonomy: Taxonomy | N
     consolidating = (rng.random(owner.size) < share[owner]) & (n_paper_refs[owner] > 0)
     who, paper = citers[consolidating], owner[consolidating]
     position = cand_ref_ptr[paper] + (rng.random(paper.size) * n_paper_refs[paper]).astype(np.int64)
-    src.append(who)
-    dst.append(cand_refs[position])
+    # A disruptive citer cites none of the paper's references: not through its own citations of the cell, nor
+    # through a reference of another paper it consolidates. By chance alone it would, as often as the cell's
+    # literature is small, and the CD index would say less about the disruption trait in a small cell.
+    alone = _DisruptiveCitations(citers[~consolidating], owner[~consolidating], who, paper, cand_refs, cand_ref_ptr,
+                                 n_works)
+    chance = alone.hit(src[0], dst[0])
+    src[0], dst[0] = src[0][~chance], dst[0][~chance]
+    for _ in range(REDRAWS):
+        again = alone.hit(who, cand_refs[position])
+        position[again] = cand_ref_ptr[paper[again]] + (rng.random(int(again.sum())) * n_paper_refs[paper[again]]
+                                                        ).astype(np.int64)
+    kept = ~alone.hit(who, cand_refs[position])
+    src.append(who[kept])
+    dst.append(cand_refs[position[kept]])
 
     src = np.concatenate(src).astype(np.int64)
     dst = np.concatenate(dst).astype(np.int64)
@@ -463,13 +528,16 @@ def generate(papers: int = DEFAULT_PAPERS, seed: int = 0, taxonomy: Taxonomy | N
                                 np.take_along_axis(concept_scores, rank.clip(0), axis=1)[concept_take])
     del topic_other, topic_own, topic_scores, concept_order, concept_scores, in_cell, rank, concept_take
 
-    # Titles and abstracts: four picks of the cell's keywords; the novelty trait swaps some for another
-    # discipline's. Physics candidates meant for the late cascade stages name no keyword (the title stage: a
-    # characteristic term in the title).
+    # Titles and abstracts: four picks of the cell's keywords, one draw per research front; the novelty trait swaps
+    # some of a paper's for another discipline's. Physics candidates meant for the late cascade stages name no
+    # keyword (the title stage: a characteristic term in the title).
     keywords = [kw for sub in tax.cells for kw in sub.keywords]
     kw_first = np.cumsum([0] + [len(sub.keywords) for sub in tax.cells])
     kw_count = np.diff(kw_first)
     picks = kw_first[cell][:, None] + (rng.random((n_works, 4)) * kw_count[cell][:, None]).astype(np.int64)
+    run = np.flatnonzero(np.concatenate([[True], cand_cell[1:] != cand_cell[:-1]]))  # first candidate of each run
+    first = run[np.searchsorted(run, cand, side="right") - 1]
+    picks[:n_cand] = picks[first + (cand - first) // FRONT * FRONT]  # the keywords of the front's first candidate
     foreign_cell = rng.integers(0, n_cells, size=n_cand)
     clash = cell_discipline[foreign_cell] == cell_discipline[cand_cell]
     foreign_cell[clash] = (foreign_cell[clash] + n_cells // 2) % n_cells
@@ -494,7 +562,7 @@ def generate(papers: int = DEFAULT_PAPERS, seed: int = 0, taxonomy: Taxonomy | N
 
     # Physics: ADS bibcodes for every work, arXiv ids for the candidates of the arXiv stage and for most works
     # around them; the late stages publish in generic venues.
-    physics_stage = {int(i): stage_names[stage[i]] for i in np.flatnonzero(is_physics)}
+    physics_stage = {int(i): stage_names[stage[i]] for i in np.flatnonzero(is_physics[:n_offered])}
     arxiv_id, arxiv_class, bibcode = {}, {}, {}
     physics_works = np.flatnonzero(physics[cell])
     on_arxiv = np.zeros(n_works, dtype=bool)
@@ -518,7 +586,7 @@ def generate(papers: int = DEFAULT_PAPERS, seed: int = 0, taxonomy: Taxonomy | N
             arxiv_id[i] = f"{month}.{1 + int(serial[i]) % (10**digits - 1):0{digits}d}"
         else:
             arxiv_id[i] = f"{arxiv_class[i].split('.')[0]}/{month}{1 + int(serial[i]) % 998:03d}"
-    return World(seed=seed, taxonomy=tax, n_candidates=n_cand, cell=cell, date=days.astype(np.int32),
+    return World(seed=seed, taxonomy=tax, n_candidates=n_offered, cell=cell, date=days.astype(np.int32),
                  journal=journal, ref_ptr=ref_ptr, ref_idx=ref_idx, cite_ptr=cite_ptr, cite_idx=cite_idx,
                  author_ptr=author_ptr, author_idx=author_idx, author_inst=author_inst,
                  topics=topics, concepts=concepts, titles=titles, abstracts=abstracts, journals=journals,

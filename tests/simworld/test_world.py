@@ -14,11 +14,6 @@ BIBCODE = re.compile(r"^\d{4}[A-Za-z&.]{5}[\d.]{4}[A-Z.][\d.]{4}[A-Z]$")
 ARXIV = re.compile(r"^(\d{4}\.\d{4,5}|[a-z-]+/\d{7})$")
 
 
-@pytest.fixture(scope="module")
-def world():
-    return generate(papers=470, seed=3)
-
-
 def test_same_seed_same_world(world):
     again = generate(papers=470, seed=3)
     assert np.array_equal(again.ref_idx, world.ref_idx) and np.array_equal(again.date, world.date)
@@ -75,6 +70,40 @@ def test_citation_graph_respects_dates(world):
         if len(citers) >= 5 and refs:
             shares.append(np.mean([bool(refs & set(world.references(c).tolist())) for c in citers]))
     assert min(shares) < 0.3 and max(shares) > 0.7
+    # about half on average, as the disruption trait draws them: a citer meant to cite the paper alone never cites
+    # one of its references by chance (which in this small world's cells would make it some 0.7)
+    assert 0.35 < np.mean(shares) < 0.55
+
+
+def test_a_smaller_world_is_the_default_world_with_fewer_candidates(world):
+    """A 470-paper world has the 6,000-paper world's works in every cell: ceil(1.5 x 125) = 188 drawn as candidates
+    in most cells (215 or 213 in medicine's seven), of which it offers its own quota, and 8 works around each."""
+    works = Counter(world.cell.tolist())
+    medicine = {c for c, s in enumerate(world.taxonomy.cells) if s.discipline == "medicine"}
+    assert {n for c, n in works.items() if c not in medicine} == {9 * 188}
+    assert sorted(works[c] for c in medicine) == [9 * 213] + [9 * 215] * 6
+    # the candidates it does not offer are works around the others: no article, cited by none of them
+    assert world.work_type(world.n_candidates) != "article"
+    assert not np.isin(world.ref_idx[: world.ref_ptr[world.n_candidates]], np.arange(world.n_candidates, 9023)).any()
+
+
+def test_candidates_come_in_research_fronts(world):
+    """The candidates of a front (FRONT consecutive ones of a cell) draw their keywords together: nearly every title
+    of a front that names a keyword of its cell names the same one (independent draws would share one in about a
+    third)."""
+    from scitaste_hf.simworld.world import FRONT
+
+    counts = Counter(world.cell[: world.n_candidates].tolist())
+    start, shares = 0, []
+    for c, sub in enumerate(world.taxonomy.cells):
+        for first in range(start, start + counts[c], FRONT):
+            named = [{k for k in sub.keywords if re.search(rf"\b{re.escape(k)}\b", world.titles[i].lower())}
+                     for i in range(first, min(start + counts[c], first + FRONT))]
+            named = [k for k in named if k]
+            if sub.discipline != "physics" and named:  # physics' late cascade stages title with other terms
+                shares.append(Counter(k for ks in named for k in ks).most_common(1)[0][1] / len(named))
+        start += counts[c]
+    assert len(shares) == 39 and min(shares) > 0.8
 
 
 def test_physics_identifiers_and_cascade_stages(world):
