@@ -1,17 +1,22 @@
 """Nearest papers by cosine distance (dimension C's ``nn_distance`` and ``knn10_distance``): exact, or approximate
-with an inverted-file index (FAISS ``IndexIVFFlat``) whose recall against exact search is measured on a sample.
+with an inverted-file index (FAISS ``IndexIVFFlat`` over an ``IndexHNSWFlat`` coarse quantizer) whose recall
+against exact search is measured on a sample.
 
 Exact search is the in-memory engine's own (:func:`scitaste_hf.index.dimensions.nearest_distances`, so that both
 engines give the same distances): linear memory, quadratic time (seconds at 10^4 papers, minutes at 10^5, hours
 at 10^6). The recall of the approximate search is measured against a blocked float32 matrix product with
 ``argpartition``, which also gives the neighbours' rows.
 
-The approximate search clusters the unit vectors by k-means into about 4 sqrt(N) lists and compares each paper
-with the papers of the :data:`NPROBE` lists nearest to it, exactly. Graph indexes (HNSW, in usearch and in FAISS)
-were tried first and rejected: on the simulated world's embeddings, which form tight clusters per sub-discipline,
-they missed the true nearest paper for about 3.5% of papers at 10^5, some by a cosine distance of 0.4-0.5, where
-this index misses it for 0.2%, by at most 0.01 (docs/scale.md#nearest-papers). Each paper asks for a few more
-neighbours than it keeps and they are re-ranked by their float32 similarity, as in exact search.
+The approximate search clusters the unit vectors into lists of about :data:`LIST_SIZE` papers and compares each
+paper exactly with the papers of the :data:`NPROBE` lists nearest to it, so its work per paper does not grow with
+the number of papers. What would grow is finding those lists among N / LIST_SIZE centroids, so the centroids are
+searched through a graph (HNSW), and k-means is trained on a sample in two levels (about sqrt(lists) groups,
+then lists within each group in proportion to its points). Graph indexes over the papers themselves (HNSW, in
+usearch and in FAISS) were tried and rejected: on the simulated world's embeddings, which form tight clusters per
+sub-discipline, they missed the true nearest paper for about 3.5% of papers at 10^5, some by a cosine distance of
+0.4-0.5 (docs/scale.md#nearest-papers). Each paper asks for a few more neighbours than it keeps; these and the
+candidates of its nearest ones (neighbours' neighbours, which recover most of what the probed lists missed) are
+re-ranked by their float32 similarity, as in exact search.
 """
 
 from __future__ import annotations
@@ -24,8 +29,12 @@ import numpy as np
 
 #: Below this many papers ``auto`` searches exactly.
 EXACT_LIMIT = 50_000
-#: Inverted lists per square root of the number of papers, lists probed per query, training points per list.
-LISTS_PER_ROOT, NPROBE, TRAIN_PER_LIST = 4, 32, 40
+#: Papers per inverted list, lists probed per query (64 lists of 64: about 4,000 papers compared per query).
+LIST_SIZE, NPROBE = 64, 64
+#: k-means: training points per list (a quarter of the papers), iterations.
+TRAIN_PER_LIST, KMEANS_ITER = 16, 10
+#: The coarse quantizer's graph: links per centroid, candidates kept while searching it (at least NPROBE).
+HNSW_LINKS, HNSW_EF = 32, 192
 #: Neighbours asked of the index beyond those kept, re-ranked exactly.
 OVERFETCH = 4
 #: Queries whose exact neighbours are computed to measure recall.
@@ -90,10 +99,72 @@ def _distances(sims: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return dist[:, 0].astype(np.float64), dist.mean(axis=1).astype(np.float64)
 
 
-def approximate_search(unit: np.ndarray, k: int, threads: int = 0,
+def _centroids(sample: np.ndarray, lists: int, seed: int) -> np.ndarray:
+    """About ``lists`` spherical k-means centroids of ``sample`` in two levels: sqrt(lists) groups, then each
+    group's points clustered into lists in proportion to them (at least one), so that the cost grows as
+    points x sqrt(lists) rather than points x lists."""
+    import faiss
+
+    d = sample.shape[1]
+    groups = max(1, min(sample.shape[0], int(np.sqrt(lists))))
+    # min_points_per_centroid=1: small training sets are deliberate here, not a mistake to warn about.
+    options = {"niter": KMEANS_ITER, "spherical": True, "seed": seed, "min_points_per_centroid": 1}
+    top = faiss.Kmeans(d, groups, max_points_per_centroid=sample.shape[0], **options)
+    top.train(sample)
+    group = top.assign(sample)[1]
+    order = np.argsort(group, kind="stable")
+    sizes = np.bincount(group, minlength=groups)
+    starts = np.concatenate([[0], np.cumsum(sizes)])
+    out = []
+    for g in np.flatnonzero(sizes):
+        points = sample[order[starts[g]:starts[g + 1]]]
+        share = int(min(points.shape[0], max(1, round(sizes[g] * lists / sample.shape[0]))))
+        sub = faiss.Kmeans(d, share, max_points_per_centroid=points.shape[0], **options)
+        sub.train(points)
+        out.append(sub.centroids)
+    return np.ascontiguousarray(np.vstack(out), dtype=np.float32)
+
+
+def ivf_index(unit: np.ndarray, threads: int = 0, seed: int = 0):
+    """A trained, empty FAISS inverted-file index for ``unit`` (inner product): lists of about
+    :data:`LIST_SIZE` papers, k-means centroids (:data:`TRAIN_PER_LIST` sampled papers a list) found through an
+    HNSW graph, :data:`NPROBE` lists probed.
+
+    Parameters
+    ----------
+    unit : ndarray of float32, shape (m, d)
+    threads : int
+        Threads FAISS uses afterwards, to add and search (0: all cores).
+    seed : int
+        Seeds the training sample and k-means; the index depends on nothing else.
+
+    Returns
+    -------
+    faiss.IndexIVFFlat
+    """
+    import faiss
+
+    m, d = unit.shape
+    lists = max(1, m // LIST_SIZE)
+    train = np.random.default_rng(seed).choice(m, size=min(m, TRAIN_PER_LIST * lists), replace=False)
+    # One thread while training and building the graph: k-means in many small parts spends more on waking
+    # threads than it gains (29 s instead of 2 s at 10^5 papers on a loaded 2-core machine), and HNSW's parallel
+    # insertion makes the graph, hence the lists probed, depend on thread timing.
+    faiss.omp_set_num_threads(1)
+    centroids = _centroids(unit[np.sort(train)], lists, seed)
+    quantizer = faiss.IndexHNSWFlat(d, HNSW_LINKS, faiss.METRIC_INNER_PRODUCT)
+    quantizer.add(centroids)
+    quantizer.hnsw.efSearch = HNSW_EF
+    faiss.omp_set_num_threads(threads or os.cpu_count() or 1)
+    index = faiss.IndexIVFFlat(quantizer, d, centroids.shape[0], faiss.METRIC_INNER_PRODUCT)
+    index.nprobe = min(NPROBE, centroids.shape[0])
+    return index
+
+
+def approximate_search(unit: np.ndarray, k: int, threads: int = 0, seed: int = 0,
                        advance: Callable[[int], None] | None = None) -> tuple[np.ndarray, np.ndarray]:
-    """Approximate k nearest rows of every row of ``unit`` through a FAISS inverted-file index, re-ranked by
-    float32 similarity.
+    """Approximate k nearest rows of every row of ``unit`` through :func:`ivf_index`, widened by neighbours'
+    neighbours and re-ranked by float32 similarity; the same for any number of threads.
 
     Parameters
     ----------
@@ -101,8 +172,10 @@ def approximate_search(unit: np.ndarray, k: int, threads: int = 0,
     k : int
     threads : int
         Threads for FAISS (0: all cores).
+    seed : int
+        The index's seed (:func:`ivf_index`).
     advance : callable, optional
-        Called with the number of vectors added, then searched (2 m in all).
+        Called with the number of vectors added, searched, then refined (3 m in all).
 
     Returns
     -------
@@ -111,28 +184,46 @@ def approximate_search(unit: np.ndarray, k: int, threads: int = 0,
     """
     import faiss
 
-    faiss.omp_set_num_threads(threads or os.cpu_count() or 1)
-    m, d = unit.shape
-    lists = max(1, min(m // TRAIN_PER_LIST, int(LISTS_PER_ROOT * np.sqrt(m))))
-    index = faiss.IndexIVFFlat(faiss.IndexFlatIP(d), d, lists, faiss.METRIC_INNER_PRODUCT)
-    train = np.random.default_rng(0).choice(m, size=min(m, TRAIN_PER_LIST * lists), replace=False)
-    index.train(unit[np.sort(train)])
+    m = unit.shape[0]
+    index = ivf_index(unit, threads, seed)
     for s in range(0, m, BATCH):
         e = min(m, s + BATCH)
         index.add(unit[s:e])
         if advance:
             advance(e - s)
-    index.nprobe = min(NPROBE, lists)
-    wanted = min(m, k + OVERFETCH)
+    # Queries in list order: consecutive queries then probe mostly the same lists, which stay in the cache
+    # (the scan reads about 3 MB of vectors a query, so memory, not arithmetic, bounds it).
+    invlists = index.invlists
+    order = np.concatenate([faiss.rev_swig_ptr(invlists.get_ids(j), invlists.list_size(j)).copy()
+                            for j in range(index.nlist) if invlists.list_size(j)])
+    found = np.empty((m, min(m, k + OVERFETCH)), dtype=np.int64)
+    for s in range(0, m, BATCH):
+        rows = order[s:s + BATCH]
+        found[rows] = index.search(unit[rows], found.shape[1])[1]
+        if advance:
+            advance(rows.size)
+    return _refine(unit, found, k, advance)
+
+
+def _refine(unit: np.ndarray, found: np.ndarray, k: int, advance: Callable[[int], None] | None
+            ) -> tuple[np.ndarray, np.ndarray]:
+    """The k nearest among each row's candidates and its first k candidates' candidates (-1: none), by float32
+    similarity. A neighbour's neighbours recover most of what the lists probed missed, at a cost that does not
+    grow with the number of papers."""
+    m = unit.shape[0]
     sims_out = np.empty((m, k), dtype=np.float32)
     keys_out = np.empty((m, k), dtype=np.int64)
-    for s in range(0, m, BATCH):
-        e = min(m, s + BATCH)
-        keys = index.search(unit[s:e], wanted)[1]
-        valid = keys >= 0
-        keys = np.where(valid, keys, 0)
+    for s in range(0, m, BATCH // 8):
+        e = min(m, s + BATCH // 8)
+        own = found[s:e]
+        second = found[np.where(own[:, :k] >= 0, own[:, :k], 0)].reshape(e - s, -1)
+        second[np.repeat(own[:, :k] < 0, found.shape[1], axis=1)] = -1
+        keys = np.sort(np.concatenate([own, second], axis=1), axis=1)
+        bad = (keys < 0) | (keys == np.arange(s, e)[:, None])
+        bad[:, 1:] |= keys[:, 1:] == keys[:, :-1]
+        keys[bad] = 0
         sims = np.einsum("bd,bkd->bk", unit[s:e], unit[keys])
-        sims[~valid | (keys == np.arange(s, e)[:, None])] = -np.inf
+        sims[bad] = -np.inf
         top, cols = _top_k(sims, k)
         sims_out[s:e] = top
         keys_out[s:e] = np.where(np.isfinite(top), np.take_along_axis(keys, cols, axis=1), -1)
@@ -179,7 +270,7 @@ def nearest_papers(unit: np.ndarray, k: int, method: str = "auto", threads: int 
     threads : int
         Threads for FAISS (0: all cores).
     advance : callable, optional
-        Progress: exact search advances by m once done, approximate by 2 m as it goes.
+        Progress: exact search advances by m once done, approximate by 3 m as it goes.
 
     Returns
     -------

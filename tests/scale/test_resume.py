@@ -29,7 +29,8 @@ def test_stages_resume(tmp_path, monkeypatch):
     snapshot = tmp_path / "snapshot"
     write_snapshot(snapshot, 1500, seed=4)
     out = tmp_path / "run"
-    # Small CD blocks, so that the stage has several to resume from.
+    # The joins rather than the in-memory graph, in small blocks, so that the stage has several to resume from.
+    monkeypatch.setattr(duck, "CD_GRAPH_BYTES_PER_EDGE", 10**12)
     monkeypatch.setattr(duck, "CD_BLOCK_PATHS", 5000)
     first, ran = _run(snapshot, out)
     assert {"reading the snapshot", "building the tables", "CD index (joins)", "embedding texts"} <= ran

@@ -1,0 +1,71 @@
+"""The approximate nearest-paper search (scitaste_hf.scale.neighbours): fixed-size lists, recall against exact
+search, the same answer for any number of threads."""
+
+import numpy as np
+import pytest
+
+from scitaste_hf.scale import neighbours as nb
+
+
+@pytest.fixture(scope="module")
+def clustered():
+    """12,000 unit vectors in overlapping clusters of uneven size, like the embeddings of sub-disciplines."""
+    rng = np.random.default_rng(3)
+    centres = rng.normal(size=(60, 32))
+    members = rng.choice(60, size=12_000, p=rng.dirichlet(np.ones(60)))
+    x = centres[members] + rng.normal(size=(12_000, 32))
+    return (x / np.linalg.norm(x, axis=1, keepdims=True)).astype(np.float32)
+
+
+def test_lists_have_a_fixed_size_whatever_the_number_of_papers(clustered):
+    for m in (6_000, 12_000):
+        index = nb.ivf_index(clustered[:m])
+        assert abs(index.nlist - m // nb.LIST_SIZE) <= 0.1 * m // nb.LIST_SIZE
+        assert index.nprobe == nb.NPROBE and index.quantizer.ntotal == index.nlist
+
+
+def test_recall_against_exact_search(clustered):
+    sims, keys = nb.approximate_search(clustered, 10)
+    exact_sims, exact_keys = nb.exact_search(clustered, 10)
+    found = np.mean([len(set(a) & set(b)) for a, b in zip(keys.tolist(), exact_keys.tolist())]) / 10
+    # 64 of 187 lists probed, then neighbours' neighbours: most queries find every true neighbour, not all.
+    assert 0.99 <= found < 1.0
+    assert np.mean(keys[:, 0] == exact_keys[:, 0]) >= 0.99
+    # A neighbour found has its exact similarity, so an approximate one is never nearer than the true one.
+    assert np.all(sims[:, 0] <= exact_sims[:, 0] + 1e-6)
+    report = nb.recall(clustered, keys, sims, sample=clustered.shape[0])
+    assert report["sample"] == 12_000 and report["recall_at_k"] == pytest.approx(found)
+    sampled = nb.recall(clustered, keys, sims)
+    assert sampled["sample"] == nb.RECALL_SAMPLE and abs(sampled["recall_at_k"] - found) < 0.01
+
+
+def test_same_neighbours_for_any_thread_count_and_per_seed(clustered):
+    one = nb.approximate_search(clustered, 10, threads=1)
+    two = nb.approximate_search(clustered, 10, threads=2)
+    np.testing.assert_array_equal(one[1], two[1])
+    np.testing.assert_array_equal(one[0], two[0])
+    other = nb.ivf_index(clustered, seed=1)
+    same = nb.ivf_index(clustered, seed=0)
+    again = nb.ivf_index(clustered, seed=0)
+    centroids = [i.quantizer.reconstruct_n(0, i.quantizer.ntotal) for i in (same, again, other)]
+    np.testing.assert_array_equal(centroids[0], centroids[1])
+    assert centroids[0].shape != centroids[2].shape or not np.array_equal(centroids[0], centroids[2])
+
+
+def test_auto_is_exact_below_the_limit_and_approximate_from_it(clustered, monkeypatch):
+    from scitaste_hf.index.dimensions import nearest_distances
+
+    unit = clustered[:4_000]
+    exact = nb.nearest_papers(unit, 10)
+    nn, knn = nearest_distances(unit, 10)
+    assert exact.method == "exact" and exact.recall is None
+    np.testing.assert_array_equal(exact.nn_distance, nn)
+    np.testing.assert_array_equal(exact.knn_distance, knn)
+    monkeypatch.setattr(nb, "EXACT_LIMIT", 4_000)
+    steps = []
+    ann = nb.nearest_papers(unit, 10, advance=steps.append)
+    assert ann.method == "ann" and sum(steps) == 12_000
+    assert ann.recall["sample"] == 1_000 and ann.recall["recall_at_k"] >= 0.99
+    # Distances are exact wherever the neighbour was found, and never smaller than the exact ones.
+    assert np.median(np.abs(ann.knn_distance - knn)) == pytest.approx(0, abs=1e-6)
+    assert np.all(ann.nn_distance >= nn - 1e-6)
