@@ -15,7 +15,7 @@ from typing import Any
 from scitaste_hf.output import write_json_atomic
 
 #: Bump when a stage's output changes meaning, so that outputs of an older version are recomputed.
-VERSION = 1
+VERSION = 2  # 2: nearest papers in lists of a fixed size
 
 
 def key_of(*parts: Any) -> str:
