@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from scitaste_hf.agent.tools import TOOL_NAMES
-from scitaste_hf.lm_tasks import ANY_MODEL, METRICS, TASKS, load_docs
+from scitaste_hf.lm_tasks import ANY_MODEL, METRICS, OVERALL, TASKS, load_docs
 from scitaste_hf.prompts import ANSWER_INSTRUCTION
 from scitaste_hf.records import load_records
 from scitaste_hf.schema import MODE_SPECS
@@ -82,8 +82,12 @@ def _results(out, task="scitaste_dimagent"):
 
 
 def _same(a, b):
+    """The same metrics reported (the overall ones, and the per-discipline ones of the run's disciplines), with the
+    same values."""
+    reported = [m for m in METRICS if f"{m},none" in a]
+    assert set(OVERALL) <= set(reported) and reported == [m for m in METRICS if f"{m},none" in b]
     return all((math.isnan(a[f"{m},none"]) and math.isnan(b[f"{m},none"])) or a[f"{m},none"] == pytest.approx(
-        b[f"{m},none"], abs=1e-9) for m in METRICS)
+        b[f"{m},none"], abs=1e-9) for m in reported)
 
 
 def test_stock_lm_eval_runs_dimagent_like_scitaste_eval(evidence_dataset, stand_in_evidence, server, include, tmp_path):
