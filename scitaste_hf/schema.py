@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from importlib import resources
 from types import MappingProxyType
@@ -169,6 +169,13 @@ class DisciplineWeights:
                 except ScitasteError as exc:
                     raise ScitasteError(f"{self.source}, {discipline}: {exc}") from None
 
+    def check_disciplines(self, names: Sequence[str], what: str = "the taxonomy") -> None:
+        """Refuse a vector for a discipline outside ``names``: a misspelt name would silently hand its papers to
+        the default vector."""
+        unknown = [d for d in self.vectors if d not in names]
+        if unknown:
+            raise ScitasteError(f"{self.source}: no discipline {unknown[0]!r} in {what} ({', '.join(names)})")
+
     def to_json(self) -> dict[str, dict[str, float]]:
         """The ``weights`` object of a per-discipline weights file: discipline -> vector, then ``default``."""
         out = {d: dict(v) for d, v in self.vectors.items()}
@@ -282,9 +289,12 @@ def load_weights(path: str | None = None) -> dict[str, float] | DisciplineWeight
         else:
             with open(path, encoding="utf-8") as fh:
                 text = fh.read()
-        data = json.loads(text)
+        # an integer too large for a float reads as inf (refused as not finite), not an OverflowError
+        data = json.loads(text, parse_int=float)
     except FileNotFoundError:
         raise ScitasteError(f"weights file not found: {path}") from None
+    except UnicodeDecodeError:
+        raise ScitasteError(f"weights file {path} is not UTF-8 text") from None
     except json.JSONDecodeError as exc:
         raise ScitasteError(f"weights file {path} is not valid JSON: {exc}") from None
     return parse_weights(data, str(path) if path is not None else "config/weights_default.json")

@@ -72,3 +72,35 @@ def test_record_features_round_trip():
     ds = Dataset.from_list([record], features=record_features())
     assert ds[0] == record
     assert list(ds.features["dimension_scores"]) == list(DIMENSIONS)
+
+
+def test_weights_files_that_would_mislead_are_refused(tmp_path):
+    """A misspelt discipline would hand its papers to the default vector: refused wherever the disciplines are
+    known (the build's taxonomy, the index's); a number too large for a float and a file that is not UTF-8 are
+    one-line errors."""
+    from pathlib import Path
+
+    from scitaste_hf.builder.pipeline import Build, BuildConfig
+    from scitaste_hf.scale.disciplines import paper_disciplines
+
+    vector = {"citation_impact": 1.0, **{d: 0.0 for d in DIMENSIONS[1:]}}
+    path = tmp_path / "typo.json"
+    path.write_text(json.dumps({"weights": {"phyiscs": vector, "default": vector}}))
+    typo = load_weights(str(path))
+    with pytest.raises(ScitasteError, match="no discipline 'phyiscs' in the build's taxonomy \\(physics, "):
+        Build(BuildConfig(out=Path(tmp_path / "out"), mirror_url="http://127.0.0.1:9", weights=typo))
+    with pytest.raises(ScitasteError, match="no discipline 'phyiscs' in the taxonomy default"):
+        paper_disciplines(["Condensed Matter Physics"], typo, None)
+    # a discipline of the extended taxonomy is unknown to the default one, and known to the extended one
+    path.write_text(json.dumps({"weights": {"computer_science": vector, "default": vector}}))
+    with pytest.raises(ScitasteError, match="no discipline 'computer_science'"):
+        Build(BuildConfig(out=Path(tmp_path / "out"), mirror_url="http://127.0.0.1:9",
+                          weights=load_weights(str(path))))
+    assert paper_disciplines([None], load_weights(str(path)), "extended") == [None]
+    huge = '"citation_impact": 1' + "0" * 400
+    path.write_text(json.dumps({"weights": vector}).replace('"citation_impact": 1.0', huge))
+    with pytest.raises(ScitasteError, match="finite"):
+        load_weights(str(path))
+    path.write_bytes(b'{"weights": "\xff"}')
+    with pytest.raises(ScitasteError, match="is not UTF-8 text"):
+        load_weights(str(path))

@@ -34,7 +34,7 @@ from scitaste_hf.builder.sample import PER_DISCIPLINE, SELECTED_PER_DISCIPLINE, 
 from scitaste_hf.builder.workdir import check_folders, claimed, remove_stale
 from scitaste_hf.errors import ScitasteError
 from scitaste_hf.output import write_bytes_atomic
-from scitaste_hf.schema import BIBCODE_MAP_FILE, Weights, vector_for
+from scitaste_hf.schema import BIBCODE_MAP_FILE, DisciplineWeights, Weights, vector_for
 from scitaste_hf.sources.errors import BudgetExhausted
 from scitaste_hf.taxonomy import Taxonomy, load_taxonomy
 
@@ -278,6 +278,8 @@ class Build:
         if config.weights is not None:  # a discipline without a vector stops the build now, not after collecting
             for discipline in self.taxonomy.names:
                 vector_for(config.weights, discipline)
+            if isinstance(config.weights, DisciplineWeights):
+                config.weights.check_disciplines(self.taxonomy.names, "the build's taxonomy")
         self.reporter = reporter or _Silent()
         self.clients = Clients(config)
         self.resumed: list[str] = []

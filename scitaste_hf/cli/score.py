@@ -69,10 +69,7 @@ def run(args: argparse.Namespace) -> int:
         predictions_path, gold_path = _example("predictions.jsonl"), _example("gold.jsonl")
         console.print("[dim]Scoring the bundled example: a synthetic run against synthetic gold labels "
                       "(not benchmark data). Use --predictions and --gold for your own run.[/dim]")
-    try:
-        weights = load_weights(args.weights) if args.weights else None
-    except UnicodeDecodeError as exc:  # a binary file (an OSError, such as a folder, is main()'s to report)
-        raise ScitasteError(f"weights file {args.weights} is not UTF-8 text ({exc.reason})") from None
+    weights = load_weights(args.weights) if args.weights else None
     predictions = read_predictions(predictions_path)
     gold = load_records(gold_path, args.split)
     backup_source, backup = args.backup, load_records(args.backup, "backup") if args.backup else None

@@ -53,7 +53,9 @@ def paper_disciplines(subfields: Sequence[str | None], weights: Weights | None,
     """
     if not isinstance(weights, DisciplineWeights):
         return None
-    by_subfield = subfield_disciplines(load_taxonomy(taxonomy))
+    tax = load_taxonomy(taxonomy)
+    weights.check_disciplines(tax.names, f"the taxonomy {taxonomy or 'default'}")
+    by_subfield = subfield_disciplines(tax)
     labels = [by_subfield.get(s) if s is not None else None for s in subfields]
     if weights.default is None:
         unplaced = sum(label is None for label in labels)

@@ -85,9 +85,16 @@ def index_snapshot(works: str | Path, out: str | Path, engine: str, options: Ind
 
             table, summary = run_spark(works, out, options, progress)
         else:
+            import duckdb
+
             from scitaste_hf.scale.duck import run_duckdb
 
-            table, summary = run_duckdb(works, out, options, progress)
+            try:
+                table, summary = run_duckdb(works, out, options, progress)
+            except duckdb.IOException as exc:  # a damaged data file (a truncated gzip part): the finished stages stay
+                first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+                raise ScitasteError(f"reading the snapshot {works} failed: {first}; the stages finished before it "
+                                    f"are kept in {out}") from None
         tmp = out / ".index.parquet.tmp"
         pq.write_table(table, tmp)
         tmp.replace(out / "index.parquet")

@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -21,6 +22,9 @@ from scitaste_hf.scale.options import IndexOptions, size_bytes
 
 #: What to install for the Spark engine, named in every error about it.
 EXTRA = "pip install 'scitaste-hf[spark]'"
+#: Seconds a new session's first task may wait for an executor: a master that accepts the driver but never runs
+#: a task (no worker, no free core) would otherwise keep the run waiting without end.
+START_TIMEOUT = 300
 
 
 def _under_spark_submit() -> bool:
@@ -111,6 +115,26 @@ def spark_session(options: IndexOptions, spill: Path) -> Iterator:
         raise ScitasteError(f"Spark did not start ({master or 'spark-submit'}): {first}") from None
     session.sparkContext.setLogLevel("ERROR")
     try:
+        _first_task(session, master or "spark-submit")
         yield session
     finally:
         session.stop()
+
+
+def _first_task(session, master: str) -> None:
+    """Run one task, so that a cluster that cannot run any (an unreachable master: Spark gives up on it after its
+    retries; one without executors: cancelled after :data:`START_TIMEOUT`) stops the run here with one line rather
+    than as a Java error in the first stage."""
+    context = session.sparkContext
+    context.setJobGroup("scitaste-start", "one task, to see that the cluster runs tasks", True)
+    timer = threading.Timer(START_TIMEOUT, context.cancelJobGroup, ("scitaste-start",))
+    timer.start()
+    try:
+        context.parallelize([0], 1).count()
+    except Exception as exc:  # py4j's and pyspark's kinds alike
+        waited = "" if timer.is_alive() else f"no executor ran a task within {START_TIMEOUT} s; "
+        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+        raise ScitasteError(f"Spark did not start ({master}): {waited}{first}") from None
+    finally:
+        timer.cancel()
+        context.setLocalProperty("spark.jobGroup.id", None)

@@ -14,15 +14,24 @@ from scitaste_hf.snapshot.layout import EntityFiles, find_entity
 
 def iter_records(files: EntityFiles) -> Iterator[dict]:
     """Every record of an entity's data files, as the JSON object OpenAlex publishes (a Parquet row's
-    ``abstract_inverted_index`` is parsed back from its JSON text)."""
+    ``abstract_inverted_index`` is parsed back from its JSON text).
+
+    Raises
+    ------
+    ScitasteError
+        When a gzip JSON lines part is truncated or not JSON lines (one line naming the file).
+    """
     import orjson
 
     for part in files.parts:
         if files.format == "jsonl":
-            with gzip.open(part.path, "rb") as fh:
-                for line in fh:
-                    if line.strip():
-                        yield orjson.loads(line)
+            try:
+                with gzip.open(part.path, "rb") as fh:
+                    for line in fh:
+                        if line.strip():
+                            yield orjson.loads(line)
+            except (OSError, EOFError, orjson.JSONDecodeError) as exc:  # a truncated or corrupt part
+                raise ScitasteError(f"reading the snapshot failed: {part.path}: {exc}") from None
         else:
             import pyarrow.parquet as pq
 

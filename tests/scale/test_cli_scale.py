@@ -51,3 +51,22 @@ def test_one_run_at_a_time_per_output_folder(tmp_path, capsys):
         assert main(["index", "--works", str(snap), "--out", str(out), "--quiet"]) == 2
     assert f"another index run is using {out}" in capsys.readouterr().err
     assert not (out / "index.parquet").exists()
+
+
+def test_a_damaged_data_file_is_one_line(tmp_path, capsys):
+    """A truncated gzip part, of the works (read by DuckDB) or of the sources (read in Python), stops the run with
+    one line naming the file, not a traceback, and no index.parquet is written."""
+    import shutil
+
+    whole = tmp_path / "snap"
+    assert main(["mirror", "snapshot", "--works", "200", "--out", str(whole)]) == 0
+    for entity in ("works", "sources"):
+        snap = shutil.copytree(whole, tmp_path / f"snap-{entity}")
+        part = sorted((snap / "data" / entity).rglob("*.gz"))[0]
+        part.write_bytes(part.read_bytes()[: part.stat().st_size // 2])
+        capsys.readouterr()
+        out = tmp_path / f"run-{entity}"
+        assert main(["index", "--works", str(snap), "--out", str(out), "--quiet"]) == 2
+        err = capsys.readouterr().err
+        assert err.startswith("scitaste: error: reading the snapshot") and str(part.relative_to(snap)) in err, err
+        assert err.count("\n") == 1 and not (out / "index.parquet").exists()

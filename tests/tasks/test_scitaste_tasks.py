@@ -61,6 +61,9 @@ def test_aggregations_equal_score_run():
     # the overall metrics, and of the per-discipline ones the sample's own discipline's only
     assert set(process_results(GOLD[0], ["{}"])) == set(OVERALL) | {f"scheme2_{GOLD[0]['discipline']}"}
     assert set(OVERALL) < set(METRICS)
+    # a discipline the YAML cannot list (a custom taxonomy's), or none, reports the overall metrics only
+    for doc in ({**GOLD[0], "discipline": "astrology"}, {k: v for k, v in GOLD[0].items() if k != "discipline"}):
+        assert set(process_results(doc, ["{}"])) == set(OVERALL)
     # the interval bounds are score_run's bootstrap (1,000 resamples, seed 0) of the same run
     with_ci = score_run(GOLD[:60], predictions)["overall"]
     assert [BOUNDS[f"scheme2_ci_{e}"](items) for e in ("low", "high")] == pytest.approx(
