@@ -126,7 +126,7 @@ def open_snapshot(path: str | Path) -> Snapshot:
             else:
                 first = next(iter_records(EntityFiles(works.entity, works.format, works.folder, (part,))), None)
                 named = first is None or (isinstance(first, dict) and bool(first.get("id")))
-        except (OSError, EOFError, ValueError) as exc:
+        except (OSError, ValueError) as exc:  # a Parquet footer; the reader reports a JSON part itself
             raise ScitasteError(f"{part.path} is not an OpenAlex works file ({works.format}): "
                                 f"{str(exc).splitlines()[0]}") from None
         if not named:

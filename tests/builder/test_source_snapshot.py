@@ -161,7 +161,7 @@ def test_a_build_stopped_in_its_index_stage_resumes_to_the_same_bytes(built, sna
 @pytest.mark.parametrize("args, message", [
     (["--source", "snapshot", "{tmp}/nowhere"], "no snapshot at"),
     (["--source", "snapshot", "{tmp}"], "no OpenAlex works snapshot at"),
-    (["--source", "snapshot", "{bad}"], "is not an OpenAlex works file (jsonl): Not a gzipped file"),
+    (["--source", "snapshot", "{bad}"], "Not a gzipped file"),
     (["--source", "snapshot"], "--source snapshot needs the snapshot's folder"),
     (["--source", "mirror", "{snapshot}"], "only a snapshot takes a PATH"),
     (["--source", "snapshot", "{snapshot}", "--mirror-url", "http://127.0.0.1:9"], "--mirror-url is for --source "
