@@ -1,6 +1,12 @@
 """Errors a user can cause. The CLI prints them as one line (``scitaste: error: ...``) instead of a traceback."""
 
 
+def first_line(exc: BaseException) -> str:
+    """The first line of an exception's message, or its type's name when the message is empty: what a one-line
+    error quotes of a library's multi-line one."""
+    return (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+
+
 class ScitasteError(ValueError):
     """Bad input, bad configuration or a missing resource; the message says what to do."""
 

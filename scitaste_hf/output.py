@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import os
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -93,3 +95,25 @@ def write_json_atomic(path: str | Path, data: Any) -> None:
     path = Path(path)
     _check_destination(path)
     write_bytes_atomic(path, (json.dumps(data, indent=2, allow_nan=False) + "\n").encode("utf-8"))
+
+
+@contextlib.contextmanager
+def held_lock(path: str | Path, busy: str) -> Iterator[None]:
+    """Hold an exclusive lock on ``path`` (created if missing) for the block, without waiting.
+
+    Raises
+    ------
+    ScitasteError
+        ``busy``, when another process holds the lock.
+    """
+    import fcntl
+
+    with open(path, "a") as handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise ScitasteError(busy) from None
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)

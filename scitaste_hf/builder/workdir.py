@@ -12,7 +12,7 @@ from pathlib import Path
 
 from scitaste_hf.builder.layout import stale_partials
 from scitaste_hf.errors import ScitasteError
-from scitaste_hf.output import check_writable, leftover_temporaries
+from scitaste_hf.output import check_writable, held_lock, leftover_temporaries
 
 log = logging.getLogger("scitaste_hf.builder")
 
@@ -65,18 +65,9 @@ def claimed(work: Path) -> Iterator[None]:
     ScitasteError
         When another build holds the lock.
     """
-    import fcntl
-
-    with open(work / LOCK, "a") as handle:
-        try:
-            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            raise ScitasteError(f"another build is using the work directory {work}; wait for it to end or give "
-                                "this one another --work-dir") from None
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
+    with held_lock(work / LOCK, f"another build is using the work directory {work}; wait for it to end or give "
+                                "this one another --work-dir"):
+        yield
 
 
 def remove_stale(out: Path, work: Path) -> None:

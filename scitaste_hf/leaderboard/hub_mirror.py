@@ -9,6 +9,8 @@ import logging
 import threading
 from typing import Protocol
 
+from scitaste_hf.errors import first_line
+
 logger = logging.getLogger(__name__)
 
 
@@ -81,7 +83,7 @@ class HubMirror:
                     # Any failure of the copy (the network, the Hub, its HTTP library, whose exception types differ
                     # between huggingface_hub versions) leaves the runs pending: the local store already holds them.
                     logger.warning("copy of %d entries to %s failed, will retry with the next one or start: %s",
-                                   len(pending), self.repo_id, (str(exc).splitlines() or [type(exc).__name__])[0])
+                                   len(pending), self.repo_id, first_line(exc))
                     return False
                 store.copy_done(pending)
             return True

@@ -13,7 +13,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from scitaste_hf.errors import ScitasteError
+from scitaste_hf.errors import ScitasteError, first_line
 from scitaste_hf.rtaste.schema import N_MVES, Condition, MVERecord, condition_of, rtaste_features
 
 #: The config name of the release on the Hub.
@@ -49,12 +49,9 @@ def _group(records: tuple[MVERecord, ...] | list[MVERecord]) -> dict[str, list[M
 def _first_line(exc: BaseException) -> str:
     # datasets wraps the parser's error ("... in row 3") in a generic one ("An error occurred while generating
     # the dataset"): the first cause that says more is what the user needs.
-    def line(e: BaseException) -> str:
-        return (str(e).strip().splitlines() or [type(e).__name__])[0]
-
-    text, cause = line(exc), exc.__cause__ or exc.__context__
+    text, cause = first_line(exc), exc.__cause__ or exc.__context__
     if cause is not None and "An error occurred while generating" in text:
-        return f"{text}: {line(cause)}"
+        return f"{text}: {first_line(cause)}"
     return text
 
 

@@ -4,35 +4,16 @@ atomically."""
 
 from __future__ import annotations
 
-import contextlib
 import json
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
-from scitaste_hf.errors import ScitasteError
-from scitaste_hf.output import check_writable, write_bytes_atomic
+from scitaste_hf.errors import ScitasteError, first_line
+from scitaste_hf.output import check_writable, held_lock, write_bytes_atomic
 from scitaste_hf.scale.options import IndexOptions
 from scitaste_hf.scale.progress import StageProgress
 
 ENGINES = ("duckdb", "memory", "spark")
-
-
-@contextlib.contextmanager
-def _claimed(out: Path) -> Iterator[None]:
-    """Hold ``out``'s lock for the run: a second run on the same folder would overwrite the first one's stages."""
-    import fcntl
-
-    with open(out / ".lock", "a") as handle:
-        try:
-            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            raise ScitasteError(f"another index run is using {out}; wait for it to end or give this one another "
-                                "--out") from None
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
 
 
 def index_snapshot(works: str | Path, out: str | Path, engine: str, options: IndexOptions,
@@ -75,7 +56,9 @@ def index_snapshot(works: str | Path, out: str | Path, engine: str, options: Ind
     check_writable(out / "index.json")
     progress = progress or StageProgress(enabled=False)
     started = time.perf_counter()
-    with _claimed(out):
+    # a second run on the same folder would overwrite the first one's stages
+    with held_lock(out / ".lock", f"another index run is using {out}; wait for it to end or give this one "
+                                  "another --out"):
         if engine == "memory":
             from scitaste_hf.scale.memory import run_memory
 
@@ -92,9 +75,8 @@ def index_snapshot(works: str | Path, out: str | Path, engine: str, options: Ind
             try:
                 table, summary = run_duckdb(works, out, options, progress)
             except duckdb.IOException as exc:  # a damaged data file (a truncated gzip part): the finished stages stay
-                first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
-                raise ScitasteError(f"reading the snapshot {works} failed: {first}; the stages finished before it "
-                                    f"are kept in {out}") from None
+                raise ScitasteError(f"reading the snapshot {works} failed: {first_line(exc)}; the stages finished "
+                                    f"before it are kept in {out}") from None
         tmp = out / ".index.parquet.tmp"
         pq.write_table(table, tmp)
         tmp.replace(out / "index.parquet")

@@ -17,7 +17,7 @@ import threading
 from collections.abc import Iterator
 from pathlib import Path
 
-from scitaste_hf.errors import ScitasteError
+from scitaste_hf.errors import ScitasteError, first_line
 from scitaste_hf.scale.options import IndexOptions, size_bytes
 
 #: What to install for the Spark engine, named in every error about it.
@@ -111,8 +111,7 @@ def spark_session(options: IndexOptions, spill: Path) -> Iterator:
     try:
         session = builder.getOrCreate()
     except Exception as exc:  # py4j and pyspark raise their own kinds; all mean the same to the user
-        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
-        raise ScitasteError(f"Spark did not start ({master or 'spark-submit'}): {first}") from None
+        raise ScitasteError(f"Spark did not start ({master or 'spark-submit'}): {first_line(exc)}") from None
     session.sparkContext.setLogLevel("ERROR")
     try:
         _first_task(session, master or "spark-submit")
@@ -133,8 +132,7 @@ def _first_task(session, master: str) -> None:
         context.parallelize([0], 1).count()
     except Exception as exc:  # py4j's and pyspark's kinds alike
         waited = "" if timer.is_alive() else f"no executor ran a task within {START_TIMEOUT} s; "
-        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
-        raise ScitasteError(f"Spark did not start ({master}): {waited}{first}") from None
+        raise ScitasteError(f"Spark did not start ({master}): {waited}{first_line(exc)}") from None
     finally:
         timer.cancel()
         context.setLocalProperty("spark.jobGroup.id", None)
