@@ -152,8 +152,10 @@ def nearest_distances(vectors: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarr
     The rows are compared block by block through a matrix product, keeping only each row's k largest
     similarities, so memory stays linear in the number of rows. The arithmetic is that of scikit-learn's
     brute-force cosine search, which this replaced (rows renormalised, products in the rows' precision), and
-    the distances equal its own bit for bit: ``1 - similarity`` orders the rows as the similarity does, so the k
-    largest similarities give the k smallest distances whichever of several equally near rows is taken. A row
+    the distances equal its own to one rounding of a float32 product (bit for bit when one block holds every row;
+    a BLAS may round a shorter block's products differently, as OpenBLAS's Haswell kernel does for a block's last
+    rows): ``1 - similarity`` orders the rows as the similarity does, so the k largest similarities give the k
+    smallest distances whichever of several equally near rows is taken. A row
     is never its own neighbour, even when other rows share its vector (scikit-learn, searching a large
     population in chunks, drops the nearest of those instead when more than k of them are as near as the row
     itself; the distances then differ in the last place).

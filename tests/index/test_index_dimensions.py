@@ -186,7 +186,7 @@ def sklearn_distances(vectors, k):
 
 
 @pytest.mark.parametrize("block_values", [1, 700, 1 << 23])
-def test_nearest_distances_equal_scikit_learn_bit_for_bit(monkeypatch, block_values):
+def test_nearest_distances_equal_scikit_learn_to_one_rounding(monkeypatch, block_values):
     # Ties on purpose: 14 copies of one vector (more than k + 1, scikit-learn's corner case), copies of another
     # at different lengths, vectors on a coarse grid whose similarities repeat; blocks of the fewest rows allowed
     # (the last one shorter) up to all.
@@ -200,8 +200,16 @@ def test_nearest_distances_equal_scikit_learn_bit_for_bit(monkeypatch, block_val
     for k in (1, 10, 299):
         nearest, mean = nearest_distances(unit, k)
         expected_nearest, expected_mean = sklearn_distances(unit, k)
-        assert nearest.tobytes() == expected_nearest.tobytes()
-        assert mean.tobytes() == expected_mean.tobytes()
+        if block_values >= 300 * 300:
+            # One block: the same product as scikit-learn's, so the same bits.
+            assert nearest.tobytes() == expected_nearest.tobytes()
+            assert mean.tobytes() == expected_mean.tobytes()
+        else:
+            # Shorter blocks: the BLAS may round a block's last rows differently (OpenBLAS's Haswell kernel does),
+            # never by more than one rounding of a similarity near 1.
+            eps = np.finfo(np.float32).eps
+            assert np.abs(nearest - expected_nearest).max() <= eps
+            assert np.abs(mean - expected_mean).max() <= eps
     assert nearest_distances(unit, 10)[0][9:24].max() < 1e-6
 
 
