@@ -444,12 +444,29 @@ scitaste score --predictions predictions.jsonl --gold skylenage/SciTaste-benchma
 """
 
 
-def submit(board: Leaderboard, file, model, mode, organisation, link, samples, trace, request: gr.Request):
-    """Validate, score and store an upload; the message says what happened, in one line."""
+def _submitter(profile, request) -> str:
+    """Who sent a submission, the key of its rate limit and what the run stores as its submitter: the signed-in
+    Hugging Face account (``hf:<username>``) where there is one; else, on a Space, the visitor's address as the
+    Hub's proxy appended it to ``X-Forwarded-For`` (its last entry: the entries before it are whatever the client
+    wrote); else the address of the connection itself, which a locally run Space never takes from a header
+    (:func:`serve`). docs/guide-host.md#who-a-submitter-is says what the Hub passes and why."""
+    if profile is not None:
+        return f"hf:{profile.username}"
+    if on_hub():
+        forwarded = (getattr(request, "headers", None) or {}).get("x-forwarded-for", "")
+        visitor = forwarded.rsplit(",", 1)[-1].strip()
+        if visitor:
+            return visitor
+    return getattr(getattr(request, "client", None), "host", None) or "anonymous"
+
+
+def submit(board: Leaderboard, file, model, mode, organisation, link, samples, trace, request: gr.Request,
+           profile=None):
+    """Validate, score and store an upload; the message says what happened, in one line. The submitter is
+    :func:`_submitter`'s."""
     if file is None:
         return "Rejected: upload a predictions JSONL file."
-    submitter = (getattr(request, "username", None) or getattr(getattr(request, "client", None), "host", None)
-                 or "anonymous")
+    submitter = _submitter(profile, request)
     try:
         result = board.submit(Path(file).read_bytes(), model, mode, organisation, link, submitter=submitter,
                               samples=Path(samples).read_bytes() if samples else None,
@@ -598,7 +615,9 @@ def _annotate_tab(ratings: Ratings) -> None:
     def do_next(name, discipline, profile: gr.OAuthProfile | None = None):
         return annotate_next(ratings, name, discipline, profile)
 
-    def do_rate(name, discipline, bibcode, *scores, profile: gr.OAuthProfile | None = None):
+    # The profile comes first: Gradio injects its special arguments only among the parameters before the first
+    # variadic one, so after *scores it would always be None (and no signed-in rater could rate on the Hub).
+    def do_rate(profile: gr.OAuthProfile | None, name, discipline, bibcode, *scores):
         return annotate_rate(ratings, name, discipline, bibcode, scores, profile)
 
     def do_skip(name, discipline, bibcode, profile: gr.OAuthProfile | None = None):
@@ -717,8 +736,8 @@ def build_app(board: Leaderboard, synthetic: bool = False, ratings: Ratings | No
                 outcome = gr.Textbox(label="status", interactive=False)
 
                 def do_submit(file, model, mode, organisation, link, samples=None, trace=None,
-                              request: gr.Request = None):
-                    return submit(board, file, model, mode, organisation, link, samples, trace, request)
+                              request: gr.Request = None, profile: gr.OAuthProfile | None = None):
+                    return submit(board, file, model, mode, organisation, link, samples, trace, request, profile)
 
                 submitted = submit_button.click(do_submit, [file, model, submit_mode, organisation, link, samples,
                                                             trace], outcome, api_name="submit",
@@ -762,6 +781,11 @@ def main_app() -> gr.Blocks:
 def serve(**launch_options) -> None:
     """Open the leaderboard and serve the app: the Space's entry point (``python app.py``) and ``scitaste
     space``'s. Nothing is opened on import, so importing this file writes no store anywhere."""
+    if not on_hub():
+        # Uvicorn takes the client's address from X-Forwarded-For when the connection comes from 127.0.0.1 (its
+        # default FORWARDED_ALLOW_IPS): locally anyone could then name any address, and so pass the submission
+        # limit and choose the submitter stored. An operator behind a proxy of their own sets the variable.
+        os.environ.setdefault("FORWARDED_ALLOW_IPS", "")
     board, synthetic = main_board()
     app = build_app(board, synthetic)
     # Everything built so far (Gradio, and every stored run read into the board's cache) lives as long as the

@@ -53,8 +53,12 @@ MAX_BYTES = 5 * 1024 * 1024
 #: (the offline baseline's trace of 300 papers in one tool mode is about 4 MiB).
 MAX_EVIDENCE_BYTES = 4 * MAX_BYTES
 _EVIDENCE_NAMES = {"samples": "samples log", "trace": "trace"}
-#: Submissions one submitter may attempt per window (valid or not).
+#: Accepted submissions one submitter may make per window: a rejected file or a duplicate does not count.
 RATE_LIMIT = (5, 3600.0)
+#: Attempts of any outcome one submitter may make per window, as a multiple of :data:`RATE_LIMIT`'s count (over
+#: the same window): generous enough for a user who fixes a file a few times, a bound on a script that scores
+#: rejected files for ever.
+ATTEMPTS_PER_ACCEPTED = 12
 #: Version of what is derived from a run's answers besides its status (the table numbers, the skill and the
 #: replicates); part of :attr:`Leaderboard.derived_key`, so raising it rescores every stored run on the next open.
 DERIVED_VERSION = 1
@@ -79,8 +83,9 @@ class SubmitResult:
 
 
 class RateLimit:
-    """At most ``limit`` attempts per key (a submitter, a rater) in any ``window`` seconds, counted whether the
-    attempt is accepted or not; thread-safe.
+    """At most ``limit`` events per key (a submitter, a rater) in any ``window`` seconds; thread-safe. What counts
+    as an event is the caller's: every attempt, or only what was accepted (:meth:`check` with ``record=False``
+    first, then with ``record=True`` once accepted).
 
     Parameters
     ----------
@@ -95,8 +100,9 @@ class RateLimit:
         self._attempts: dict[str, SlidingWindow] = {}
         self._lock = threading.Lock()
 
-    def check(self, key: str) -> None:
-        """Count an attempt by ``key``; raise :class:`SubmissionError` (with the wait) when over the limit."""
+    def check(self, key: str, *, record: bool = True) -> None:
+        """Raise :class:`SubmissionError` (with the wait) when ``key`` is at the limit; else count an event by it
+        (with ``record``), in the same step, so that concurrent callers never pass the limit together."""
         now = time.monotonic()
         with self._lock:
             attempts = self._attempts.setdefault(key, SlidingWindow(self.window))
@@ -104,7 +110,8 @@ class RateLimit:
                 wait = int(attempts.wait(now)) + 1
                 raise SubmissionError(f"too many {self.what}: at most {self.limit} per {int(self.window)} s; try "
                                       f"again in {wait} s")
-            attempts.add(now)
+            if record:
+                attempts.add(now)
 
 
 def check_name(value: str, what: str, *, required: bool = True) -> str:
@@ -197,8 +204,9 @@ class Leaderboard:
         Largest accepted predictions file.
     max_evidence_bytes : int
         Largest accepted evidence file (samples log or trace).
-    rate_limit : (int, float)
-        At most this many submission attempts per submitter per this many seconds.
+    rate_limit : (int, float) or None
+        At most this many accepted submissions per submitter per this many seconds, and
+        :data:`ATTEMPTS_PER_ACCEPTED` times as many attempts of any outcome; None: no limit (a local board).
     mirror : callable, optional
         The Hub dataset copy (:class:`~scitaste_hf.leaderboard.hub_mirror.HubMirror`): called with the store
         after each new run and on start, it copies the runs the store lists as pending and returns whether none
@@ -216,7 +224,7 @@ class Leaderboard:
     """
 
     def __init__(self, data_dir: str | Path, gold: Sequence[Mapping[str, Any]], *, max_bytes: int = MAX_BYTES,
-                 max_evidence_bytes: int = MAX_EVIDENCE_BYTES, rate_limit: tuple[int, float] = RATE_LIMIT,
+                 max_evidence_bytes: int = MAX_EVIDENCE_BYTES, rate_limit: tuple[int, float] | None = RATE_LIMIT,
                  mirror=None, backup: Sequence[Mapping[str, Any]] | None = None,
                  background_upgrade: bool = True, read_only: bool = False) -> None:
         self.store = Store(data_dir)
@@ -227,7 +235,10 @@ class Leaderboard:
         self.max_evidence_bytes = max_evidence_bytes
         self.rate_limit = rate_limit
         self.mirror = mirror
-        self._attempts = RateLimit(*rate_limit, "submissions")
+        self._accepted = self._attempts = None
+        if rate_limit is not None:
+            self._accepted = RateLimit(*rate_limit, "submissions")
+            self._attempts = RateLimit(rate_limit[0] * ATTEMPTS_PER_ACCEPTED, rate_limit[1], "submission attempts")
         self._submit_lock = threading.Lock()
         self._G = as_answer_matrix(self.gold, "gold")
         disciplines = np.array([r["discipline"] for r in self.gold])
@@ -303,14 +314,19 @@ class Leaderboard:
         Scoring and the evidence check run before the lock that serialises writes, so a large submission does not
         hold up others; a replay is answered before any scoring.
 
+        A submission counts against the submitter's limit once it is stored; a rejected file and a duplicate
+        count only as attempts, against the far larger bound of :data:`ATTEMPTS_PER_ACCEPTED`.
+
         Raises
         ------
         SubmissionError
             With a one-line reason, when the file, an evidence file or the metadata is rejected or the
-            submitter is over the rate limit; nothing is stored then.
+            submitter is over a rate limit; nothing is stored then.
         """
-        if kind == "submission":
+        limited = kind == "submission" and self._accepted is not None
+        if limited:
             self._attempts.check(submitter or "anonymous")
+            self._accepted.check(submitter or "anonymous", record=False)  # refused before any scoring
         model, mode, organisation, link = check_meta(model, mode, organisation, link)
         evidence = {k: v for k, v in (("samples", samples), ("trace", trace)) if v}
         for name, blob in evidence.items():
@@ -328,6 +344,8 @@ class Leaderboard:
             existing = self._stored(keys)  # the same answers may have been stored while these were scored
             if existing is not None:
                 return existing
+            if limited:  # counted with the storing, so that concurrent uploads of one submitter cannot pass it
+                self._accepted.check(submitter or "anonymous")
             meta = Meta(model=model, mode=mode, organisation=organisation, link=link, kind=kind,
                         submitter=submitter, submitted_at=datetime.now(UTC).isoformat(timespec="seconds"))
             self.store.store_submission(key, data, meta, evidence)

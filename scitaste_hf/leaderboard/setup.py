@@ -46,16 +46,19 @@ def backup_split(source: str) -> list[dict[str, Any]] | None:
         return None
 
 
-def rate_limit_from_env() -> tuple[int, float]:
-    """``SCITASTE_SUBMIT_LIMIT`` as ``N`` or ``N/SECONDS`` submission attempts per submitter (default 5/3600)."""
+def rate_limit_from_env() -> tuple[int, float] | None:
+    """``SCITASTE_SUBMIT_LIMIT`` as ``N`` or ``N/SECONDS`` accepted submissions per submitter (default
+    :data:`~scitaste_hf.leaderboard.service.RATE_LIMIT`), or ``off`` for none (a board run locally)."""
     value = os.environ.get("SCITASTE_SUBMIT_LIMIT")
     if not value:
         return RATE_LIMIT
+    if value.strip().lower() == "off":
+        return None
     count, _, window = value.partition("/")
     try:
         limit = (int(count), float(window) if window else RATE_LIMIT[1])
     except ValueError:
-        raise ScitasteError(f"SCITASTE_SUBMIT_LIMIT must be N or N/SECONDS, got {value!r}") from None
+        raise ScitasteError(f"SCITASTE_SUBMIT_LIMIT must be N, N/SECONDS or off, got {value!r}") from None
     if limit[0] < 1 or limit[1] <= 0:
         raise ScitasteError(f"SCITASTE_SUBMIT_LIMIT must be positive, got {value!r}")
     return limit

@@ -136,6 +136,60 @@ def test_flood_is_rate_limited(tmp_path):
     assert len(b.rows()) == 4
 
 
+def test_only_accepted_submissions_count_against_the_limit(tmp_path):
+    """A duplicate and rejected files do not lock a submitter out: only stored runs count against the limit; the
+    bound on attempts of any outcome is separate and far larger (ATTEMPTS_PER_ACCEPTED times the limit)."""
+    from scitaste_hf.leaderboard.service import ATTEMPTS_PER_ACCEPTED
+
+    b = Leaderboard(tmp_path / "lb", GOLD, rate_limit=(2, 3600))
+    b.submit(_bytes(_lines(seed=0)), "m", "pure_qa", submitter="u")
+    assert b.submit(_bytes(_lines(seed=0)), "m", "pure_qa", submitter="u").duplicate
+    for bad in (b"not json\n", b"", _bytes(_lines(seed=1))[:-40]):
+        with pytest.raises(SubmissionError):
+            b.submit(bad, "m", "pure_qa", submitter="u")
+    second = b.submit(_bytes(_lines(seed=1)), "m", "pure_qa", submitter="u")  # 6th attempt, 2nd accepted
+    assert not second.duplicate
+    with pytest.raises(SubmissionError, match=r"^too many submissions: at most 2 per 3600 s; try again in "):
+        b.submit(_bytes(_lines(seed=2)), "m", "pure_qa", submitter="u")
+    assert len(b.rows()) == 2
+
+    # attempts: a submitter sending rejected files is stopped at 12 times the limit, and stored nothing
+    c = Leaderboard(tmp_path / "lc", GOLD, rate_limit=(2, 3600))
+    for _ in range(2 * ATTEMPTS_PER_ACCEPTED):
+        with pytest.raises(SubmissionError, match=r"^upload:1: not a JSON line"):
+            c.submit(b"not json\n", "m", "pure_qa", submitter="script")
+    with pytest.raises(SubmissionError, match=r"^too many submission attempts: at most 24 per 3600 s"):
+        c.submit(_bytes(_lines(seed=3)), "m", "pure_qa", submitter="script")
+    c.submit(_bytes(_lines(seed=3)), "m", "pure_qa", submitter="someone else")
+
+
+def test_concurrent_uploads_of_one_submitter_never_pass_the_limit(tmp_path):
+    b = Leaderboard(tmp_path / "lb", GOLD, rate_limit=(2, 3600))
+    outcomes = []
+
+    def go(seed):
+        try:
+            b.submit(_bytes(_lines(seed=seed)), "m", "pure_qa", submitter="u")
+            outcomes.append("stored")
+        except SubmissionError as exc:
+            outcomes.append(str(exc).split(":")[0])
+
+    threads = [threading.Thread(target=go, args=(s,)) for s in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sorted(outcomes) == ["stored"] * 2 + ["too many submissions"] * 4
+    assert len(b.rows()) == 2
+
+
+def test_no_limit_when_the_board_has_none(tmp_path):
+    b = Leaderboard(tmp_path / "lb", GOLD, rate_limit=None)
+    for seed in range(8):
+        b.submit(_bytes(_lines(seed=seed)), "m", "pure_qa", submitter="u")
+    assert len(b.rows()) == 8
+
+
 def test_concurrent_submissions_are_serialised_and_both_stored(board):
     errors = []
 

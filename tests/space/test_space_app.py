@@ -100,17 +100,23 @@ def test_compare_two_runs(space):
 
 
 def test_flood_from_one_client_is_rate_limited(tmp_path, space_starter, servers):
+    import sqlite3
+
     from gradio_client import Client, handle_file
 
     proc, url = space_starter(tmp_path / "data", tmp_path / "log.txt", {"SCITASTE_SUBMIT_LIMIT": "2/3600"})
     try:
-        client = Client(url, verbose=False)
-        messages = [client.predict(handle_file(str(_upload(tmp_path, f"s{i}.jsonl", _answers(float(i))))),
-                                   f"m{i}", "pure_qa", "", "", api_name="/submit") for i in range(1, 4)]
+        # Each request claims another address: a local Space takes none of them (issue 27), so the limit holds and
+        # the runs' submitter is the connection's own address.
+        messages = [Client(url, verbose=False, headers={"X-Forwarded-For": f"203.0.113.{i}"}).predict(
+            handle_file(str(_upload(tmp_path, f"s{i}.jsonl", _answers(float(i))))), f"m{i}", "pure_qa", "", "",
+            api_name="/submit") for i in range(1, 4)]
         assert [m.split(":")[0] for m in messages] == ["Accepted", "Accepted", "Rejected"]
         assert "too many submissions" in messages[2]
     finally:
         servers[1](proc)
+    with sqlite3.connect(tmp_path / "data" / "leaderboard.sqlite") as db:
+        assert {r[0] for r in db.execute("SELECT submitter FROM runs WHERE kind = 'submission'")} == {"127.0.0.1"}
 
 
 def test_space_folder_is_shipped():
