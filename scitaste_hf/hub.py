@@ -3,6 +3,9 @@
 huggingface_hub and datasets retry a Hub they cannot reach for tens of seconds and then raise through a long
 traceback. A command that needs the Hub asks :func:`require_hub` first: one short request, bounded by
 :data:`PROBE_TIMEOUT`, and a one-line error naming what was tried and what to use instead.
+
+huggingface_hub's own HTTP client has no timeout at all, so a Hub that takes a connection and never answers holds
+a call for good; a process that writes to the Hub calls :func:`bound_hub_calls` first.
 """
 
 from __future__ import annotations
@@ -13,6 +16,9 @@ from scitaste_hf.errors import ScitasteError
 
 #: Seconds the reachability probe may take.
 PROBE_TIMEOUT = 3.0
+#: Seconds one network operation of a Hub call may take (connecting, each read, each write, waiting for a place in
+#: the connection pool): long enough for a slow upload's every chunk, short enough that a silent Hub ends the call.
+HUB_TIMEOUT = 30.0
 
 
 def endpoint() -> str:
@@ -46,3 +52,28 @@ def require_hub(what: str, instead: str) -> None:
     except (httpx.HTTPError, TooLarge) as exc:
         raise ScitasteError(f"cannot reach the Hugging Face Hub at {endpoint()} for {what} "
                             f"({type(exc).__name__}); {instead}") from None
+
+
+def bound_hub_calls(seconds: float = HUB_TIMEOUT) -> None:
+    """Give every request that huggingface_hub sends from this process a timeout of ``seconds`` per network
+    operation.
+
+    huggingface_hub shares one HTTP client per process, made by a client factory, and builds it again after a
+    connection error: the factory in use is wrapped, so that each client it makes carries the timeout, and whatever
+    else that factory configures (a proxy, certificates) is kept. Calling it again only changes the timeout.
+    """
+    import huggingface_hub
+    from huggingface_hub.utils import _http  # the factory in use has no public getter
+
+    current = _http._GLOBAL_CLIENT_FACTORY
+    if getattr(current, "scitaste_timeout", None) == seconds:
+        return  # already so: setting the factory again would close the shared client under a call in flight
+    base = getattr(current, "scitaste_base", current)
+
+    def factory():
+        client = base()
+        client.timeout = seconds
+        return client
+
+    factory.scitaste_base, factory.scitaste_timeout = base, seconds
+    huggingface_hub.set_client_factory(factory)

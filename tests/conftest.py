@@ -28,7 +28,7 @@ OPT_IN = ("llm", "hf", "hub_install")
 SLOW = ("tests/builder/test_build.py", "tests/builder/test_as_of.py", "tests/builder/test_extended.py",
         "tests/builder/test_source_snapshot.py",
         "tests/demo/test_demo.py",
-        "tests/space/test_space_app.py", "tests/space/test_space_browser.py",
+        "tests/space/test_space_app.py", "tests/space/test_space_browser.py", "tests/space/test_hub_copy_hang.py",
         "tests/tasks/test_dimagent_any_backend.py", "tests/tasks/test_scitaste_tasks.py",
         "tests/agent/test_eval_reliability.py",
         "tests/agent/test_loop_eval.py::test_scitaste_eval_every_mode_with_the_baseline",

@@ -89,12 +89,15 @@ class Database:
         with self._lock:
             return self._db.execute(sql, params).fetchall()
 
-    def snapshot(self) -> bytes:
-        """A consistent copy of the database as bytes (SQLite's backup API; the WAL is included)."""
+    def snapshot(self, prepare=None) -> bytes:
+        """A consistent copy of the database as bytes (SQLite's backup API; the WAL is included), first changed by
+        ``prepare(connection)`` when given (what a copy leaves out)."""
         with self._lock:
             copy = sqlite3.connect(":memory:")
             self._db.backup(copy)
         try:
+            if prepare is not None:
+                prepare(copy)
             return copy.serialize()
         finally:
             copy.close()

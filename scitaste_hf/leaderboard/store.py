@@ -80,6 +80,19 @@ _ROW_COLUMNS = ("id, sha256, model, mode, organisation, link, kind, status, subm
                 " derived")
 
 
+def _without_submitter(meta_file: Path) -> bytes:
+    """A run's ``.meta.json`` as the Hub copy carries it: without its submitter."""
+    meta = json.loads(meta_file.read_text("utf-8"))
+    meta.pop("submitter", None)
+    return json.dumps(meta).encode()
+
+
+def _erase_submitters(copy: sqlite3.Connection) -> None:
+    copy.execute("UPDATE runs SET submitter = ''")
+    copy.commit()
+    copy.execute("VACUUM")  # rebuilt page by page: no erased value is left in a page's free space
+
+
 def _put_replicates(db: sqlite3.Connection, run_id: int, replicates: dict[str, np.ndarray]) -> None:
     # Clipped into float16's range first: a skill far below the floor (a run much worse than knowing nothing) keeps
     # its place, last, without an overflow warning; NaN (undefined on a resample) stays NaN.
@@ -270,10 +283,15 @@ class Store(Database):
 
     def hub_files(self, keys: list[str]) -> tuple[list[tuple[str, str | bytes]], str]:
         """What the Hub copy of the runs ``keys`` uploads, as (path in the repo, local file or bytes): their
-        submitted files and a snapshot of the database; and the commit message."""
-        files: list[tuple[str, str | bytes]] = [(f"submissions/{p.name}", str(p)) for key in keys
-                                                for p in sorted(self.files.glob(f"{key}.*")) if p.is_file()]
-        return [*files, ("leaderboard.sqlite", self.snapshot())], f"Add {len(keys)} run(s)"
+        submitted files and a snapshot of the database; and the commit message.
+
+        The copy carries no submitter: the local store keeps it (an address or a user name), while the repo may be
+        public and an address must not leave the machine; a digest of one would be reversed by trying the 2^32
+        IPv4 addresses, and nothing in the copy needs to tell submitters apart."""
+        files: list[tuple[str, str | bytes]] = [
+            (f"submissions/{p.name}", _without_submitter(p) if p.name.endswith(".meta.json") else str(p))
+            for key in keys for p in sorted(self.files.glob(f"{key}.*")) if p.is_file()]
+        return [*files, ("leaderboard.sqlite", self.snapshot(_erase_submitters))], f"Add {len(keys)} run(s)"
 
     def pending(self) -> list[tuple[str, Meta]]:
         """Submissions whose file is on disk but whose row is not: a crash came between the two."""

@@ -1,0 +1,147 @@
+"""The Hub copies of the runs and of the ratings against a Hub that hangs and then recovers (the fake Hub of
+tests/fixtures/fake_hub.py, a real server on 127.0.0.1): every Hub request has a timeout, a copy stuck past its
+deadline is abandoned and started afresh, and what was pending goes up after the recovery with no later run or
+rating to carry it; and the runs' copy carries no submitter's network address."""
+
+import json
+import logging
+import sqlite3
+import time
+
+import httpx
+import numpy as np
+import pyarrow.parquet as pq
+import pytest
+
+from scitaste_hf.leaderboard import Leaderboard
+from scitaste_hf.leaderboard.hub_mirror import HubMirror
+from scitaste_hf.ratings import NUMBERS, Ratings
+from scitaste_hf.ratings.export import FILE
+from scitaste_hf.schema import DIMENSIONS, DISCIPLINES
+
+GOLD = [{"bibcode": f"P{i:03d}", "discipline": DISCIPLINES[i % 2], "title": f"Paper {i}", "abstract": "Text.",
+         "year": 2000 + i, "journal_name": "Journal", "journal_tier": "Q1", "doi": None,
+         "innovation_score": float(10 + 3 * i), "dimension_scores": dict.fromkeys(DIMENSIONS, float(20 + 2 * i))}
+        for i in range(24)]
+#: Short enough for a test: one network operation may take 1 s; retries after 0.5 s, at most 2 s.
+FAST = {"timeout": 1.0, "retry_after": (0.5, 2.0)}
+
+
+@pytest.fixture()
+def hub(fake_hub, monkeypatch):
+    """The fake Hub's URL, token and output folder, with this process's huggingface_hub allowed online and its
+    client factory restored afterwards (the copy's timeout is set for the whole process)."""
+    import huggingface_hub
+    from huggingface_hub import constants
+    from huggingface_hub.utils import _http
+
+    env, out = fake_hub
+    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", False)
+    monkeypatch.setattr(constants, "HF_HUB_DISABLE_XET", True)
+    factory = _http._GLOBAL_CLIENT_FACTORY
+    yield env["HF_ENDPOINT"], env["HF_TOKEN"], out
+    huggingface_hub.set_client_factory(factory)
+
+
+def _fault(url, mode):
+    return httpx.post(f"{url}/_fault", json={"mode": mode}, timeout=5).json()
+
+
+def _until(condition, bound=90.0):
+    """Wait for ``condition`` to hold; False if it still does not after ``bound`` seconds (a failure, not a speed
+    check: the copies retry within seconds here)."""
+    end = time.monotonic() + bound
+    while time.monotonic() < end:
+        if condition():
+            return True
+        time.sleep(0.1)
+    return condition()
+
+
+def _answers(seed):
+    rng = np.random.default_rng(seed)
+    return "".join(json.dumps({"bibcode": r["bibcode"], "innovation_score": float(rng.uniform(0, 100)),
+                               "dimension_scores": {k: float(rng.uniform(0, 100)) for k in DIMENSIONS}}) + "\n"
+                   for r in GOLD).encode()
+
+
+def test_ratings_pending_while_the_hub_hangs_go_up_after_it_recovers(hub, caplog):
+    url, token, out = hub
+    # a deadline no attempt reaches here (the first export imports datasets): the timeouts alone end each attempt
+    mirror = HubMirror("org/ratings", token, private_only=True, endpoint=url, deadline=60.0, **FAST)
+    service = Ratings(out.parent / "data", GOLD, mirror=mirror, rate_limit=(1000, 3600))
+    try:
+        _fault(url, "hang")
+        with caplog.at_level(logging.WARNING, "scitaste_hf.leaderboard.hub_mirror"):
+            messages = []
+            for rater in ("local:ann", "local:bob", "local:cy"):
+                paper = service.next_paper(rater, DISCIPLINES[0])
+                messages.append(service.rate(rater, paper["bibcode"], [40.0] * len(NUMBERS)).message)
+            assert all(m.endswith("its copy to the Hub dataset repo is pending and will be retried") for m in messages)
+            assert len(service.store.copy_pending()) == 3 and not (out / "org" / "ratings" / FILE).exists()
+            assert _fault(url, "ok")["held"] >= 1  # the copies reached the Hub and got no answer
+            # no rating after the recovery: the scheduled retry copies all three
+            assert _until(lambda: service.store.copy_pending() == []), service.store.copy_pending()
+        logged = [r.getMessage() for r in caplog.records]
+        assert logged and all("org/ratings failed, will retry in" in m and m.endswith("ReadTimeout: timed out")
+                              for m in logged), logged
+        copied = pq.read_table(out / "org" / "ratings" / FILE).to_pylist()
+        assert len(copied) == 3 and {r["bibcode"] for r in copied} == {r["bibcode"] for r in service.store.ratings()}
+    finally:
+        mirror.close()
+        service.close()
+
+
+def test_a_runs_copy_stuck_in_a_trickling_hub_is_abandoned_and_the_runs_go_up_after_it_recovers(hub, caplog):
+    """A Hub that trickles one header byte every 0.2 s defeats every per-read timeout: the copy's deadline
+    abandons it (one warning each time) and starts a fresh one, and once the Hub answers again the run is copied."""
+    url, token, out = hub
+    mirror = HubMirror("org/results", token, endpoint=url, deadline=3.0, **FAST)
+    board = Leaderboard(out.parent / "lb", GOLD, mirror=mirror, rate_limit=(1000, 3600))
+    try:
+        _fault(url, "trickle")
+        with caplog.at_level(logging.WARNING, "scitaste_hf.leaderboard.hub_mirror"):
+            result = board.submit(_answers(1), "Model-T", "pure_qa", submitter="198.51.100.23")
+            assert result.message.endswith("its copy to the Hub dataset repo is pending and will be retried")
+            key = board.store.copy_pending()
+            assert len(key) == 1 and not (out / "org" / "results" / "leaderboard.sqlite").exists()
+            abandoned = [r.getMessage() for r in caplog.records if "abandoned" in r.getMessage()]
+            assert abandoned and all(m == "copy to org/results abandoned: still under way after 3 s; starting a "
+                                          "fresh one" for m in abandoned)
+            _fault(url, "ok")
+            assert _until(lambda: board.store.copy_pending() == []), board.store.copy_pending()
+        submissions = out / "org" / "results" / "submissions"
+        assert sorted(p.name for p in submissions.iterdir()) == sorted(p.name for p in board.store.files.iterdir())
+        with sqlite3.connect(out / "org" / "results" / "leaderboard.sqlite") as copied:
+            assert copied.execute("SELECT sha256, model FROM runs").fetchall() == [(key[0], "Model-T")]
+    finally:
+        mirror.close()
+        board.store.close()
+
+
+def test_the_runs_copy_carries_no_submitters_address(hub):
+    """Runs from an IPv4 and an IPv6 address and a signed-in user: no byte of what the Hub received holds any of
+    them, and the local store still knows each run's submitter."""
+    url, token, out = hub
+    mirror = HubMirror("org/results", token, endpoint=url, **FAST)
+    board = Leaderboard(out.parent / "lb", GOLD, mirror=mirror, rate_limit=(1000, 3600))
+    submitters = ["203.0.113.7", "2001:db8::42", "hf-user-ann"]
+    try:
+        for seed, submitter in enumerate(submitters):
+            result = board.submit(_answers(seed), f"Model-{seed}", "pure_qa", submitter=submitter)
+            assert not result.message.endswith("will be retried"), result.message
+        local = {sha: who for sha, who in board.store.query("SELECT sha256, submitter FROM runs")}
+    finally:
+        mirror.close()
+        board.store.close()
+    assert sorted(local.values()) == sorted(submitters)
+    received = [p for p in (out / "org" / "results").rglob("*") if p.is_file()]
+    assert len(received) == 1 + 2 * len(submitters)  # the database, each run's predictions and metadata
+    for path in received:
+        data = path.read_bytes()
+        assert not any(s.encode() in data for s in submitters), path
+    for sha in local:
+        meta = json.loads((out / "org" / "results" / "submissions" / f"{sha}.meta.json").read_text())
+        assert "submitter" not in meta and meta["mode"] == "pure_qa"
+    with sqlite3.connect(out / "org" / "results" / "leaderboard.sqlite") as copied:
+        assert dict(copied.execute("SELECT sha256, submitter FROM runs").fetchall()) == dict.fromkeys(local, "")
