@@ -21,7 +21,6 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import date
@@ -35,6 +34,7 @@ from scitaste_hf.builder.workdir import check_folders, claimed, remove_stale
 from scitaste_hf.errors import ScitasteError
 from scitaste_hf.output import write_bytes_atomic
 from scitaste_hf.schema import BIBCODE_MAP_FILE, DisciplineWeights, Weights, vector_for
+from scitaste_hf.sources.credentials import require_secret
 from scitaste_hf.sources.errors import BudgetExhausted
 from scitaste_hf.taxonomy import Taxonomy, load_taxonomy
 
@@ -252,9 +252,8 @@ class Build:
                                 "snapshot holds); build from a snapshot of that date instead")
         if config.source == "mirror" and not config.mirror_url:
             raise ScitasteError("--source mirror needs --mirror-url (the URL `scitaste mirror serve` prints)")
-        if config.source == "live" and not os.environ.get("ADS_API_TOKEN"):
-            raise ScitasteError("--source live needs a NASA ADS API token: set ADS_API_TOKEN (and optionally "
-                                "OPENALEX_MAILTO or OPENALEX_API_KEY) in the environment")
+        if config.source == "live":
+            require_secret(None, "ADS_API_TOKEN", "--source live needs a NASA ADS API token")
         if config.per_discipline < 1 or not 0 < config.selected_per_discipline <= config.per_discipline:
             raise ScitasteError("--per-discipline must be >= 1 and --selected-per-discipline between 1 and it")
         if config.as_of is not None and not date(config.years[0], 1, 1) <= config.as_of <= date.today():

@@ -4,7 +4,8 @@
 (the service, the offline mirror or a test server), ``cache_dir=`` (None disables the cache) and ``offline=``,
 which it gathers in one :class:`~.options.ClientOptions` for its transport;
 credentials come from keyword arguments, the environment (``OPENALEX_API_KEY``, ``ADS_API_TOKEN``) or the
-credentials file ``~/.config/scitaste/credentials.toml`` (``$SCITASTE_CREDENTIALS``). They share
+credentials file ``~/.config/scitaste/credentials.toml`` (``$SCITASTE_CREDENTIALS``), as :mod:`.credentials`
+resolves them for every caller. They share
 one transport (:mod:`.transport`): per-host rate limits, the ``X-RateLimit`` budget, bounded concurrency, retries
 with backoff, and a plain-file response cache (:mod:`.cache`). The methods are synchronous, except
 ``OpenAlexClient.afetch_plan``, which runs the listings of a snowball plan concurrently (the builder's snowball) with

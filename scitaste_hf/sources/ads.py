@@ -12,13 +12,14 @@ import operator
 import re
 from collections.abc import Callable, Iterable, Iterator
 
+from scitaste_hf.sources.credentials import missing_secret, resolve_secret
 from scitaste_hf.sources.endpoints import LIVE
 from scitaste_hf.sources.entities import ADSRecord, in_order
 from scitaste_hf.sources.errors import InvalidIdentifierError
 from scitaste_hf.sources.limits import RateLimitStatus
 from scitaste_hf.sources.options import ClientOptions
 from scitaste_hf.sources.paging import OffsetListing, Tally
-from scitaste_hf.sources.transport import Call, Credential, ServiceClient, Transport, resolve_secret
+from scitaste_hf.sources.transport import Call, Credential, ServiceClient, Transport
 
 DEFAULT_BASE_URL = LIVE["ads"]
 #: Fields asked for by default: what the classifier, the index and the tools read.
@@ -171,8 +172,8 @@ class ADSClient(ServiceClient):
         self.transport = Transport(
             "NASA ADS", options, expect="json", credentials=tuple(creds),
             credential_env=("ADS_API_TOKEN",), budget_scope="path",
-            required_credential="NASA ADS needs an API token: set ADS_API_TOKEN (or pass token=) to the token "
-                                "from your ADS account settings")
+            required_credential=missing_secret("ADS_API_TOKEN", "NASA ADS needs the API token of your ADS account "
+                                                                "(its settings page; or pass token=)"))
 
     def budget(self, endpoint: str = "/search/query") -> RateLimitStatus:
         """The daily budget ADS last reported for an endpoint (limit, remaining, reset time).

@@ -14,6 +14,7 @@ import re
 from collections.abc import Callable, Iterable, Iterator
 from datetime import date
 
+from scitaste_hf.sources.credentials import resolve_secret
 from scitaste_hf.sources.endpoints import LIVE
 from scitaste_hf.sources.entities import Authorship, Concept, Institution, Snowball, Source, Topic, Work, in_order
 from scitaste_hf.sources.errors import InvalidIdentifierError, NotFoundError, SourceError
@@ -21,7 +22,7 @@ from scitaste_hf.sources.limits import RateLimitStatus
 from scitaste_hf.sources.options import ClientOptions
 from scitaste_hf.sources.paging import Tally
 from scitaste_hf.sources.snowball import MAX_OR_VALUES, SnowballPlan, plan_snowball
-from scitaste_hf.sources.transport import Call, Credential, Response, ServiceClient, Transport, resolve_secret
+from scitaste_hf.sources.transport import Call, Credential, Response, ServiceClient, Transport
 
 DEFAULT_BASE_URL = LIVE["openalex"]
 #: Top-level fields for ``select=``: a list, a comma-separated string, or None for all.

@@ -21,7 +21,6 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import os
 import re
 import threading
 import xml.etree.ElementTree as ET
@@ -73,37 +72,6 @@ class Credential:
     query_param: str | None = None
     header: str | None = None
     prefix: str = ""
-
-
-#: The credentials file: TOML with the environment variables' names as keys (``ADS_API_TOKEN = "..."``).
-CREDENTIALS_FILE = "~/.config/scitaste/credentials.toml"
-
-
-def _credentials_file() -> dict[str, str]:
-    """The credentials file named by ``$SCITASTE_CREDENTIALS`` (default :data:`CREDENTIALS_FILE`), if any."""
-    import tomllib
-
-    from scitaste_hf.errors import ScitasteError
-
-    path = os.path.expanduser(os.environ.get("SCITASTE_CREDENTIALS", CREDENTIALS_FILE))
-    if not os.path.isfile(path):
-        return {}
-    try:
-        with open(path, "rb") as fh:
-            data = tomllib.load(fh)
-    except tomllib.TOMLDecodeError as exc:
-        raise ScitasteError(f"credentials file {path} is not valid TOML: {exc}") from None
-    return {k: str(v) for k, v in data.items() if isinstance(v, str | int)}
-
-
-def resolve_secret(value: str | None, env_var: str) -> str | None:
-    """A credential from a keyword argument, else from the environment, else from the credentials file
-    (:data:`CREDENTIALS_FILE`, or ``$SCITASTE_CREDENTIALS``), else None.
-
-    :param value: the value passed by the caller, if any.
-    :param env_var: environment variable (and key of the credentials file) to fall back on.
-    """
-    return value or os.environ.get(env_var) or _credentials_file().get(env_var) or None
 
 
 @dataclass(frozen=True, slots=True)

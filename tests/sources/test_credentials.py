@@ -3,7 +3,7 @@
 import pytest
 
 from scitaste_hf.errors import ScitasteError
-from scitaste_hf.sources.transport import resolve_secret
+from scitaste_hf.sources.credentials import resolve_secret
 
 
 def test_precedence(tmp_path, monkeypatch):

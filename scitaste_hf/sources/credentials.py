@@ -1,0 +1,66 @@
+"""Credentials: a keyword argument, else the environment, else the credentials file; and the one-line error when a
+needed one is missing. Every caller that needs a secret asks here (the clients, the builder), so that each accepts
+the same places and says the same thing when none holds it. Secrets never appear in a message.
+"""
+
+from __future__ import annotations
+
+import os
+
+from scitaste_hf.errors import ScitasteError
+from scitaste_hf.sources.errors import AuthError
+
+#: The credentials file: TOML with the environment variables' names as keys (``ADS_API_TOKEN = "..."``).
+CREDENTIALS_FILE = "~/.config/scitaste/credentials.toml"
+
+
+def credentials_path() -> str:
+    """The credentials file in use: ``$SCITASTE_CREDENTIALS``, else :data:`CREDENTIALS_FILE` (expanded)."""
+    return os.path.expanduser(os.environ.get("SCITASTE_CREDENTIALS", CREDENTIALS_FILE))
+
+
+def _credentials_file() -> dict[str, str]:
+    """The entries of the credentials file, if there is one."""
+    import tomllib
+
+    path = credentials_path()
+    if not os.path.isfile(path):
+        return {}
+    try:
+        with open(path, "rb") as fh:
+            data = tomllib.load(fh)
+    except tomllib.TOMLDecodeError as exc:
+        raise ScitasteError(f"credentials file {path} is not valid TOML: {exc}") from None
+    return {k: str(v) for k, v in data.items() if isinstance(v, str | int)}
+
+
+def resolve_secret(value: str | None, env_var: str) -> str | None:
+    """A credential from a keyword argument, else from the environment, else from the credentials file
+    (:func:`credentials_path`), else None.
+
+    :param value: the value passed by the caller, if any.
+    :param env_var: environment variable (and key of the credentials file) to fall back on.
+    """
+    return value or os.environ.get(env_var) or _credentials_file().get(env_var) or None
+
+
+def missing_secret(env_var: str, needed: str) -> str:
+    """The one line that says a credential is missing and where it may be put.
+
+    :param env_var: the environment variable (and key of the credentials file).
+    :param needed: who needs it, as the message begins (``"--source live needs a NASA ADS API token"``).
+    """
+    return f"{needed}: set {env_var} in the environment or in the credentials file {credentials_path()}"
+
+
+def require_secret(value: str | None, env_var: str, needed: str) -> str:
+    """:func:`resolve_secret`, or an :class:`~scitaste_hf.sources.errors.AuthError` of :func:`missing_secret` when
+    no place holds the credential.
+
+    :param value: the value passed by the caller, if any.
+    :param env_var: environment variable (and key of the credentials file) to fall back on.
+    :param needed: who needs it, as the message begins.
+    """
+    if secret := resolve_secret(value, env_var):
+        return secret
+    raise AuthError(missing_secret(env_var, needed))

@@ -1,0 +1,56 @@
+"""`scitaste build --source live` takes the NASA ADS token from wherever the clients take it: the credentials file
+counts as much as the environment (one home, scitaste_hf.sources.credentials)."""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from scitaste_hf.sources.credentials import missing_secret, require_secret
+from scitaste_hf.sources.errors import AuthError
+
+SCITASTE = str(Path(sys.executable).with_name("scitaste"))
+
+
+def _build_live(tmp_path, credentials: str | None):
+    """`scitaste build --source live` with ``--per-discipline 0``, which is refused right after the token check:
+    no request is sent (and a proxy nobody listens on stops any that would be)."""
+    path = tmp_path / "credentials.toml"
+    if credentials is not None:
+        path.write_text(credentials)
+    env = {k: v for k, v in os.environ.items() if k != "ADS_API_TOKEN"}
+    env.update(SCITASTE_CREDENTIALS=str(path), HTTPS_PROXY="http://127.0.0.1:9", HTTP_PROXY="http://127.0.0.1:9")
+    done = subprocess.run([SCITASTE, "build", "--source", "live", "--out", str(tmp_path / "out"),
+                           "--per-discipline", "0"], capture_output=True, text=True, env=env, timeout=120)
+    return done.returncode, done.stderr.strip().splitlines()
+
+
+def test_a_token_only_in_the_credentials_file_passes_the_token_check(tmp_path):
+    code, lines = _build_live(tmp_path, 'ADS_API_TOKEN = "ads-file-secret"\n')
+    assert code != 0 and len(lines) == 1 and "--per-discipline must be >= 1" in lines[0], lines
+    assert "ads-file-secret" not in lines[0]
+
+
+def test_no_token_anywhere_is_one_line_naming_both_places(tmp_path):
+    code, lines = _build_live(tmp_path, None)
+    where = tmp_path / "credentials.toml"
+    assert code != 0 and len(lines) == 1, lines
+    assert lines[0].endswith("--source live needs a NASA ADS API token: set ADS_API_TOKEN in the environment or in "
+                             f"the credentials file {where}"), lines
+
+
+def test_require_secret_takes_the_argument_the_environment_then_the_file(tmp_path, monkeypatch):
+    path = tmp_path / "credentials.toml"
+    path.write_text('SOME_TOKEN = "from-file"\n')
+    monkeypatch.setenv("SCITASTE_CREDENTIALS", str(path))
+    monkeypatch.delenv("SOME_TOKEN", raising=False)
+    assert require_secret(None, "SOME_TOKEN", "x") == "from-file"
+    monkeypatch.setenv("SOME_TOKEN", "from-env")
+    assert require_secret(None, "SOME_TOKEN", "x") == "from-env"
+    assert require_secret("from-arg", "SOME_TOKEN", "x") == "from-arg"
+    with pytest.raises(AuthError) as missing:
+        require_secret(None, "OTHER_TOKEN", "the thing needs a token")
+    assert str(missing.value) == missing_secret("OTHER_TOKEN", "the thing needs a token") == (
+        f"the thing needs a token: set OTHER_TOKEN in the environment or in the credentials file {path}")
