@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from importlib import resources
@@ -283,20 +284,16 @@ def load_weights(path: str | None = None) -> dict[str, float] | DisciplineWeight
     The default is ``config/weights_default.json``: which of its figures are published and which are this
     package's assumption is docs/index-dimensions.md#published-and-assumed.
     """
-    try:
-        if path is None:
-            text = resources.files("scitaste_hf").joinpath("config/weights_default.json").read_text("utf-8")
-        else:
-            with open(path, encoding="utf-8") as fh:
-                text = fh.read()
-        # an integer too large for a float reads as inf (refused as not finite), not an OverflowError
-        data = json.loads(text, parse_int=float)
-    except FileNotFoundError:
-        raise ScitasteError(f"weights file not found: {path}") from None
-    except UnicodeDecodeError:
-        raise ScitasteError(f"weights file {path} is not UTF-8 text") from None
-    except json.JSONDecodeError as exc:
-        raise ScitasteError(f"weights file {path} is not valid JSON: {exc}") from None
+    from scitaste_hf.bounded_load import parse_json, read_text
+
+    if path is None:
+        text = resources.files("scitaste_hf").joinpath("config/weights_default.json").read_text("utf-8")
+    elif not os.path.exists(path):
+        raise ScitasteError(f"weights file not found: {path}")
+    else:
+        text = read_text(path, "weights file")
+    # an integer too large for a float reads as inf (refused as not finite), not an OverflowError
+    data = parse_json(text, f"weights file {path}", parse_int=float)
     return parse_weights(data, str(path) if path is not None else "config/weights_default.json")
 
 

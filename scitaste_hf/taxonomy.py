@@ -13,6 +13,7 @@ Packaged taxonomies (:data:`PACKAGED`): ``default``, the paper's six disciplines
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -24,11 +25,24 @@ from scitaste_hf.errors import ScitasteError
 
 #: Packaged taxonomies by name, for ``--taxonomy NAME`` and ``extends: NAME``.
 PACKAGED = {"default": "config/taxonomy.yaml", "extended": "config/taxonomy_extended.yaml"}
+#: The key under which every report (the leaderboard's summaries and scopes, a run's report) puts all disciplines
+#: together beside each discipline's own: a discipline of that name would replace it.
+OVERALL = "overall"
+#: Names no discipline may take (:data:`OVERALL`).
+RESERVED_NAMES = frozenset({OVERALL})
+#: Most ``extends`` links followed from one file. The packaged ``extended`` is one link; a chain of 16 is far more
+#: than layering needs, and stops a chain of thousands of files (each a frame of recursion and a file read) early.
+MAX_EXTENDS = 16
 #: The keys of a discipline's entry.
 _ENTRY_KEYS = ("code", "citation_culture", "sub_disciplines")
+#: The keys of a cell.
+_CELL_KEYS = ("id", "name", "openalex_subfield", "keywords", "arxiv_classes", "bibstems", "title_terms")
 # Discipline names become metric names (scheme2_<discipline>) and codes become id prefixes: both stay plain.
 _NAME = re.compile(r"[a-z][a-z0-9_]*")
 _CODE = re.compile(r"[A-Z]{2,8}")
+_CELL_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
+# OpenAlex's subfield ids have four digits (its field's two, then two); one more digit leaves room.
+_SUBFIELDS = range(1, 100_000)
 
 
 @dataclass(frozen=True)
@@ -123,6 +137,9 @@ def parse_taxonomy(data: object, source: str = "taxonomy") -> Taxonomy:
 def _discipline(name: object, entry: object, source: str, codes: set[str]) -> Discipline:
     if not isinstance(name, str) or not _NAME.fullmatch(name):
         raise ScitasteError(f"{source}: discipline name {name!r} must be lower-case letters, digits and _")
+    if name in RESERVED_NAMES:
+        raise ScitasteError(f"{source}: discipline name {name!r} is reserved: the leaderboard and the reports put "
+                            "all disciplines together under it")
     if not isinstance(entry, dict):
         raise ScitasteError(f"{source}: discipline {name!r} needs a mapping of {', '.join(_ENTRY_KEYS)}")
     unknown = sorted(set(entry) - set(_ENTRY_KEYS))
@@ -136,32 +153,67 @@ def _discipline(name: object, entry: object, source: str, codes: set[str]) -> Di
     if code in codes:
         raise ScitasteError(f"{source}: discipline {name!r} reuses the code {code!r}")
     culture = entry.get("citation_culture", 0.0)
-    if isinstance(culture, bool) or not isinstance(culture, int | float):
-        raise ScitasteError(f"{source}: discipline {name!r} needs a numeric citation_culture, got {culture!r}")
+    if isinstance(culture, bool) or not isinstance(culture, int | float) or not _finite(culture):
+        raise ScitasteError(f"{source}: discipline {name!r} needs a numeric citation_culture, got {_short(culture)}")
     if not isinstance(entry.get("sub_disciplines"), list) or not entry["sub_disciplines"]:
         raise ScitasteError(f"{source}: discipline {name!r} has no sub_disciplines")
     return Discipline(name, code, float(culture))
 
 
+def _finite(value: int | float) -> bool:
+    try:
+        return math.isfinite(value)
+    except OverflowError:  # an integer beyond any float
+        return False
+
+
+def _short(value: object) -> str:
+    """A value for a one-line message: its repr, cut to 60 characters."""
+    text = repr(value)
+    return text if len(text) <= 60 else f"{text[:57]}..."
+
+
+def _strings(entry: dict, key: str, source: str, cell_id: str) -> tuple[str, ...]:
+    """A cell's list of terms (absent: none); a string or a number there is refused, not read as its
+    characters."""
+    value = entry.get(key)
+    if value is None:
+        return ()
+    if not isinstance(value, list) or not all(isinstance(v, str) and v.strip() for v in value):
+        raise ScitasteError(f"{source}: {cell_id}: {key} must be a list of non-empty strings, got {_short(value)}")
+    return tuple(value)
+
+
 def _cell(discipline: str, entry: object, source: str) -> SubDiscipline:
-    if not isinstance(entry, dict) or not entry.get("id") or not entry.get("name"):
-        raise ScitasteError(f"{source}: every {discipline} sub-discipline needs an id and a name")
-    cell_id = str(entry["id"])
-    keywords = tuple(str(k).lower() for k in entry.get("keywords") or ())
+    if not isinstance(entry, dict):
+        raise ScitasteError(f"{source}: every {discipline} sub-discipline needs a mapping of "
+                            f"{', '.join(_CELL_KEYS)}, got {_short(entry)}")
+    cell_id = entry.get("id")
+    if not isinstance(cell_id, str) or not _CELL_ID.fullmatch(cell_id):
+        raise ScitasteError(f"{source}: every {discipline} sub-discipline needs an id of letters, digits, '.', '_' "
+                            f"and '-', got {_short(cell_id)}")
+    unknown = sorted(set(entry) - set(_CELL_KEYS), key=str)
+    if unknown:
+        raise ScitasteError(f"{source}: {cell_id} has an unknown key {unknown[0]!r}; expected {', '.join(_CELL_KEYS)}")
+    name = entry.get("name")
+    if not isinstance(name, str) or not name.strip():
+        raise ScitasteError(f"{source}: {cell_id}: name must be a non-empty string, got {_short(name)}")
+    keywords = tuple(k.lower() for k in _strings(entry, "keywords", source, cell_id))
     if not keywords:
         raise ScitasteError(f"{source}: {cell_id} has no keywords")
+    arxiv_classes, bibstems = (_strings(entry, k, source, cell_id) for k in ("arxiv_classes", "bibstems"))
+    title_terms = tuple(t.lower() for t in _strings(entry, "title_terms", source, cell_id))
     # The builder labels physics by the cascade over ADS/arXiv metadata; every other discipline by collection.
-    if discipline == "physics" and not (entry.get("arxiv_classes") and entry.get("bibstems")
-                                        and entry.get("title_terms")):
+    if discipline == "physics" and not (arxiv_classes and bibstems and title_terms):
         raise ScitasteError(f"{source}: {cell_id} needs arxiv_classes, bibstems and title_terms")
-    if isinstance(entry.get("openalex_subfield"), bool) or not isinstance(entry.get("openalex_subfield"), int):
+    subfield = entry.get("openalex_subfield")
+    if isinstance(subfield, bool) or not isinstance(subfield, int):
         raise ScitasteError(f"{source}: {cell_id} needs an integer openalex_subfield")
-    return SubDiscipline(
-        id=cell_id, name=str(entry["name"]), discipline=discipline, keywords=keywords,
-        arxiv_classes=tuple(entry.get("arxiv_classes") or ()), bibstems=tuple(entry.get("bibstems") or ()),
-        title_terms=tuple(str(t).lower() for t in entry.get("title_terms") or ()),
-        openalex_subfield=entry["openalex_subfield"],
-    )
+    if subfield not in _SUBFIELDS:
+        raise ScitasteError(f"{source}: {cell_id}: openalex_subfield must be an OpenAlex subfield id "
+                            f"({_SUBFIELDS.start} to {_SUBFIELDS.stop - 1}), got {_short(subfield)}")
+    return SubDiscipline(id=cell_id, name=name, discipline=discipline, keywords=keywords, arxiv_classes=arxiv_classes,
+                         bibstems=bibstems, title_terms=title_terms, openalex_subfield=subfield)
 
 
 def load_taxonomy(taxonomy: str | Path | None = None) -> Taxonomy:
@@ -176,7 +228,7 @@ def load_taxonomy(taxonomy: str | Path | None = None) -> Taxonomy:
     """
     if taxonomy is None or str(taxonomy) in PACKAGED:
         return _packaged(str(taxonomy or "default"))
-    data, source = _document(Path(taxonomy), ())
+    data, source = _document(Path(taxonomy))
     return parse_taxonomy(data, source)
 
 
@@ -195,31 +247,26 @@ def discipline_order(present: Iterable[str]) -> list[str]:
 
 @cache
 def _packaged(name: str) -> Taxonomy:
-    data, source = _document(name, ())
+    data, source = _document(name)
     return parse_taxonomy(data, source)
 
 
-def _document(ref: str | Path, chain: tuple[str, ...]) -> tuple[dict, str]:
+def _document(ref: str | Path, chain: tuple[str, ...] = ()) -> tuple[dict, str]:
     """The document ``ref`` names (a packaged name or a file) with its ``extends`` resolved: the base's
     disciplines in the base's order, each discipline of ``ref`` replacing the base's keys it sets (a new
-    discipline goes last)."""
-    import yaml
+    discipline goes last). ``chain``: the documents that extend ``ref``, the file given first."""
+    from scitaste_hf.bounded_load import parse_yaml, read_text
 
     if isinstance(ref, str):
         source, folder = PACKAGED[ref], None
         text = resources.files("scitaste_hf").joinpath(source).read_text("utf-8")
     else:
         source, folder = str(ref), ref.parent
-        try:
-            text = ref.read_text("utf-8")
-        except (FileNotFoundError, IsADirectoryError):
+        if not ref.exists():
             raise ScitasteError(f"taxonomy {source!r} not found: neither a packaged one "
-                                f"({', '.join(PACKAGED)}) nor a file") from None
-    try:
-        # The C loader when built: the default taxonomy is read whenever scitaste_hf.schema is imported.
-        data = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
-    except yaml.YAMLError as exc:
-        raise ScitasteError(f"taxonomy file {source} is not valid YAML: {str(exc).splitlines()[0]}") from None
+                                f"({', '.join(PACKAGED)}) nor a file")
+        text = read_text(ref, "taxonomy file")
+    data = parse_yaml(text, source)
     if not isinstance(data, dict):
         raise ScitasteError(f"{source}: expected a mapping of discipline to its code and sub-disciplines")
     data = dict(data)
@@ -230,7 +277,7 @@ def _document(ref: str | Path, chain: tuple[str, ...]) -> tuple[dict, str]:
         raise ScitasteError(f"{source}: extends must name a packaged taxonomy ({', '.join(PACKAGED)}) or a file")
     if base in PACKAGED:
         base_ref: str | Path = base
-    elif folder is not None and (folder / base).is_file():
+    elif folder is not None and (folder / base).exists():
         base_ref = folder / base
     else:
         raise ScitasteError(f"{source}: extends an unknown taxonomy {base!r}; expected a packaged one "
@@ -238,6 +285,9 @@ def _document(ref: str | Path, chain: tuple[str, ...]) -> tuple[dict, str]:
     key = _key(ref)
     if _key(base_ref) in (*chain, key):
         raise ScitasteError(f"{source}: extends {base!r}, which extends it in turn")
+    if len(chain) >= MAX_EXTENDS:
+        raise ScitasteError(f"{chain[0] if chain else source}: a chain of more than {MAX_EXTENDS} extends "
+                            f"(stopped at {source}, which extends {base!r})")
     merged, _ = _document(base_ref, (*chain, key))
     for name, entry in data.items():
         own = merged.get(name)

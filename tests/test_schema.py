@@ -104,3 +104,21 @@ def test_weights_files_that_would_mislead_are_refused(tmp_path):
     path.write_bytes(b'{"weights": "\xff"}')
     with pytest.raises(ScitasteError, match="is not UTF-8 text"):
         load_weights(str(path))
+
+
+def test_hostile_weights_files_are_one_line_errors(tmp_path):
+    """A weights file nested 200,000 deep (a RecursionError traceback before) and a FIFO (a hang before)."""
+    import os
+
+    deep = tmp_path / "deep.json"
+    deep.write_text("[" * 200_000 + "]" * 200_000)
+    with pytest.raises(ScitasteError, match=r"^weights file \S+deep\.json is nested more than 64 deep$"):
+        load_weights(str(deep))
+    fifo = tmp_path / "fifo.json"
+    os.mkfifo(fifo)
+    with pytest.raises(ScitasteError, match=r"^weights file \S+fifo\.json is not a regular file"):
+        load_weights(str(fifo))
+    nan = tmp_path / "nan.json"
+    nan.write_text('{"raw": {"citation_impact": NaN}}')
+    with pytest.raises(ScitasteError, match=r"^weights file \S+nan\.json is not valid JSON \(NaN is not a JSON number"):
+        load_weights(str(nan))

@@ -149,3 +149,91 @@ def test_keywords_do_not_overlap_within_a_subfield():
             if a.id != b.id and a.openalex_subfield == b.openalex_subfield and a.discipline != "physics":
                 clashes = [k for k in b.keywords if keyword_hits(k, a.keywords)]
                 assert not clashes, (a.id, b.id, clashes)
+
+
+def _cell(**changes):
+    return {"id": "astrology.signs", "name": "Signs", "openalex_subfield": 3103, "keywords": ["zodiac"], **changes}
+
+
+def _astrology(tmp_path, **changes):
+    astrology = {"code": "ASTR", "sub_disciplines": [_cell(**changes)]}
+    return _write(tmp_path, {"extends": "default", "astrology": astrology})
+
+
+@pytest.mark.parametrize(("changes", "message"), [
+    # a string where a list belongs was split into one-character keywords
+    ({"keywords": "alpha"}, r"astrology\.signs: keywords must be a list of non-empty strings, got 'alpha'"),
+    ({"keywords": 7}, r"astrology\.signs: keywords must be a list of non-empty strings, got 7"),
+    ({"keywords": ["zodiac", {"a": 1}]}, r"astrology\.signs: keywords must be a list of non-empty strings"),
+    ({"title_terms": "sign"}, r"astrology\.signs: title_terms must be a list of non-empty strings"),
+    ({"arxiv_classes": 3}, r"astrology\.signs: arxiv_classes must be a list of non-empty strings"),
+    ({"name": {"en": "Signs"}}, r"astrology\.signs: name must be a non-empty string, got \{'en': 'Signs'\}"),
+    ({"id": {"a": 1}}, r"every astrology sub-discipline needs an id of letters, digits, '\.', '_' and '-', got "),
+    ({"openalex_subfield": int("9" * 4000)}, r"astrology\.signs: openalex_subfield must be an OpenAlex subfield id "
+                                               r"\(1 to 99999\), got 9999"),
+    ({"openalex_subfield": -3}, r"astrology\.signs: openalex_subfield must be an OpenAlex subfield id"),
+    ({"keyword": ["zodiac"]}, r"astrology\.signs has an unknown key 'keyword'; expected id, name, openalex_subfield"),
+])
+def test_a_cell_of_the_wrong_shape_is_refused_in_one_line(tmp_path, changes, message):
+    with pytest.raises(ScitasteError, match=message) as error:
+        load_taxonomy(_astrology(tmp_path, **changes))
+    assert "\n" not in str(error.value) and "tax.yaml" in str(error.value)
+
+
+def test_hostile_taxonomy_files_are_refused_in_one_line(tmp_path):
+    import os
+
+    laughs = "\n".join([f"l0: &l0 [{', '.join(['lol'] * 9)}]"] + [
+        f"l{i}: &l{i} [{', '.join([f'*l{i - 1}'] * 9)}]" for i in range(1, 10)])
+    bomb = tmp_path / "laughs.yaml"
+    bomb.write_text(f"{laughs}\nastrology:\n  code: ASTR\n  sub_disciplines:\n"
+                    "    - {id: a.b, name: B, openalex_subfield: 3103, keywords: *l9}\n")
+    with pytest.raises(ScitasteError, match=r"laughs\.yaml has more than 1,000,000 values once its aliases are"):
+        load_taxonomy(bomb)
+    digits = tmp_path / "digits.yaml"
+    digits.write_text(f"astrology:\n  code: ASTR\n  sub_disciplines:\n    - {{id: a.b, name: B, keywords: [x], "
+                      f"openalex_subfield: {'9' * 5000}}}\n")
+    with pytest.raises(ScitasteError, match=r"digits\.yaml is not valid YAML \(Exceeds the limit"):
+        load_taxonomy(digits)
+    latin = tmp_path / "latin.yaml"
+    latin.write_bytes("astrology:\n  code: ASTR # Astrologie f\xfcr alle\n".encode("latin-1"))
+    with pytest.raises(ScitasteError, match=r"latin\.yaml is not UTF-8 text \(byte 38 is 0xfc\); save it as UTF-8"):
+        load_taxonomy(latin)
+    fifo = tmp_path / "fifo.yaml"
+    os.mkfifo(fifo)  # nobody writes it: a blocking open would wait for ever
+    with pytest.raises(ScitasteError, match=r"fifo\.yaml is not a regular file"):
+        load_taxonomy(fifo)
+    _write(tmp_path, {"extends": "fifo.yaml"}, "over_fifo.yaml")
+    with pytest.raises(ScitasteError, match=r"fifo\.yaml is not a regular file"):
+        load_taxonomy(tmp_path / "over_fifo.yaml")
+
+
+def test_an_extends_chain_is_bounded(tmp_path):
+    from scitaste_hf.taxonomy import MAX_EXTENDS
+
+    astro = {"code": "ASTR", "sub_disciplines": [_cell()]}
+    _write(tmp_path, {"extends": "default", "astrology": astro}, "t0.yaml")
+    for i in range(1, 1500):
+        _write(tmp_path, {"extends": f"t{i - 1}.yaml"}, f"t{i}.yaml")
+    # t<i> follows i + 1 links, the last to the packaged default
+    assert load_taxonomy(tmp_path / f"t{MAX_EXTENDS - 1}.yaml").names[-1] == "astrology"
+    with pytest.raises(ScitasteError, match=rf"t{MAX_EXTENDS}\.yaml: a chain of more than {MAX_EXTENDS} extends "
+                                            rf"\(stopped at \S*t0\.yaml, which extends 'default'\)"):
+        load_taxonomy(tmp_path / f"t{MAX_EXTENDS}.yaml")
+    with pytest.raises(ScitasteError, match=rf"t1499\.yaml: a chain of more than {MAX_EXTENDS} extends "
+                                            rf"\(stopped at \S*t{1499 - MAX_EXTENDS}\.yaml") as e:
+        load_taxonomy(tmp_path / "t1499.yaml")
+    assert "\n" not in str(e.value)
+    _write(tmp_path, {"extends": "self.yaml"}, "self.yaml")
+    with pytest.raises(ScitasteError, match="which extends it in turn"):
+        load_taxonomy(tmp_path / "self.yaml")
+
+
+@pytest.mark.parametrize("name", ["overall"])
+def test_a_discipline_may_not_take_a_name_the_board_reserves(tmp_path, name):
+    from scitaste_hf.taxonomy import OVERALL, RESERVED_NAMES
+
+    assert OVERALL in RESERVED_NAMES and name in RESERVED_NAMES
+    path = _write(tmp_path, {"extends": "default", name: {"code": "ALLX", "sub_disciplines": [_cell()]}})
+    with pytest.raises(ScitasteError, match=rf"tax\.yaml: discipline name '{name}' is reserved: the leaderboard "):
+        load_taxonomy(path)

@@ -39,7 +39,7 @@ from scitaste_hf.scoring.bootstrap import N_RESAMPLES, SEED
 from scitaste_hf.scoring.floors import FLOORS, floor_matrices
 from scitaste_hf.scoring.ranks import RANK_RESAMPLES, detectable_difference, replicates
 from scitaste_hf.sources.limits import SlidingWindow
-from scitaste_hf.taxonomy import discipline_order
+from scitaste_hf.taxonomy import OVERALL, RESERVED_NAMES, discipline_order
 
 logger = logging.getLogger(__name__)
 
@@ -168,12 +168,12 @@ def _compact(block: Mapping[str, Any]) -> dict[str, Any]:
 
 def _summary(result: Mapping[str, Any]) -> dict[str, Any]:
     """What the table shows of a :func:`score_run` result, per scope."""
-    return {"overall": _compact(result["overall"]), **{d: _compact(b) for d, b in result["by_discipline"].items()}}
+    return {OVERALL: _compact(result["overall"]), **{d: _compact(b) for d, b in result["by_discipline"].items()}}
 
 
 def _view_key(mode: str | None, discipline: str | None, grade: str | None, status: str | None,
               include_flagged: bool) -> tuple:
-    return mode or None, discipline or "overall", grade or None, status or None, bool(include_flagged)
+    return mode or None, discipline or OVERALL, grade or None, status or None, bool(include_flagged)
 
 
 def _answer_rows(predictions: Mapping[str, Answer | Failure], gold: Sequence[Mapping[str, Any]]) -> np.ndarray:
@@ -243,9 +243,12 @@ class Leaderboard:
         self._G = as_answer_matrix(self.gold, "gold")
         disciplines = np.array([r["discipline"] for r in self.gold])
         present = set(disciplines.tolist())
+        if reserved := sorted(present & RESERVED_NAMES):
+            raise ScitasteError(f"gold: discipline {reserved[0]!r} is reserved: the board's {OVERALL} row holds "
+                                "every discipline; rename it")
         #: The scopes of a run's numbers, in :func:`score_run`'s order: overall, then each discipline.
-        self.scopes = ("overall", *discipline_order(present))
-        self._masks = {scope: np.ones(len(self.gold), dtype=bool) if scope == "overall" else disciplines == scope
+        self.scopes = (OVERALL, *discipline_order(present))
+        self._masks = {scope: np.ones(len(self.gold), dtype=bool) if scope == OVERALL else disciplines == scope
                        for scope in self.scopes}
         self._floor_answers = floor_matrices(self._G, disciplines, self.backup)
         self.derived_key = self._derived_key()
@@ -503,7 +506,7 @@ class Leaderboard:
         ``runs_above``: how many of the view's ranked runs it would place above it (better Scheme-1 skill), out of
         ``runs``. The filters only choose those runs: a floor answers the same in every mode.
         """
-        scope = discipline or "overall"
+        scope = discipline or OVERALL
         runs = [r for r in self.rows(mode=mode, discipline=discipline, grade=grade, status=status,
                                      include_flagged=include_flagged) if r["status"] != FLAGGED]
         out = []
@@ -558,7 +561,7 @@ class Leaderboard:
         a, b = self._answers(run_a), self._answers(run_b)
         out = {}
         for scope in self.scopes:
-            both = [r for r in self.gold if (scope == "overall" or r["discipline"] == scope)
+            both = [r for r in self.gold if (scope == OVERALL or r["discipline"] == scope)
                     and isinstance(a.get(r["bibcode"]), Answer) and isinstance(b.get(r["bibcode"]), Answer)]
             if len(both) < 2:
                 continue

@@ -74,7 +74,7 @@ def test_weights_that_are_a_folder_or_binary(files, tmp_path, capsys):
     pred, gold = files
     both = ["score", "--predictions", str(pred), "--gold", str(gold), "--n-resamples", "0"]
     assert main([*both, "--weights", str(tmp_path)]) == 2
-    _one_line_error(capsys, f"cannot read/write {re.escape(str(tmp_path))}: Is a directory")
+    _one_line_error(capsys, f"weights file {re.escape(str(tmp_path))} is a folder$")
     binary = tmp_path / "weights.json"
     binary.write_bytes(b"\xff\xfe\x00\x81 not text")
     assert main([*both, "--weights", str(binary)]) == 2
