@@ -90,21 +90,34 @@ class DuckIndex:
 
     # --- stage 1 ---
     def read(self) -> str:
-        """Flatten every data file; returns the stage key."""
-        fingerprint = [(str(p.path), p.path.stat().st_size, p.path.stat().st_mtime_ns) for p in self.files.parts]
-        key = key_of("read", self.files.format, fingerprint)
+        """Check every data file against the record contract and flatten it; returns the stage key. A file is
+        checked (in Python, :func:`scitaste_hf.snapshot.records.check_part`) while DuckDB flattens the one
+        before it, and flattened only once it is accepted."""
+        from concurrent.futures import ThreadPoolExecutor
+
+        from scitaste_hf.snapshot.records import CONTRACT, MAX_RECORD_BYTES, check_part
+
+        parts, fmt = self.files.parts, self.files.format
+        fingerprint = [(str(p.path), p.path.stat().st_size, p.path.stat().st_mtime_ns) for p in parts]
+        key = key_of("read", fmt, fingerprint, CONTRACT)
         folder = self.stages.path("raw")
         if self.stages.done("read", key):
             self.progress.note("read: done before, skipped")
             return key
         shutil.rmtree(folder, ignore_errors=True)
         folder.mkdir()
-        total = self.files.records or len(self.files.parts)
-        with self.progress.step("reading the snapshot", total) as advance:
-            for k, part in enumerate(self.files.parts):
-                if self.files.format == "jsonl":
+        total = self.files.records or len(parts)
+        blank_lines = 0
+        with self.progress.step("reading the snapshot", total) as advance, ThreadPoolExecutor(1) as pool:
+            checking = pool.submit(check_part, parts[0].path, fmt)
+            for k, part in enumerate(parts):
+                blank_lines += checking.result().blank_lines
+                if k + 1 < len(parts):
+                    checking = pool.submit(check_part, parts[k + 1].path, fmt)
+                if fmt == "jsonl":
                     columns = "{" + ", ".join(f"'{c}': '{t}'" for c, t in sql.RECORD_COLUMNS.items()) + "}"
-                    source = f"read_json({_literal(part.path)}, format='newline_delimited', columns={columns})"
+                    source = (f"read_json({_literal(part.path)}, format='newline_delimited', columns={columns}, "
+                              f"maximum_object_size={MAX_RECORD_BYTES + 2})")
                 else:
                     source = f"read_parquet({_literal(part.path)})"
                 target = folder / f"part_{k:05d}.parquet"
@@ -112,7 +125,7 @@ class DuckIndex:
                 self.con.execute(f"COPY ({sql.flatten_records(source)}) TO {_literal(tmp)} (FORMAT parquet)")
                 replace(tmp, target)
                 advance(part.records if self.files.records else 1)
-        self.stages.finish("read", key, files=len(self.files.parts))
+        self.stages.finish("read", key, files=len(parts), blank_lines=blank_lines)
         return key
 
     def _views(self, names: tuple[str, ...]) -> None:
@@ -399,6 +412,7 @@ class DuckIndex:
     def run(self) -> tuple[pa.Table, dict]:
         """All stages, then the scores. Returns the index table and a summary of the run."""
         read_key = self.read()
+        blank_lines = self.stages.done("read", read_key)["blank_lines"]
         tables_key, counts = self.tables(read_key)
         n_focal, n_works = counts["papers"], counts["works"]
         disciplines = self.disciplines(n_focal)
@@ -416,7 +430,8 @@ class DuckIndex:
             table = assemble(feats, cd_counts, neighbours, semantic, journals, self.options.weights, disciplines)
             advance(n_focal)
         summary = {"engine": "duckdb", "papers": n_focal, "works": n_works, "in_snapshot": counts["in_snapshot"],
-                   "citations": counts["citations"], "neighbours": report, "memory_limit": self.options.memory_limit}
+                   "citations": counts["citations"], "blank_lines": blank_lines, "neighbours": report,
+                   "memory_limit": self.options.memory_limit}
         return table, summary
 
 

@@ -17,59 +17,73 @@ from scitaste_hf.scale.progress import StageProgress
 from scitaste_hf.snapshot.focal import Focal
 from scitaste_hf.snapshot.layout import find_entity
 from scitaste_hf.snapshot.reader import iter_records, journal_key, paper_text, read_journals
+from scitaste_hf.snapshot.records import ReadCounts, short_id
+from scitaste_hf.sources.openalex import abstract_from_inverted_index
 
 
-def _flat(work) -> dict:
-    """A work's fields that the focal filter reads (:data:`scitaste_hf.snapshot.focal.FILTER_FIELDS`)."""
-    primary = work.primary_topic
-    return {"id": work.id, "year": work.publication_year, "publication_date": work.publication_date,
-            "citation_count": work.cited_by_count, "type": work.type,
-            "field_id": primary.field_id if primary else None,
-            "subfield_id": primary.subfield_id if primary else None, "issn_l": work.issn_l}
+def _work(data: dict) -> dict:
+    """The fields of a record the contract accepted (:data:`scitaste_hf.snapshot.records.WORK_FIELDS`) as the
+    SQL engines flatten them (:func:`scitaste_hf.scale.sql.flatten_records`): the title falls back to the display
+    name, the journal is the ISSN-L or else the source's name, no authorship means an unknown author count. The
+    keys of :data:`scitaste_hf.snapshot.focal.FILTER_FIELDS` are among them."""
+    source = (data.get("primary_location") or {}).get("source") or {}
+    primary = data.get("primary_topic") or {}
+    authorships = data.get("authorships") or []
+    day = data.get("publication_date")
+    return {"id": short_id(data["id"]), "title": data.get("title") or data.get("display_name"),
+            "publication_date": date.fromisoformat(day) if day else None, "year": data.get("publication_year"),
+            "citation_count": data.get("cited_by_count"), "type": data.get("type"),
+            "issn_l": source.get("issn_l"), "journal": journal_key(source.get("issn_l"), source.get("display_name")),
+            "field": (primary.get("field") or {}).get("display_name"),
+            "field_id": short_id((primary.get("field") or {}).get("id")),
+            "subfield_id": short_id((primary.get("subfield") or {}).get("id")),
+            "author_count": len(authorships) or None,
+            "countries": [c for a in authorships for c in a.get("countries") or ()],
+            "topics": [{"field": (t.get("field") or {}).get("display_name"),
+                        "subfield": (t.get("subfield") or {}).get("display_name"), "score": t.get("score")}
+                       for t in data.get("topics") or ()],
+            "concept_scores": [c["score"] for c in data.get("concepts") or () if c.get("score") is not None],
+            "references": [short_id(r) for r in data.get("referenced_works") or ()],
+            "abstract": abstract_from_inverted_index(data.get("abstract_inverted_index"))}
 
 
-def population_tables(path: str | Path, focal: Focal, fmt: str = "auto", progress: StageProgress | None = None
-                      ) -> tuple[pa.Table, pa.Table, pa.Table, list[str | None]]:
+def population_tables(path: str | Path, focal: Focal, fmt: str = "auto", progress: StageProgress | None = None,
+                      counts: ReadCounts | None = None) -> tuple[pa.Table, pa.Table, pa.Table, list[str | None]]:
     """The ``papers``, ``citations`` and ``works`` tables of a snapshot, papers and works each in id order, and
-    each paper's primary-topic subfield id (None without one), in the papers' order.
+    each paper's primary-topic subfield id (None without one), in the papers' order; ``counts`` is incremented
+    by what the reading skips.
 
     Raises
     ------
     ScitasteError
-        When the focal selection finds no work, an id of the focal file is not in the snapshot, or a focal
+        When the record contract refuses a record (:mod:`scitaste_hf.snapshot.records`), the focal selection
+        finds no work, an id of the focal file is not in the snapshot, or a focal
         paper has neither a publication date nor a year.
     """
     from scitaste_hf.index.population import PAPER_COLUMNS, WORK_COLUMNS
-    from scitaste_hf.sources.openalex import parse_work
 
     files = find_entity(path, "works", fmt)
     progress = progress or StageProgress(enabled=False)
     papers, others, cites, cited = [], [], [], []
     with progress.step("reading the snapshot", files.records) as advance:
-        for data in iter_records(files):
-            work = parse_work(data)
-            journal = journal_key(work.issn_l, work.source_name)
-            field = work.primary_topic.field_name if work.primary_topic else None
-            for ref in work.referenced_works:
-                cites.append(work.id)
+        for data in iter_records(files, counts):
+            work = _work(data)
+            for ref in work["references"]:
+                cites.append(work["id"])
                 cited.append(ref)
-            if focal.matches(_flat(work)):
-                day = work.publication_date or (date(work.publication_year, 1, 1) if work.publication_year else None)
+            if focal.matches(work):
+                day = work["publication_date"] or (date(work["year"], 1, 1) if work["year"] else None)
                 if day is None:
-                    raise ScitasteError(f"focal work {work.id} has no publication date or year; the CD index needs "
-                                        "the date of every focal paper")
+                    raise ScitasteError(f"focal work {work['id']} has no publication date or year; the CD index "
+                                        "needs the date of every focal paper")
                 papers.append({
-                    "subfield_id": work.primary_topic.subfield_id if work.primary_topic else None,
-                    "id": work.id, "date": day, "citation_count": work.cited_by_count or 0, "journal": journal,
-                    "field": field, "author_count": len(work.authorships) if work.authorships else None,
-                    "countries": [c for a in work.authorships for c in a.countries],
-                    "topics": [{"field": t.field_name, "subfield": t.subfield_name, "score": t.score}
-                               for t in work.topics],
-                    "concept_scores": [c.score for c in work.concepts if c.score is not None],
-                    "text": paper_text(work.title, work.abstract)})
+                    "subfield_id": work["subfield_id"], "id": work["id"], "date": day,
+                    "citation_count": work["citation_count"] or 0, "journal": work["journal"], "field": work["field"],
+                    "author_count": work["author_count"], "countries": work["countries"], "topics": work["topics"],
+                    "concept_scores": work["concept_scores"], "text": paper_text(work["title"], work["abstract"])})
             else:
-                others.append({"id": work.id, "date": work.publication_date, "journal": journal, "field": field,
-                               "text": work.title})
+                others.append({"id": work["id"], "date": work["publication_date"], "journal": work["journal"],
+                               "field": work["field"], "text": work["title"]})
             advance(1)
     if focal.ids is not None:
         missing = sorted(focal.ids - {p["id"] for p in papers})
@@ -99,7 +113,8 @@ def run_memory(path: str | Path, options: IndexOptions, progress: StageProgress 
     from scitaste_hf.scale.disciplines import paper_disciplines
 
     progress = progress or StageProgress(enabled=False)
-    papers, citations, works, subfields = population_tables(path, options.focal, options.format, progress)
+    counts = ReadCounts()
+    papers, citations, works, subfields = population_tables(path, options.focal, options.format, progress, counts)
     disciplines = paper_disciplines(subfields, options.weights, options.taxonomy)
     journals = read_journals(path, options.journal_table)
     with progress.step("in-memory index", papers.num_rows) as advance:
@@ -108,5 +123,6 @@ def run_memory(path: str | Path, options: IndexOptions, progress: StageProgress 
                               cd_window_days=options.cd_window, disciplines=disciplines)
         advance(papers.num_rows)
     summary = {"engine": "memory", "papers": papers.num_rows, "works": len(population.ids),
-               "citations": int(population.graph.out.nnz), "neighbours": {"method": "exact"}}
+               "citations": int(population.graph.out.nnz), "blank_lines": counts.blank_lines,
+               "neighbours": {"method": "exact"}}
     return table, summary

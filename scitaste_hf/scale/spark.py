@@ -76,10 +76,14 @@ class SparkIndex(DuckIndex):
 
     # --- stage 1 ---
     def read(self) -> str:
-        """Flatten every data file with Spark's JSON or Parquet reader; returns the stage key."""
+        """Check every data file against the record contract on the driver (as the DuckDB engine does, so that
+        both accept the same records), then flatten it with Spark's JSON or Parquet reader; returns the stage
+        key."""
+        from scitaste_hf.snapshot.records import CONTRACT, check_part
+
         parts = self.files.parts
         fingerprint = [(str(p.path), p.path.stat().st_size, p.path.stat().st_mtime_ns) for p in parts]
-        key = key_of("read", "spark", self.files.format, fingerprint)
+        key = key_of("read", "spark", self.files.format, fingerprint, CONTRACT)
         folder = self.folder / "raw"
         if self.stages.done("read", key):
             self.progress.note("read: done before, skipped")
@@ -88,16 +92,18 @@ class SparkIndex(DuckIndex):
         folder.mkdir()
         per_job = READ_FILES_PER_CORE * self.spark.sparkContext.defaultParallelism
         schema = ", ".join(f"{c} {t}" for c, t in sql.record_columns(sql.SPARK).items())
+        blank_lines = 0
         with self.progress.step("reading the snapshot", self.files.records or len(parts)) as advance:
             for k in range(0, len(parts), per_job):
                 batch = parts[k:k + per_job]
+                blank_lines += sum(check_part(p.path, self.files.format).blank_lines for p in batch)
                 paths = [str(p.path) for p in batch]
                 reader = self.spark.read
                 records = reader.schema(schema).json(paths) if self.files.format == "jsonl" else reader.parquet(*paths)
                 records.createOrReplaceTempView("records")
                 self._write(self.spark.sql(sql.flatten_records("records", sql.SPARK)), f"raw/batch_{k:06d}")
                 advance(sum(p.records for p in batch) if self.files.records else len(batch))
-        self.stages.finish("read", key, files=len(parts))
+        self.stages.finish("read", key, files=len(parts), blank_lines=blank_lines)
         return key
 
     def _number_works(self) -> None:

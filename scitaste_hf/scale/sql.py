@@ -36,6 +36,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from scitaste_hf.snapshot.records import STORAGE, WORK_FIELDS
+
 
 @dataclass(frozen=True)
 class Dialect:
@@ -76,7 +78,7 @@ class Dialect:
         if isinstance(spec, dict):
             return self.struct.format(", ".join(self.field.format(name, self.column_type(s))
                                                 for name, s in spec.items()))
-        return self.types[spec]
+        return self.types[STORAGE.get(spec, spec)]
 
 
 DUCKDB = Dialect(
@@ -93,25 +95,9 @@ SPARK = Dialect(
     explode_indexed="posexplode({items}) AS ({pos}, {value})",
     days="datediff({}, DATE '1970-01-01')")
 
-#: The fields read from each work record, with their nesting (only what the index needs): a kind, a list of
-#: one spec, or a dict of fields. Parquet data files carry these columns natively.
-RECORD_FIELDS: dict[str, Any] = {
-    "id": "text",
-    "title": "text",
-    "display_name": "text",
-    "publication_date": "text",
-    "publication_year": "int",
-    "type": "text",
-    "cited_by_count": "long",
-    "referenced_works": ["text"],
-    "primary_location": {"source": {"issn_l": "text", "display_name": "text"}},
-    "primary_topic": {"field": {"id": "text", "display_name": "text"},
-                      "subfield": {"id": "text", "display_name": "text"}},
-    "topics": [{"score": "double", "field": {"display_name": "text"}, "subfield": {"display_name": "text"}}],
-    "concepts": [{"score": "double"}],
-    "authorships": [{"countries": ["text"]}],
-    "abstract_inverted_index": "json",
-}
+#: The fields read from each work record (the record contract, :mod:`scitaste_hf.snapshot.records`, which every
+#: engine applies before it reads a data file).
+RECORD_FIELDS: dict[str, Any] = WORK_FIELDS
 
 
 def record_columns(dialect: Dialect) -> dict[str, str]:

@@ -3,43 +3,35 @@ engine), and the mapping from an OpenAlex work to the index's input that every e
 
 from __future__ import annotations
 
-import gzip
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 from scitaste_hf.errors import ScitasteError
 from scitaste_hf.snapshot.layout import EntityFiles, find_entity
+from scitaste_hf.snapshot.records import SOURCE_FIELDS, WORK_FIELDS, ReadCounts, read_part
 
 
-def iter_records(files: EntityFiles) -> Iterator[dict]:
+def iter_records(files: EntityFiles, counts: ReadCounts | None = None) -> Iterator[dict]:
     """Every record of an entity's data files, as the JSON object OpenAlex publishes (a Parquet row's
-    ``abstract_inverted_index`` is parsed back from its JSON text).
+    ``abstract_inverted_index`` is parsed back from its JSON text), each accepted by the record contract
+    (:mod:`scitaste_hf.snapshot.records`: :data:`~scitaste_hf.snapshot.records.WORK_FIELDS` for works,
+    :data:`~scitaste_hf.snapshot.records.SOURCE_FIELDS` for sources).
+
+    Parameters
+    ----------
+    files : EntityFiles
+    counts : ReadCounts, optional
+        Incremented by what is skipped (blank lines).
 
     Raises
     ------
     ScitasteError
-        When a gzip JSON lines part is truncated or not JSON lines (one line naming the file).
+        At the first record the contract refuses, or a damaged data file (one line naming the file and line).
     """
-    import orjson
-
+    fields = SOURCE_FIELDS if files.entity == "sources" else WORK_FIELDS
     for part in files.parts:
-        if files.format == "jsonl":
-            try:
-                with gzip.open(part.path, "rb") as fh:
-                    for line in fh:
-                        if line.strip():
-                            yield orjson.loads(line)
-            except (OSError, EOFError, orjson.JSONDecodeError) as exc:  # a truncated or corrupt part
-                raise ScitasteError(f"reading the snapshot failed: {part.path}: {exc}") from None
-        else:
-            import pyarrow.parquet as pq
-
-            for batch in pq.ParquetFile(part.path).iter_batches(batch_size=4096):
-                for row in batch.to_pylist():
-                    if isinstance(row.get("abstract_inverted_index"), str):
-                        row["abstract_inverted_index"] = orjson.loads(row["abstract_inverted_index"])
-                    yield row
+        yield from read_part(part.path, files.format, fields, counts)
 
 
 def paper_text(title: str | None, abstract: str | None) -> str:
