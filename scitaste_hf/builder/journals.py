@@ -11,8 +11,6 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 
-from scitaste_hf.errors import ScitasteError
-
 #: The file a mirror's journal table is kept in, in the work directory.
 CACHED = "journal-table.csv"
 #: What a build without JCR quartiles and CAS zones says about journal impact.
@@ -27,27 +25,29 @@ def read_licensed(path: str | Path):
     return JournalTable.read(path)
 
 
-def mirror_table(mirror_url: str, work: Path):
+def mirror_table(mirror_url: str, work: Path, max_retries: int = 5):
     """The simulated world's journal table from the mirror (kept in ``work``), or None when the mirror serves
-    none (the recorded world)."""
-    import httpx
-
+    none (the recorded world). Asked like every other request of the build
+    (:class:`~scitaste_hf.sources.transport.Transport`: timeouts, ``max_retries`` retries with backoff, one-line
+    errors)."""
     from scitaste_hf.index import JournalTable
-    from scitaste_hf.mirror.server import JOURNAL_TABLE_PATH
     from scitaste_hf.output import write_bytes_atomic
+    from scitaste_hf.sources.endpoints import JOURNAL_TABLE_PATH
+    from scitaste_hf.sources.options import ClientOptions
+    from scitaste_hf.sources.transport import Transport
 
     cached = work / CACHED
     if not cached.is_file():
+        options = ClientOptions(base_url=mirror_url, timeout=60.0, max_retries=max_retries)
+        transport = Transport("the mirror's journal table", options, expect="text")
         try:
-            answer = httpx.get(mirror_url.rstrip("/") + JOURNAL_TABLE_PATH, timeout=60)
-        except httpx.HTTPError as exc:
-            raise ScitasteError(f"the mirror's journal table could not be fetched: {exc}") from None
-        if answer.status_code == 404:
+            answer = transport.request("GET", JOURNAL_TABLE_PATH, not_found_ok=True)
+        finally:
+            transport.close()
+        if answer.status == 404:
             return None
-        if answer.status_code != 200:
-            raise ScitasteError(f"the mirror answered {answer.status_code} for its journal table")
         work.mkdir(parents=True, exist_ok=True)
-        write_bytes_atomic(cached, answer.content)
+        write_bytes_atomic(cached, answer.data.encode("utf-8"))
     return JournalTable.read(cached, label="synthetic journal table of the simulated world (not JCR/CAS data)")
 
 

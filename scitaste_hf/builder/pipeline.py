@@ -480,7 +480,7 @@ class Build:
             return read_journals(self.snapshot.path)
         if self.licensed is not None or self.config.source != "mirror":
             return self.licensed
-        return mirror_table(self.config.mirror_url or "", self.config.work)
+        return mirror_table(self.config.mirror_url or "", self.config.work, self.config.max_retries)
 
     def _run_stages(self) -> BuildResult:
         from scitaste_hf.builder.journals import PARTITIONS_MISSING, digest

@@ -14,14 +14,11 @@ from pathlib import Path
 
 from scitaste_hf.simworld.latent import FieldWeights
 from scitaste_hf.simworld.world import World
-from scitaste_hf.sources.endpoints import mirror_route
+from scitaste_hf.sources.endpoints import JOURNAL_TABLE_PATH, mirror_route
 from scitaste_hf.taxonomy import Taxonomy
 
 #: Requests the mirror allows before its X-RateLimit budget runs out, unless told otherwise.
 DEFAULT_DAILY_LIMIT = 10_000_000
-#: Where a simulated world's mirror serves its journal table (outside every service's prefix: the services
-#: themselves have no JCR quartiles or CAS zones).
-JOURNAL_TABLE_PATH = "/simworld/journal-table.csv"
 
 
 def recorded_dir() -> Path:

@@ -17,6 +17,9 @@ LIVE = {
 }
 #: The path prefix each service is served under on the mirror.
 MIRROR_PREFIXES = {"openalex": "/openalex", "ads": "/ads", "arxiv": "/arxiv"}
+#: Where a simulated world's mirror serves its journal table (outside every service's prefix: the services
+#: themselves have no JCR quartiles or CAS zones).
+JOURNAL_TABLE_PATH = "/simworld/journal-table.csv"
 
 
 def mirror_clients(mirror_url: str) -> dict[str, dict[str, object]]:

@@ -49,7 +49,7 @@ from scitaste_hf.sources.options import ClientOptions
 
 log = logging.getLogger("scitaste_hf.sources")
 
-Expect = Literal["json", "atom"]
+Expect = Literal["json", "atom", "text"]
 ATOM_NS = "{http://www.w3.org/2005/Atom}"
 _CACHED_STATUSES = (200, 404)
 _USER_AGENT = f"scitaste-hf/{__version__}"
@@ -153,7 +153,8 @@ class Transport:
 
     :param service: display name used in messages (``"OpenAlex"``).
     :param options: where the service is, its rate limit, connections, timeout, retries and cache.
-    :param expect: body kind a 200 must carry: ``"json"`` or ``"atom"``.
+    :param expect: body kind a 200 must carry: ``"json"``, ``"atom"`` or ``"text"`` (any body but an empty one,
+        as a string: a file the mirror serves).
     :param credentials: secrets to attach at send time.
     :param credential_env: environment variables that provide the service's key, named in 401/403 messages.
     :param required_credential: message of the :class:`AuthError` raised when a request must be sent but no
@@ -352,6 +353,8 @@ class Transport:
         return response
 
     def _decode_cached(self, entry: CachedResponse) -> object:
+        if entry.status == 200 and self.expect == "text":
+            return entry.body
         if entry.status == 200 and self.expect == "atom":
             return _parse_atom(entry.body)
         return _parse_any(entry.body) if isinstance(entry.body, str) else entry.body
@@ -479,6 +482,8 @@ class Transport:
     def _validated_body(self, text: str) -> object:
         if not text.strip():
             raise _Retryable("HTTP 200 with an empty body")
+        if self.expect == "text":
+            return text
         if self.expect == "atom":
             try:
                 return _parse_atom(text)
@@ -497,7 +502,7 @@ class Transport:
         raw, data = sent
         headers = {k.lower(): v for k, v in raw.headers.items()}
         if self.cache is not None and raw.status_code in _CACHED_STATUSES:
-            body = raw.text if self.expect == "atom" or not isinstance(data, dict) else data
+            body = raw.text if self.expect != "json" or not isinstance(data, dict) else data
             self.cache.store(method, url, content, raw.status_code, headers, body)
         log.debug("%s %s -> %d", method, url, raw.status_code)
         return Response(raw.status_code, headers, data, url, from_cache=False)
