@@ -16,10 +16,11 @@ from typing import Any
 
 import numpy as np
 
-from scitaste_hf.agent.loop import ROUND_TWO, evidence_text, failure_of, fixed_round, opening, tool_turn
+from scitaste_hf.agent.loop import ROUND_TWO, evidence_text, fixed_round, opening, tool_turn
+from scitaste_hf.predictions import reply_answer
 from scitaste_hf.prompts import paper_prompt
-from scitaste_hf.schema import DIMENSIONS, FAILURE_REASONS, HUB_DATASET, MODE_SPECS, Answer, Failure
-from scitaste_hf.scoring import parse_answer, score_run
+from scitaste_hf.schema import DIMENSIONS, HUB_DATASET, MODE_SPECS, Answer, Failure
+from scitaste_hf.scoring import score_run
 from scitaste_hf.taxonomy import packaged_disciplines
 
 #: The lm-eval task of each evaluation mode (the YAMLs in lm_eval_tasks/scitaste/).
@@ -45,12 +46,35 @@ METRICS = (*OVERALL, *PER_DISCIPLINE_NAMES)
 EVIDENCE_AS = ("auto", "messages", "text")
 #: Tasks every chat model can run (the others need scitaste-agent: its live loop, or the provider's search).
 ANY_MODEL = tuple(spec.task for spec in MODE_SPECS.values() if spec.tools != "live" and not spec.search)
+#: Seed of the documents' order (:func:`doc_order`): fixed, so that every run, model and ``--limit`` sees the
+#: papers in the same order.
+DOC_ORDER_SEED = 20250101
+
+
+def doc_order(records: Sequence[Mapping[str, Any]]) -> list[int]:
+    """The order in which a task hands out ``records``: round-robin over the disciplines, in an order shuffled
+    once with :data:`DOC_ORDER_SEED`, each discipline's papers shuffled with it too. So ``--limit N`` takes
+    papers from min(N, disciplines) disciplines (the dataset's own rows are sorted by bibcode, physics first);
+    the order depends only on the records, and the scores, computed over the whole set, not at all.
+
+    Returns
+    -------
+    list of int
+        Indices into ``records``.
+    """
+    rng = np.random.default_rng(DOC_ORDER_SEED)
+    by_discipline: dict[str, list[int]] = {}
+    for k in sorted(range(len(records)), key=lambda k: str(records[k]["bibcode"])):
+        by_discipline.setdefault(str(records[k].get("discipline")), []).append(k)
+    queues = [[group[j] for j in rng.permutation(len(group))]
+              for group in (by_discipline[d] for d in rng.permutation(sorted(by_discipline)))]
+    return [queue[k] for k in range(max(map(len, queues), default=0)) for queue in queues if k < len(queue)]
 
 
 def load_docs(data_dir: str | None = None, split: str = "selected", scitaste_task_mode: str = "pure_qa",
               evidence_dir: str | None = None, evidence_as: str = "auto", **_metadata: Any):
     """The task's documents: the ``split`` of the dataset at ``data_dir`` (lm-eval's ``--metadata``), else of
-    ``$SCITASTE_DATA_DIR``, else of the Hub dataset. Returns ``{"test": datasets.Dataset}``.
+    ``$SCITASTE_DATA_DIR``, else of the Hub dataset, in :func:`doc_order`. Returns ``{"test": datasets.Dataset}``.
 
     Each document also carries ``floor``, the constant no-information floor's answer
     (:mod:`scitaste_hf.scoring.floors`: the mean of the ``backup`` split, or of the documents' own labels when
@@ -92,8 +116,8 @@ def load_docs(data_dir: str | None = None, split: str = "selected", scitaste_tas
         backup = None
     floor = floor_matrices(as_answer_matrix(records, str(source)), None, backup)["constant"]
     features = record_features()
-    rows = [{**{k: r.get(k) for k in features}, "floor": list(f), "scitaste_mode": mode, "evidence": evidence,
-             "evidence_as": evidence_as} for r, f in zip(records, floor)]
+    rows = [{**{k: records[i].get(k) for k in features}, "floor": list(floor[i]), "scitaste_mode": mode,
+             "evidence": evidence, "evidence_as": evidence_as} for i in doc_order(records)]
     features["floor"] = datasets.Sequence(datasets.Value("float64"))
     for column in ("scitaste_mode", "evidence", "evidence_as"):
         features[column] = datasets.Value("string")
@@ -184,13 +208,7 @@ def process_results(doc: Mapping[str, Any], results: Sequence[str]) -> dict[str,
     lm-eval can log it with the sample. Of the per-discipline metrics a sample reports its own discipline's only:
     lm-eval aggregates only the metrics its samples report, so a six-discipline release shows six, not ten with
     four NaN."""
-    text = results[0] if results else ""
-    if not isinstance(text, str):  # what a model or an old cache hands back is not ours to trust
-        answer: Answer | Failure = Failure("other", f"the model returned {type(text).__name__}, not text")
-    elif reason := failure_of(text):
-        answer = Failure(reason if reason in FAILURE_REASONS else "other", text)
-    else:
-        answer = parse_answer(text)
+    answer = reply_answer(results[0] if results else "")  # as a samples log's reply is read (scitaste score)
     item = {"bibcode": doc["bibcode"], "discipline": doc.get("discipline"), "gold": _gold(doc),
             "floor": [float(v) for v in doc["floor"]] if doc.get("floor") else None,
             "pred": list(answer.vector()) if isinstance(answer, Answer) else None,
@@ -200,9 +218,15 @@ def process_results(doc: Mapping[str, Any], results: Sequence[str]) -> dict[str,
     return dict.fromkeys((*OVERALL, *([own] if own in PER_DISCIPLINE_NAMES else [])), item)
 
 
+def _canonical(items: Sequence[Mapping[str, Any]]) -> str:
+    """The items as JSON, in bibcode order: the order of a dataset's rows, so that the bootstrap resamples the
+    papers as `scitaste score` does over the same split, whatever order the documents came in."""
+    return json.dumps(sorted(items, key=lambda i: str(i["bibcode"])), sort_keys=True)
+
+
 def _run(items: Sequence[Mapping[str, Any]], *, intervals: bool = False) -> dict[str, Any]:
     """The scored run; with ``intervals`` the bootstrap too, computed once for the four bounds that ask."""
-    return _scored(json.dumps(list(items), sort_keys=True), intervals)
+    return _scored(_canonical(items), intervals)
 
 
 @functools.lru_cache(maxsize=4)
@@ -282,7 +306,7 @@ def _skill_of(metric: str):
     scheme, end = SKILLS[metric]
 
     def aggregate(items: Sequence[Mapping[str, Any]]) -> float:
-        result = (_skill(json.dumps(list(items), sort_keys=True)) or {}).get(scheme) or {}
+        result = (_skill(_canonical(items)) or {}).get(scheme) or {}
         value = result.get("skill") if end is None else (result.get("interval") or [None, None])[end]
         return math.nan if value is None else float(value)
 

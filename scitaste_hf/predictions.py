@@ -1,20 +1,50 @@
-"""Reading a run's predictions file: one JSON object per line, keyed by ``bibcode``.
+"""Reading a run's predictions file: one JSON object per line, in either of two formats, told apart line by line.
 
-A line holds the answer fields (``innovation_score``, ``dimension_scores``, ...), or the model's raw reply
-as ``response`` (parsed with :func:`~scitaste_hf.scoring.parse_answer`), or a recorded failure as
-``failure`` (a reason of :data:`~scitaste_hf.schema.FAILURE_REASONS`) with an optional ``detail``.
+- A predictions line, keyed by ``bibcode``, holds the answer fields (``innovation_score``, ``dimension_scores``,
+  ...), or the model's raw reply as ``response`` (read with :func:`reply_answer`), or a recorded failure as
+  ``failure`` (a reason of :data:`~scitaste_hf.schema.FAILURE_REASONS`) with an optional ``detail``.
+- An lm-eval samples line (``samples_<task>_<time>.jsonl``, as ``lm_eval --log_samples`` and ``scitaste eval
+  --log_samples`` write it) is recognised by its ``doc`` and ``filtered_resps`` keys (:data:`SAMPLE_KEYS`): the
+  paper is ``doc.bibcode`` and the answer is the logged reply after lm-eval's filters, ``filtered_resps[0]``, read
+  exactly as the task's ``process_results`` reads it, so that a score of the file equals lm-eval's own metrics.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 
+from scitaste_hf.agent.loop import failure_of
 from scitaste_hf.errors import ScitasteError
 from scitaste_hf.records import jsonl_lines
 from scitaste_hf.schema import FAILURE_REASONS, Answer, Failure
 from scitaste_hf.scoring import parse_answer, validate_answer
+
+#: The keys of an lm-eval samples line that no predictions line has: a line with either is read as a sample.
+SAMPLE_KEYS = ("doc", "filtered_resps")
+#: The keys a predictions line may have; another key is named when a line cannot be read, as a likely misspelling.
+PREDICTION_KEYS = ("bibcode", *Answer.model_fields, "response", "error", "failure", "detail")
+
+
+def reply_answer(text: object) -> Answer | Failure:
+    """A model's reply as the tasks score it: a failure recorded by scitaste's models
+    (:func:`~scitaste_hf.agent.loop.failure_of`) keeps its reason, anything else is parsed with
+    :func:`~scitaste_hf.scoring.parse_answer`; a reply that is not text is a failure (``other``)."""
+    if not isinstance(text, str):  # what a model or an old cache hands back is not ours to trust
+        return Failure("other", f"the model returned {type(text).__name__}, not text")
+    if reason := failure_of(text):
+        return Failure(reason if reason in FAILURE_REASONS else "other", text)
+    return parse_answer(text)
+
+
+def _unknown(obj: dict) -> str:
+    """`` (unknown key 'x')`` for the keys of a predictions line that no reader uses, else ``""``."""
+    unknown = [k for k in obj if k not in PREDICTION_KEYS]
+    if not unknown:
+        return ""
+    return f" (unknown key{'s' if len(unknown) > 1 else ''} {', '.join(repr(k) for k in unknown[:3])}" + (
+        f" +{len(unknown) - 3} more)" if len(unknown) > 3 else ")")
 
 
 def _line_to_answer(obj: dict, strict_fields: bool) -> Answer | Failure:
@@ -22,18 +52,42 @@ def _line_to_answer(obj: dict, strict_fields: bool) -> Answer | Failure:
         response = obj["response"]
         if response is None:
             return Failure("api_error", str(obj.get("error") or "no response"))
-        return parse_answer(response)
+        return reply_answer(response)
     if "failure" in obj:
         reason = obj["failure"] if obj["failure"] in FAILURE_REASONS else "other"
         return Failure(reason, str(obj.get("detail") or obj["failure"]))
     if "innovation_score" in obj or "dimension_scores" in obj:
         answer = validate_answer(obj)
-        if strict_fields and isinstance(answer, Failure):
-            raise ScitasteError(f"invalid answer fields ({answer.reason}): {answer.detail}")
+        if isinstance(answer, Failure):
+            answer = Failure(answer.reason, answer.detail + _unknown(obj))
+            if strict_fields:
+                raise ScitasteError(f"invalid answer fields ({answer.reason}): {answer.detail}")
         return answer
+    detail = "the line has no answer fields (innovation_score, dimension_scores), response or failure" + _unknown(obj)
     if strict_fields:
-        raise ScitasteError("the line has no answer fields, response or failure")
-    return Failure("schema", "the line has no answer fields, response or failure")
+        raise ScitasteError(detail)
+    return Failure("schema", detail)
+
+
+def _sample(obj: dict) -> tuple[str | None, Answer | Failure]:
+    """The paper and the answer of an lm-eval samples line (see the module's docstring).
+
+    Raises
+    ------
+    ScitasteError
+        When the line also has a top-level ``bibcode`` (it would be both formats), or lacks ``doc`` or
+        ``filtered_resps`` in the shapes lm-eval writes.
+    """
+    if "bibcode" in obj:
+        raise ScitasteError("the line has both a predictions line's 'bibcode' and an lm-eval sample's "
+                            f"{' and '.join(repr(k) for k in SAMPLE_KEYS if k in obj)}: give one format a line")
+    doc, replies = obj.get("doc"), obj.get("filtered_resps")
+    if not isinstance(doc, dict):
+        raise ScitasteError("an lm-eval sample needs 'doc', the paper's record (with its bibcode)")
+    if not isinstance(replies, list):
+        raise ScitasteError("an lm-eval sample needs 'filtered_resps', the list of the model's filtered replies")
+    # lm-eval hands process_results one filtered reply per request; a generate_until task makes one request a paper
+    return doc.get("bibcode"), reply_answer(replies[0] if replies else "")
 
 
 def parse_predictions(lines: Iterable[str], source: str, *, strict_fields: bool = False
@@ -55,7 +109,8 @@ def parse_predictions(lines: Iterable[str], source: str, *, strict_fields: bool 
     Raises
     ------
     ScitasteError
-        When there are no lines, a line is not a JSON object, lacks a ``bibcode``, or repeats one.
+        When there are no lines, a line is not a JSON object, lacks a ``bibcode`` (a predictions line) or a
+        ``doc.bibcode`` (a samples line), or repeats one.
     """
     out: dict[str, Answer | Failure] = {}
     first_line: dict[str, int] = {}
@@ -72,14 +127,18 @@ def parse_predictions(lines: Iterable[str], source: str, *, strict_fields: bool 
             raise ScitasteError(f"{source}:{number}: not a JSON line (a number has too many digits)") from None
         if not isinstance(obj, dict):
             raise ScitasteError(f"{source}:{number}: expected a JSON object, got {type(obj).__name__}")
-        bibcode = obj.get("bibcode")
-        if not isinstance(bibcode, str) or not bibcode:
-            raise ScitasteError(f"{source}:{number}: missing 'bibcode'")
-        if bibcode in first_line:
-            raise ScitasteError(f"{source}:{number}: duplicate bibcode {bibcode} (first on line {first_line[bibcode]})")
-        first_line[bibcode] = number
         try:
-            out[bibcode] = _line_to_answer(obj, strict_fields)
+            if any(k in obj for k in SAMPLE_KEYS):
+                bibcode, answer = _sample(obj)
+                where = "'doc.bibcode' (the lm-eval sample's paper)"
+            else:
+                bibcode, answer, where = obj.get("bibcode"), None, "'bibcode'"
+            if not isinstance(bibcode, str) or not bibcode:
+                raise ScitasteError(f"missing {where}")
+            if bibcode in first_line:
+                raise ScitasteError(f"duplicate bibcode {bibcode} (first on line {first_line[bibcode]})")
+            first_line[bibcode] = number
+            out[bibcode] = answer if answer is not None else _line_to_answer(obj, strict_fields)
         except ScitasteError as exc:
             raise ScitasteError(f"{source}:{number}: {exc}") from None
     if not out:
@@ -88,7 +147,8 @@ def parse_predictions(lines: Iterable[str], source: str, *, strict_fields: bool 
 
 
 def read_predictions(path: str | Path) -> dict[str, Answer | Failure]:
-    """Read a predictions JSONL file into ``{bibcode: Answer or Failure}`` (see :func:`parse_predictions`).
+    """Read a predictions JSONL file, or an lm-eval samples log, into ``{bibcode: Answer or Failure}`` (see
+    :func:`parse_predictions`).
 
     Raises
     ------
@@ -105,3 +165,12 @@ def read_predictions(path: str | Path) -> dict[str, Answer | Failure]:
     except UnicodeDecodeError as exc:
         raise ScitasteError(f"cannot read predictions file {path}: {exc}") from None
     return parse_predictions(lines, str(path))
+
+
+def prediction_lines(predictions: Mapping[str, Answer | Failure]) -> str:
+    """``predictions`` as a predictions file's text, one line a paper: the answer fields, or the failure with its
+    detail; :func:`parse_predictions` reads it back to the same answers (a samples log, say, made compact)."""
+    return "".join(json.dumps({"bibcode": bibcode, **(answer.model_dump(mode="json", exclude_none=True)
+                                                      if isinstance(answer, Answer) else
+                                                      {"failure": answer.reason, "detail": answer.detail})}) + "\n"
+                   for bibcode, answer in predictions.items())

@@ -430,12 +430,16 @@ labels with noise the size of a strong model's errors is not flagged.
 ## Run the evaluation
 
 ```bash
-pip install scitaste-hf lm-eval
+pip install '.[lmeval]'    # in a checkout of the scitaste-hf repository (no package index carries it)
 lm_eval --model local-chat-completions --model_args model=NAME,base_url=http://HOST/v1/chat/completions \\
-    --apply_chat_template --include_path "$(scitaste tasks-path)" --tasks scitaste_pure_qa,scitaste_dimagent \\
+    --apply_chat_template --include_path "$(scitaste tasks-path)" --tasks scitaste_any_model \\
     --log_samples --output_path results
-scitaste score --predictions predictions.jsonl --gold skylenage/SciTaste-benchmark
+scitaste score --predictions results/NAME/samples_scitaste_dimagent_*.jsonl --gold skylenage/SciTaste-benchmark
 ```
+
+Submit that samples log as it is (Submit tab: as the predictions, and again as the samples log to have the run
+marked *evidence-consistent*), one mode a submission: `samples_scitaste_dimagent_*` as `dimagent_v3`,
+`samples_scitaste_pure_qa_*` as `pure_qa`.
 
 ## Cite
 
@@ -718,7 +722,8 @@ def build_app(board: Leaderboard, synthetic: bool = False, ratings: Ratings | No
                 scatter_run.change(lambda r: scatter(board, r), scatter_run, scatter_plot, api_name=False)
             with gr.Tab("Submit"):
                 gr.Markdown("Upload one JSONL line per paper of the `selected` split: `bibcode` plus the answer "
-                            "fields, or the model's raw `response`. The server parses and scores it itself; attach "
+                            "fields, or the model's raw `response`; or lm-eval's samples log of one mode as it is "
+                            "(`samples_<task>_*.jsonl`). The server parses and scores it itself; attach "
                             "lm-eval's samples log or the agent trace (`scitaste-traces.jsonl`) to have the run marked "
                             f"*{EVIDENCE_CONSISTENT}* (the log agrees with every answer; see About). Up to "
                             f"{MAX_BYTES // 2**20} MiB for the predictions and {MAX_EVIDENCE_BYTES // 2**20} MiB for "

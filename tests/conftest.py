@@ -30,6 +30,8 @@ SLOW = ("tests/builder/test_build.py", "tests/builder/test_as_of.py", "tests/bui
         "tests/demo/test_demo.py",
         "tests/space/test_space_app.py", "tests/space/test_space_browser.py", "tests/space/test_hub_copy_hang.py",
         "tests/tasks/test_dimagent_any_backend.py", "tests/tasks/test_scitaste_tasks.py",
+        "tests/tasks/test_samples_to_score.py", "tests/space/test_space_samples_browser.py",
+        "tests/tasks/test_groups_and_limit.py::test_stock_lm_eval_runs_the_group_and_a_limit_spans_disciplines",
         "tests/agent/test_eval_reliability.py",
         "tests/agent/test_loop_eval.py::test_scitaste_eval_every_mode_with_the_baseline",
         "tests/mirror/test_mirror_faults_scale.py", "tests/rtaste/test_judge_task.py",

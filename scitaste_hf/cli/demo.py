@@ -155,14 +155,15 @@ def _check(proc: subprocess.CompletedProcess, what: str) -> None:
 
 
 def _store(console, out: Path, dataset: Path, results: Path):
-    """Turn each mode's lm-eval samples into a predictions file, score it with the evaluate metrics, and store
-    it in the leaderboard (with the samples log as evidence, so the run is evidence-consistent)."""
+    """Read each mode's lm-eval samples log, write its answers as a predictions file, score them with the evaluate
+    metrics, and store them in the leaderboard (with the samples log as evidence, so the run is
+    evidence-consistent)."""
     from scitaste_hf import load_metric
     from scitaste_hf.errors import ScitasteError
     from scitaste_hf.leaderboard import Leaderboard
     from scitaste_hf.lm_tasks import TASKS
-    from scitaste_hf.predictions import parse_predictions
-    from scitaste_hf.records import jsonl_lines, load_records
+    from scitaste_hf.predictions import prediction_lines, read_predictions
+    from scitaste_hf.records import load_records
     from scitaste_hf.schema import MODES, Answer
 
     gold = load_records(dataset, "selected")
@@ -174,13 +175,11 @@ def _store(console, out: Path, dataset: Path, results: Path):
         found = _samples(results, TASKS[mode])
         if not found:
             raise ScitasteError(f"lm-eval wrote no samples for {TASKS[mode]} in {results}; delete it and rerun")
-        samples = found[-1].read_bytes()
-        lines = [json.loads(line) for line in jsonl_lines(samples.decode("utf-8")) if line.strip()]
-        predictions = "".join(json.dumps({"bibcode": s["doc"]["bibcode"], "response": s["filtered_resps"][0]}) + "\n"
-                              for s in lines)
-        path = out / "predictions" / f"{mode}.jsonl"
-        path.write_text(predictions, "utf-8")
-        parsed = parse_predictions(jsonl_lines(predictions), str(path))
+        # the samples log is read as `scitaste score` and the Space read one; the compact predictions file
+        # beside it holds the same answers
+        parsed = read_predictions(found[-1])
+        predictions = prediction_lines(parsed)
+        (out / "predictions" / f"{mode}.jsonl").write_text(predictions, "utf-8")
         answers = [parsed[b].model_dump(include={"innovation_score", "dimension_scores"})
                    if isinstance(parsed[b], Answer) else None for b in by_bibcode]
         golds = [{"innovation_score": r["innovation_score"], "dimension_scores": r["dimension_scores"]}
@@ -189,7 +188,7 @@ def _store(console, out: Path, dataset: Path, results: Path):
                           references=[g["innovation_score"] for g in golds], n_resamples=0)
         s1 = scheme1.compute(predictions=answers, references=golds, n_resamples=0)
         result = board.submit(predictions.encode(), "scitaste-baseline", mode, "scitaste-hf (offline baseline)",
-                              kind="baseline", samples=samples)
+                              kind="baseline", samples=found[-1].read_bytes())
         console.print(f"{mode}: Scheme-1 {s1['scheme1']:.1f} ({s1['grade']}), Scheme-2 {s2['score']:.1f} "
                       f"({s2['grade']}), coverage {s2['n_scored']}/{s2['n_total']} -> {result.message}")
     return board

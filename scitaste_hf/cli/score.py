@@ -84,7 +84,13 @@ def run(args: argparse.Namespace) -> int:
     result["inputs"] = {"predictions": str(predictions_path), "gold": str(gold_path), "split": args.split,
                         "floors_from": f"{backup_source} (backup)" if backup_source else f"{gold_path} (the gold set)",
                         "n_resamples": n_resamples, "seed": args.seed}
-    console.print(results_table(result))
+    overall = result["overall"]
+    console.print(results_table(result, _first_failures(predictions)))
+    if not overall["n_scored"]:
+        reasons = ", ".join(f"{reason} {n}" for reason, n in overall["failures"].items())
+        first = next(iter(_first_failures(predictions).values()), None)
+        raise ScitasteError(f"nothing could be scored: {overall['n_total']} of {overall['n_total']} papers unscored "
+                            f"({reasons})" + (f"; first, {first}" if first else ""))
     if args.json_out:
         try:
             write_json_atomic(args.json_out, result)
@@ -101,11 +107,31 @@ def _interval(ci: list[float] | None, resampled: bool, scale: float = 1.0, digit
     return f" [{ci[0] * scale:.{digits}f}, {ci[1] * scale:.{digits}f}]"
 
 
-def results_table(result: dict):
-    """A rich table of a :func:`~scitaste_hf.scoring.score_run` result: overall, then each discipline."""
+#: Longest failure detail the table's note quotes (a failed reply can be pages long).
+DETAIL_CHARS = 160
+
+
+def _first_failures(predictions: dict) -> dict[str, str]:
+    """``{reason: "BIBCODE: detail"}`` of the first unscored line of each failure reason, in file order: the
+    note names what went wrong (a misspelt key, say), not only how often."""
+    from scitaste_hf.schema import Failure
+
+    first: dict[str, str] = {}
+    for bibcode, answer in predictions.items():
+        if isinstance(answer, Failure) and answer.reason not in first:
+            detail = " ".join((answer.detail or answer.reason).split())
+            if len(detail) > DETAIL_CHARS:
+                detail = detail[:DETAIL_CHARS - 3] + "..."
+            first[answer.reason] = f"{bibcode}: {detail}"
+    return first
+
+
+def results_table(result: dict, first_failures: dict[str, str] | None = None):
+    """A rich table of a :func:`~scitaste_hf.scoring.score_run` result: overall, then each discipline; the note
+    under it names, for each failure reason, ``first_failures[reason]`` (see :func:`_first_failures`)."""
     from rich.table import Table
 
-    table = Table(title="SciTaste-Bench scores (95% bootstrap intervals)", title_justify="left")
+    table = Table(title="SciTaste-Bench scores (95% bootstrap intervals)", title_justify="left", caption_justify="left")
     for column in ("scope", "coverage", "Scheme-1", "grade", "S1 skill", "Scheme-2", "grade", "WAPE %", "S2 skill",
                    "Spearman", "Pearson", "MAE", "bias"):
         table.add_column(column, justify="left" if column in ("scope", "grade") else "right")
@@ -141,6 +167,7 @@ def results_table(result: dict):
     failures = result["overall"]["failures"]
     if failures:
         notes.append("unscored: " + ", ".join(f"{reason} {n}" for reason, n in failures.items()))
+        notes.extend(f"  first {reason}: {first}" for reason, first in (first_failures or {}).items())
     floors = result["overall"].get("floors")
     if floors:
         notes.append("floors on the same papers (overall): " + "; ".join(
