@@ -74,7 +74,7 @@ def index_snapshot(works: str | Path, out: str | Path, engine: str, options: Ind
 
             try:
                 table, summary = run_duckdb(works, out, options, progress)
-            except duckdb.IOException as exc:  # a damaged data file (a truncated gzip part): the finished stages stay
+            except duckdb.Error as exc:  # what the record contract's check cannot see: the finished stages stay
                 raise ScitasteError(f"reading the snapshot {works} failed: {first_line(exc)}; the stages finished "
                                     f"before it are kept in {out}") from None
         tmp = out / ".index.parquet.tmp"

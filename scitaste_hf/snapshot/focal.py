@@ -140,15 +140,21 @@ def parse_focal(spec: str) -> Focal:
     Raises
     ------
     ScitasteError
-        On an empty id file or a bad filter (an unknown key, a malformed value).
+        On an empty or unreadable id file (one that is not UTF-8) or a bad filter (an unknown key, a malformed value).
     """
     spec = spec.strip()
     if spec == "all":
         return Focal(spec)
     path = Path(spec)
     if path.is_file():
-        ids = frozenset(short_id(line.split("#", 1)[0]) for line in path.read_text().splitlines()
-                        if line.split("#", 1)[0].strip())
+        try:
+            text = path.read_bytes().decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise ScitasteError(f"the focal id file {path} is not UTF-8 text (byte {exc.start}): save it as UTF-8"
+                                ) from None
+        except OSError as exc:
+            raise ScitasteError(f"cannot read the focal id file {path}: {exc.strerror or exc}") from None
+        ids = frozenset(short_id(line.split("#", 1)[0]) for line in text.splitlines() if line.split("#", 1)[0].strip())
         if not ids:
             raise ScitasteError(f"the focal id file {path} lists no work id")
         return Focal(spec, ids=ids)

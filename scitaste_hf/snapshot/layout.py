@@ -25,6 +25,8 @@ from scitaste_hf.errors import ScitasteError
 
 FORMATS = ("jsonl", "parquet")
 _SUFFIX = {"jsonl": ".gz", "parquet": ".parquet"}
+#: The largest manifest read, in bytes (OpenAlex's works manifest lists a few thousand files: about 1 MB).
+MAX_MANIFEST_BYTES = 16 * 2**20
 #: Entity folders of each format, relative to the snapshot root, in the order they are looked for.
 _ENTITY_FOLDERS = {"jsonl": ("data/{entity}", "data/jsonl/{entity}"), "parquet": ("data/parquet/{entity}",)}
 
@@ -68,23 +70,58 @@ def write_manifest(folder: Path, root: Path, parts: list[tuple[Path, int]]) -> N
     (folder / "manifest").write_text(json.dumps({"entries": entries, "meta": total}, indent=1) + "\n")
 
 
-def _from_manifest(folder: Path, manifest: Path) -> list[PartFile]:
+def _manifest_entries(manifest: Path) -> list[tuple[str, int | None]]:
+    """A manifest's entries as (url, record count or None), each checked; one line naming the manifest when it is
+    not a Redshift manifest."""
+    def refuse(why: str) -> ScitasteError:
+        return ScitasteError(f"{manifest} is not a snapshot manifest: {why} (expected JSON with an 'entries' list "
+                             "of {'url': ..., 'meta': {'record_count': N}})")
+
     try:
-        data = json.loads(manifest.read_text())
-        entries = data["entries"]
-    except (ValueError, KeyError, TypeError):
-        raise ScitasteError(f"{manifest} is not a snapshot manifest (expected JSON with an 'entries' list)") from None
+        with open(manifest, "rb") as fh:
+            raw = fh.read(MAX_MANIFEST_BYTES + 1)
+    except OSError as exc:
+        raise ScitasteError(f"cannot read the snapshot manifest {manifest}: {exc.strerror or exc}") from None
+    if len(raw) > MAX_MANIFEST_BYTES:
+        raise refuse(f"it is larger than {MAX_MANIFEST_BYTES:,} bytes (MAX_MANIFEST_BYTES)")
+    try:
+        data = json.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise refuse(f"it is not UTF-8 (byte {exc.start})") from None
+    except (ValueError, RecursionError) as exc:
+        raise refuse(f"it is not JSON ({str(exc)[:80]})") from None
+    entries = data.get("entries") if isinstance(data, dict) else None
+    if not isinstance(entries, list):
+        raise refuse("it has no 'entries' list")
+    out = []
+    for k, entry in enumerate(entries):
+        url = entry.get("url") if isinstance(entry, dict) else None
+        meta = entry.get("meta") if isinstance(entry, dict) else None
+        count = meta.get("record_count") if isinstance(meta, dict) else None
+        if not isinstance(url, str) or "\0" in url:
+            raise refuse(f"entry {k} has no 'url' string")
+        if not (meta is None or isinstance(meta, dict)) or not (
+                count is None or (type(count) is int and count >= 0)):
+            raise refuse(f"entry {k}'s meta.record_count is not a count of records")
+        out.append((url, count))
+    return out
+
+
+def _from_manifest(folder: Path, manifest: Path) -> list[PartFile]:
+    root = folder.resolve()
     parts = []
-    for entry in entries:
-        url = str(entry.get("url", ""))
+    for url, count in _manifest_entries(manifest):
         # The part from the partition folder on names the file below the entity folder, wherever the URL points.
         at = url.find("updated_date=")
         if at < 0:
             raise ScitasteError(f"{manifest} lists {url!r}, which is not in an updated_date= partition")
         path = folder / url[at:]
+        # ``..`` or a link must not lead a manifest entry out of the entity folder
+        if not path.resolve().is_relative_to(root):
+            raise ScitasteError(f"{manifest} lists {url!r}, which leads outside the snapshot's folder {folder}")
         if not path.is_file():
             raise ScitasteError(f"{manifest} lists {url}, which is not at {path}: the snapshot is incomplete")
-        parts.append(PartFile(path, (entry.get("meta") or {}).get("record_count")))
+        parts.append(PartFile(path, count))
     return parts
 
 
@@ -107,7 +144,7 @@ def _has(folder: Path, fmt: str) -> bool:
     if any(folder.glob(f"updated_date=*/*{_SUFFIX[fmt]}")):
         return True
     manifest = folder / "manifest"
-    return manifest.is_file() and f'{_SUFFIX[fmt]}"' in manifest.read_text()
+    return manifest.is_file() and any(url.endswith(_SUFFIX[fmt]) for url, _ in _manifest_entries(manifest))
 
 
 def _is_entity_folder(path: Path) -> bool:
