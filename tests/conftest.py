@@ -27,6 +27,7 @@ OPT_IN = ("llm", "hf", "hub_install")
 #: `pytest -m "not slow"`, the inner loop; by file, or by test id.
 SLOW = ("tests/builder/test_build.py", "tests/builder/test_as_of.py", "tests/builder/test_extended.py",
         "tests/builder/test_source_snapshot.py",
+        "tests/scale/test_record_contract.py::test_both_engines_accept_the_same_records_with_the_same_results",
         "tests/demo/test_demo.py",
         "tests/space/test_space_app.py", "tests/space/test_space_browser.py", "tests/space/test_hub_copy_hang.py",
         "tests/tasks/test_dimagent_any_backend.py", "tests/tasks/test_scitaste_tasks.py",
