@@ -4,7 +4,8 @@ The local store stays the source of truth: what fails to be copied stays listed 
 up with a later copy (a retry scheduled after the failure, the next run or rating, or the next start), never lost
 and never fatal. Every Hub request has a timeout (:func:`scitaste_hf.hub.bound_hub_calls`), and a copy still
 under way after :data:`COPY_DEADLINE` seconds (a Hub that trickles its answer a byte at a time) is abandoned: the
-next attempt starts afresh instead of waiting behind it."""
+next attempt starts afresh instead of waiting behind it. Each commit is made on top of the head it read, so one that
+the Hub carries out after its client gave up on it never replaces the newer files of a later one."""
 
 from __future__ import annotations
 
@@ -23,7 +24,7 @@ logger = logging.getLogger(__name__)
 COPY_DEADLINE = 300.0
 #: Seconds before the first retry of a failed or abandoned copy, and the longest wait between retries (the wait
 #: doubles after each failure).
-RETRY_AFTER = (30.0, 600.0)
+RETRY_AFTER = (15.0, 120.0)
 
 
 def copy_in_background(mirror, store: Copied, wait: float) -> bool:
@@ -105,7 +106,6 @@ class HubMirror:
         self._attempt: _Attempt | None = None
         self._wait = retry_after[0]
         self._timer: threading.Timer | None = None
-        self._refresh = False  # an abandoned copy's commit landed late: the Hub may hold older files than the store
         self._closed = False
 
     def __call__(self, store: Copied) -> bool:
@@ -145,8 +145,6 @@ class HubMirror:
                     else:
                         self._wait = self.retry_after[0]
                         self._cancel()
-                if self._refresh and self._attempt is None:
-                    self._schedule(store, 0.0)
 
     def close(self) -> None:
         """Cancel the scheduled retry; later calls copy nothing (what is pending stays pending in the store)."""
@@ -155,12 +153,7 @@ class HubMirror:
             self._cancel()
 
     def _copy(self, store: Copied, attempt: _Attempt) -> bool:
-        while True:
-            with self._state:
-                refresh, self._refresh = self._refresh, False
-            pending = store.copy_pending()
-            if not pending and not refresh:
-                return True
+        while pending := store.copy_pending():
             try:
                 self._commit(store, pending, attempt)
             except _Abandoned:
@@ -171,29 +164,29 @@ class HubMirror:
                 # Any failure of the copy (the network, the Hub, its HTTP library, whose exception types differ
                 # between huggingface_hub versions) leaves the entries pending: the local store already holds them.
                 with self._state:
-                    self._refresh = self._refresh or refresh
                     wait = self._wait
                 logger.warning("copy of %d entries to %s failed, will retry in %.3g s or with the next one: %s: %s",
                                len(pending), self.repo_id, wait, type(exc).__name__, first_line(exc))
                 return False
-            with self._state:
-                if attempt.abandoned:
-                    # Its commit went up after a fresh attempt began, and may have replaced newer files: the store's
-                    # current files go up again. Its entries stay pending for the attempt that replaced it.
-                    self._refresh = True
-                    return False
+            if attempt.abandoned:  # its entries stay pending for the attempt that replaced it
+                return False
             store.copy_done(pending)
+        return True
 
     def _commit(self, store: Copied, pending: list, attempt: _Attempt) -> None:
         from huggingface_hub import CommitOperationAdd
 
         files, message = store.hub_files(pending)
         self.api.create_repo(self.repo_id, repo_type="dataset", private=True, exist_ok=True)
-        if self.private_only and not self.api.repo_info(self.repo_id, repo_type="dataset").private:
+        head = self.api.repo_info(self.repo_id, repo_type="dataset")
+        if self.private_only and not head.private:
             raise RuntimeError(f"{self.repo_id} is public; these entries are copied only to a private repo")
         if attempt.abandoned:
             raise _Abandoned
-        self.api.create_commit(self.repo_id, repo_type="dataset", commit_message=message,
+        # On top of the head just read, or refused: a commit that the Hub carries out after its client gave up on it
+        # (a timeout, an abandoned copy) must not replace the newer files of a later one. A refused commit fails
+        # this attempt, and the retry starts from the new head.
+        self.api.create_commit(self.repo_id, repo_type="dataset", commit_message=message, parent_commit=head.sha,
                                operations=[CommitOperationAdd(path, data) for path, data in files])
 
     def _schedule(self, store: Copied, delay: float) -> None:

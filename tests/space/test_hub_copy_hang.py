@@ -145,3 +145,24 @@ def test_the_runs_copy_carries_no_submitters_address(hub):
         assert "submitter" not in meta and meta["mode"] == "pure_qa"
     with sqlite3.connect(out / "org" / "results" / "leaderboard.sqlite") as copied:
         assert dict(copied.execute("SELECT sha256, submitter FROM runs").fetchall()) == dict.fromkeys(local, "")
+
+
+def test_a_commit_the_hub_carries_out_late_never_replaces_a_newer_one(hub):
+    """The Hub holds the first commit past its client's timeout and carries it out only after two later commits
+    landed: it is refused (it was made on an older head), so the copied database keeps both runs."""
+    url, token, out = hub
+    mirror = HubMirror("org/results", token, endpoint=url, deadline=60.0, **FAST)
+    board = Leaderboard(out.parent / "lb", GOLD, mirror=mirror, rate_limit=(1000, 3600))
+    try:
+        httpx.post(f"{url}/_fault", json={"mode": "hold", "match": "/commit/"}, timeout=5)
+        board.submit(_answers(1), "Model-A", "pure_qa")  # held, timed out, then sent again by the retry
+        assert _until(lambda: board.store.copy_pending() == []), board.store.copy_pending()
+        board.submit(_answers(2), "Model-B", "pure_qa")
+        assert board.store.copy_pending() == []
+        assert _fault(url, "ok")["held"] == 1
+        assert _until(lambda: httpx.get(f"{url}/_fault", timeout=5).json()["late"] == 1)
+    finally:
+        mirror.close()
+        board.store.close()
+    with sqlite3.connect(out / "org" / "results" / "leaderboard.sqlite") as copied:
+        assert sorted(m for (m,) in copied.execute("SELECT model FROM runs")) == ["Model-A", "Model-B"]
