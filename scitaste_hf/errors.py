@@ -7,6 +7,13 @@ def first_line(exc: BaseException) -> str:
     return (str(exc).strip().splitlines() or [type(exc).__name__])[0]
 
 
+def short_repr(value: object, limit: int = 60) -> str:
+    """A value as a one-line error quotes it: its repr, cut to ``limit`` characters (a hostile file's value may be
+    a 5,000-digit number or a whole mapping)."""
+    text = repr(value)
+    return text if len(text) <= limit else f"{text[:limit - 3]}..."
+
+
 class ScitasteError(ValueError):
     """Bad input, bad configuration or a missing resource; the message says what to do."""
 

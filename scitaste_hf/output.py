@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import json
+import math
 import os
 import tempfile
 from collections.abc import Iterator
@@ -88,6 +89,18 @@ def check_writable(path: str | Path) -> None:
             pass
     except OSError as exc:
         raise ScitasteError(f"cannot write to folder {path.parent}: {exc.strerror or exc}") from None
+
+
+def finite_json(value: Any) -> Any:
+    """``value`` with every NaN and infinity made None: strict JSON (what :func:`write_json_atomic` writes) has
+    neither, so an undefined statistic is written as null."""
+    if isinstance(value, dict):
+        return {k: finite_json(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [finite_json(v) for v in value]
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
 
 
 def write_json_atomic(path: str | Path, data: Any) -> None:

@@ -21,7 +21,7 @@ from functools import cache
 from importlib import resources
 from pathlib import Path
 
-from scitaste_hf.errors import ScitasteError
+from scitaste_hf.errors import ScitasteError, short_repr
 
 #: Packaged taxonomies by name, for ``--taxonomy NAME`` and ``extends: NAME``.
 PACKAGED = {"default": "config/taxonomy.yaml", "extended": "config/taxonomy_extended.yaml"}
@@ -154,7 +154,8 @@ def _discipline(name: object, entry: object, source: str, codes: set[str]) -> Di
         raise ScitasteError(f"{source}: discipline {name!r} reuses the code {code!r}")
     culture = entry.get("citation_culture", 0.0)
     if isinstance(culture, bool) or not isinstance(culture, int | float) or not _finite(culture):
-        raise ScitasteError(f"{source}: discipline {name!r} needs a numeric citation_culture, got {_short(culture)}")
+        raise ScitasteError(f"{source}: discipline {name!r} needs a numeric citation_culture, got "
+                            f"{short_repr(culture)}")
     if not isinstance(entry.get("sub_disciplines"), list) or not entry["sub_disciplines"]:
         raise ScitasteError(f"{source}: discipline {name!r} has no sub_disciplines")
     return Discipline(name, code, float(culture))
@@ -167,12 +168,6 @@ def _finite(value: int | float) -> bool:
         return False
 
 
-def _short(value: object) -> str:
-    """A value for a one-line message: its repr, cut to 60 characters."""
-    text = repr(value)
-    return text if len(text) <= 60 else f"{text[:57]}..."
-
-
 def _strings(entry: dict, key: str, source: str, cell_id: str) -> tuple[str, ...]:
     """A cell's list of terms (absent: none); a string or a number there is refused, not read as its
     characters."""
@@ -180,24 +175,24 @@ def _strings(entry: dict, key: str, source: str, cell_id: str) -> tuple[str, ...
     if value is None:
         return ()
     if not isinstance(value, list) or not all(isinstance(v, str) and v.strip() for v in value):
-        raise ScitasteError(f"{source}: {cell_id}: {key} must be a list of non-empty strings, got {_short(value)}")
+        raise ScitasteError(f"{source}: {cell_id}: {key} must be a list of non-empty strings, got {short_repr(value)}")
     return tuple(value)
 
 
 def _cell(discipline: str, entry: object, source: str) -> SubDiscipline:
     if not isinstance(entry, dict):
         raise ScitasteError(f"{source}: every {discipline} sub-discipline needs a mapping of "
-                            f"{', '.join(_CELL_KEYS)}, got {_short(entry)}")
+                            f"{', '.join(_CELL_KEYS)}, got {short_repr(entry)}")
     cell_id = entry.get("id")
     if not isinstance(cell_id, str) or not _CELL_ID.fullmatch(cell_id):
         raise ScitasteError(f"{source}: every {discipline} sub-discipline needs an id of letters, digits, '.', '_' "
-                            f"and '-', got {_short(cell_id)}")
+                            f"and '-', got {short_repr(cell_id)}")
     unknown = sorted(set(entry) - set(_CELL_KEYS), key=str)
     if unknown:
         raise ScitasteError(f"{source}: {cell_id} has an unknown key {unknown[0]!r}; expected {', '.join(_CELL_KEYS)}")
     name = entry.get("name")
     if not isinstance(name, str) or not name.strip():
-        raise ScitasteError(f"{source}: {cell_id}: name must be a non-empty string, got {_short(name)}")
+        raise ScitasteError(f"{source}: {cell_id}: name must be a non-empty string, got {short_repr(name)}")
     keywords = tuple(k.lower() for k in _strings(entry, "keywords", source, cell_id))
     if not keywords:
         raise ScitasteError(f"{source}: {cell_id} has no keywords")
@@ -211,7 +206,7 @@ def _cell(discipline: str, entry: object, source: str) -> SubDiscipline:
         raise ScitasteError(f"{source}: {cell_id} needs an integer openalex_subfield")
     if subfield not in _SUBFIELDS:
         raise ScitasteError(f"{source}: {cell_id}: openalex_subfield must be an OpenAlex subfield id "
-                            f"({_SUBFIELDS.start} to {_SUBFIELDS.stop - 1}), got {_short(subfield)}")
+                            f"({_SUBFIELDS.start} to {_SUBFIELDS.stop - 1}), got {short_repr(subfield)}")
     return SubDiscipline(id=cell_id, name=name, discipline=discipline, keywords=keywords, arxiv_classes=arxiv_classes,
                          bibstems=bibstems, title_terms=title_terms, openalex_subfield=subfield)
 

@@ -44,7 +44,9 @@ def _stat(entry: dict[str, Any] | None, digits: int = 2, sign: bool = False) -> 
 
 
 def print_report(report: dict[str, Any], console) -> None:
-    """The report of :func:`scitaste_hf.release.diff_releases` as rich tables."""
+    """The report of :func:`scitaste_hf.release.diff_releases` as rich tables; what a user named (folders, runs)
+    is escaped, so that rich prints it as written instead of taking ``[...]`` in it for markup."""
+    from rich.markup import escape
     from rich.table import Table
 
     def table(title: str, *columns: str) -> Table:
@@ -55,7 +57,7 @@ def print_report(report: dict[str, Any], console) -> None:
 
     old, new = report["old"], report["new"]
     d = report["direction"]
-    console.print(f"OLD {old['path']} (as of {d['old_as_of'] or 'build time'}), NEW {new['path']} "
+    console.print(f"OLD {escape(old['path'])} (as of {d['old_as_of'] or 'build time'}), NEW {escape(new['path'])} "
                   f"(as of {d['new_as_of'] or 'build time'}); {report['shared']} papers in both", soft_wrap=True)
     if d["as_expected"] is not None:
         verdict = "as a later release must" if d["as_expected"] else "[red]NOT as a later release must[/red]"
@@ -99,21 +101,22 @@ def print_report(report: dict[str, Any], console) -> None:
                   "change", "Scheme-2 old", "Scheme-2 new", "change")
         for r in report["runs"]:
             if r["n"] == 0:
-                t.add_row(r["run"], "0", *["n/a"] * 6)
+                t.add_row(escape(r["run"]), "0", *["n/a"] * 6)
                 continue
             cells = []
             for name in ("scheme1", "scheme2"):
                 s = r[name]
                 mark = " *" if s["change"]["resolved"] else ""
                 cells += [_stat(s["old"], 1), _stat(s["new"], 1), _stat(s["change"], 1, sign=True) + mark]
-            t.add_row(r["run"], str(r["n"]), *cells)
+            t.add_row(escape(r["run"]), str(r["n"]), *cells)
         console.print(t)
         console.print("* the change's interval excludes 0", style="dim")
         k = report["conclusions"]
-        console.print(f"order by {k['order_by']}: old {', '.join(k['order_old'])}; new {', '.join(k['order_new'])}"
-                      f" ({'changed' if k['order_changed'] else 'unchanged'})", soft_wrap=True)
+        console.print(f"order by {k['order_by']}: old {escape(', '.join(k['order_old']))}; new "
+                      f"{escape(', '.join(k['order_new']))} ({'changed' if k['order_changed'] else 'unchanged'})",
+                      soft_wrap=True)
         changed = k["conclusions_changed"]
-        console.print(f"resolved differences that changed: {', '.join(changed) if changed else 'none'} "
+        console.print(f"resolved differences that changed: {escape(', '.join(changed)) if changed else 'none'} "
                       f"(of {len(k['pairs'])} pairs)", soft_wrap=True)
 
 
@@ -122,8 +125,9 @@ def run(args: argparse.Namespace) -> int:
     import sys
 
     from rich.console import Console
+    from rich.markup import escape
 
-    from scitaste_hf.output import check_writable, write_json_atomic
+    from scitaste_hf.output import check_writable, finite_json, write_json_atomic
     from scitaste_hf.release import diff_releases
     from scitaste_hf.release.folder import read_release
     from scitaste_hf.release.rescore import load_runs
@@ -136,9 +140,12 @@ def run(args: argparse.Namespace) -> int:
     n_resamples = N_RESAMPLES if args.n_resamples is None else args.n_resamples
     report = diff_releases(old, new, runs, n_resamples=n_resamples, seed=args.seed)
     report["inputs"] = {"runs": list(args.runs), "n_resamples": n_resamples, "seed": args.seed}
-    console = Console(width=None if sys.stdout.isatty() else 200)
+    # Strict JSON before anything is printed: an undefined statistic (a constant score's Spearman) is null.
+    report = finite_json(report)
+    # No emoji codes: a folder named ":x:" is printed as written.
+    console = Console(width=None if sys.stdout.isatty() else 200, emoji=False)
     print_report(report, console)
     if args.json_out:
         write_json_atomic(args.json_out, report)
-        console.print(f"wrote {args.json_out}")
+        console.print(f"wrote {escape(args.json_out)}")
     return 0

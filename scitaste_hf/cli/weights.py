@@ -7,7 +7,7 @@ import argparse
 import math
 
 from scitaste_hf.cli import whole_number
-from scitaste_hf.output import check_writable, write_json_atomic
+from scitaste_hf.output import check_writable, finite_json, write_json_atomic
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -45,17 +45,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                             help="one vector per discipline (the records' discipline field); the JSON's "
                                  "'weights' is then a per-discipline weights file for --weights")
         action.add_argument("--json", metavar="OUT", help="also write the result as JSON to OUT")
-
-
-def _finite(value):
-    # A degenerate cross-validation score is NaN; strict JSON has no NaN, so it is written as null.
-    if isinstance(value, dict):
-        return {k: _finite(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_finite(v) for v in value]
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    return value
 
 
 def _weight(result: dict, key: str) -> str:
@@ -191,5 +180,5 @@ def run(args: argparse.Namespace) -> int:
             print(f"{key:<24}{weight:>9.4f}")
         print(f"residual RMSE {result['residual_rmse']:.4f}, max |residual| {result['max_abs_residual']:.4f}")
     if args.json:
-        write_json_atomic(args.json, _finite(result))
+        write_json_atomic(args.json, finite_json(result))
     return 0

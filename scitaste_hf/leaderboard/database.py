@@ -30,11 +30,19 @@ class Database:
         columns of ``added_columns`` that it lacks.
     added_columns : mapping of table to (column -> definition)
         Columns added to a table after its first layout, for files written before them.
+    read_only : bool
+        Open an existing file without writing to it (SQLite's ``mode=ro``): no layout is created or upgraded, and
+        any write fails; for a reader of a file that is not its own.
     """
 
     def __init__(self, path: str | Path, schema: str, version: int,
-                 added_columns: Mapping[str, Mapping[str, str]] | None = None) -> None:
+                 added_columns: Mapping[str, Mapping[str, str]] | None = None, *, read_only: bool = False) -> None:
         self._lock = threading.Lock()
+        if read_only:
+            self._db = sqlite3.connect(f"{Path(path).resolve().as_uri()}?mode=ro", uri=True, check_same_thread=False,
+                                       isolation_level=None)
+            self._db.row_factory = sqlite3.Row
+            return
         self._db = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
         self._db.row_factory = sqlite3.Row
         self._db.execute("PRAGMA journal_mode=WAL")

@@ -24,6 +24,7 @@ from typing import Any
 
 import numpy as np
 
+from scitaste_hf.errors import ScitasteError
 from scitaste_hf.leaderboard.database import Database
 from scitaste_hf.output import write_bytes_atomic
 
@@ -123,18 +124,40 @@ class Store(Database):
     ----------
     data_dir : path
         The folder of the store; created if missing.
+    read_only : bool
+        Open an existing store without writing to it, and refuse a file that is not one of this layout's version
+        (for a reader of another's store, such as ``scitaste release diff --runs``).
     """
 
-    def __init__(self, data_dir: str | Path) -> None:
+    def __init__(self, data_dir: str | Path, *, read_only: bool = False) -> None:
         self.root = Path(data_dir)
         self.files = self.root / "submissions"
-        self.files.mkdir(parents=True, exist_ok=True)
         # Per commit through this connection, the runs it changed (PRAGMA data_version counts only other
         # connections' commits): what a cache needs to catch up with this process's own writes.
         self._own: list[tuple[int, ...]] = []
         self._touched: list[int] = []
+        if read_only:
+            super().__init__(self.root / "leaderboard.sqlite", _SCHEMA, SCHEMA_VERSION, read_only=True)
+            self._check_layout()
+            return
+        self.files.mkdir(parents=True, exist_ok=True)
         super().__init__(self.root / "leaderboard.sqlite", _SCHEMA, SCHEMA_VERSION, {"runs": _ADDED_COLUMNS})
         self._rename_statuses()
+
+    def _check_layout(self) -> None:
+        """Refuse, closed, a file that is not a store of :data:`SCHEMA_VERSION` (a foreign SQLite file, another
+        file, or a store that an older version wrote and that has not been opened for writing since)."""
+        where = self.root / "leaderboard.sqlite"
+        try:
+            version = self.query("PRAGMA user_version")[0][0]
+            tables = {r[0] for r in self.query("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        except sqlite3.DatabaseError as exc:
+            self.close()
+            raise ScitasteError(f"{where} is not a leaderboard store ({exc})") from None
+        if version != SCHEMA_VERSION or not {"runs", "replicates", "hub_pending"} <= tables:
+            self.close()
+            raise ScitasteError(f"{where} is not a leaderboard store of this version (layout {version}, tables "
+                                f"{', '.join(sorted(tables)) or 'none'}; a store's is {SCHEMA_VERSION})")
 
     def _rename_statuses(self) -> None:
         """Rewrite the statuses of :data:`RENAMED_STATUSES` in a store written before the rename (idempotent; no

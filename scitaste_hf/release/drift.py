@@ -105,9 +105,10 @@ def membership(old: Release, new: Release) -> dict[str, Any]:
         out["published_after_old_as_of"] = None
     else:
         year = old.as_of.year
+        # a paper without a year is not known to be later
         out["published_after_old_as_of"] = {"year_after": year,
-                                            "in_new": sum(r["year"] > year for r in b.values()),
-                                            "in_old": sum(r["year"] > year for r in a.values())}
+                                            "in_new": sum((r["year"] or 0) > year for r in b.values()),
+                                            "in_old": sum((r["year"] or 0) > year for r in a.values())}
     return out
 
 

@@ -13,20 +13,29 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
+import re
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from datetime import date
 from pathlib import Path
 from typing import Any
 
-from scitaste_hf.errors import ScitasteError
-from scitaste_hf.schema import SPLITS, DisciplineWeights
+from scitaste_hf.errors import ScitasteError, short_repr
+from scitaste_hf.schema import DIMENSIONS, SPLITS, DisciplineWeights
 from scitaste_hf.taxonomy import Taxonomy
 
 #: The key of the release's provenance in the card's front matter.
 PROVENANCE_KEY = "scitaste_release"
 #: Bibcode -> citation count at the release's as-of date (the raw value of dimension A), beside the splits.
 CITATION_COUNTS_FILE = "citation_counts.json"
+#: Largest citation count read. The most cited papers have some hundreds of thousands; below a billion, the sum of a
+#: million papers' counts stays exact in the float64 arithmetic of the drift (2**53 is about 9e15).
+MAX_CITATIONS = 10**9
+#: The counts of what the index was computed on, in a provenance's ``graph`` (:func:`provenance`).
+GRAPH_KEYS = ("papers", "works_around", "citations")
+# A card's YAML front matter, as huggingface_hub.DatasetCard finds it.
+_FRONT_MATTER = re.compile(r"\A\s*---[\r\n]+([\S\s]*?)[\r\n]+---(?:\r\n|\n|$)")
 
 
 def taxonomy_digest(taxonomy: Taxonomy) -> str:
@@ -109,9 +118,6 @@ def read_release(path: str | Path, name: str = "release") -> Release:
         When ``path`` is not a release folder (no ``README.md`` and Parquet splits), a split cannot be read,
         or its provenance or citation counts are malformed.
     """
-    import yaml
-    from huggingface_hub import DatasetCard
-
     from scitaste_hf.records import load_records
 
     folder = Path(path)
@@ -119,27 +125,106 @@ def read_release(path: str | Path, name: str = "release") -> Release:
     if not folder.is_dir() or not (folder / "README.md").is_file() or not all(files.values()):
         raise ScitasteError(f"{name} {folder} is not a release folder (README.md and data/<split>-*.parquet for "
                             f"{', '.join(SPLITS)}, as scitaste build writes)")
-    splits = {s: [r for f in paths for r in load_records(f)] for s, paths in files.items()}
+    splits = {s: [_checked(r, f"{name} {f}: record {i} ({r['bibcode']})")
+                  for f in paths for i, r in enumerate(load_records(f), start=1)] for s, paths in files.items()}
+    card = f"{name} {folder}/README.md"
+    recorded = _provenance(_front_matter(folder / "README.md", name).get(PROVENANCE_KEY), card)
+    citations = _citations(folder / CITATION_COUNTS_FILE, name)
     try:
-        meta = DatasetCard.load(folder / "README.md").data.to_dict()
-    except (ValueError, yaml.YAMLError) as exc:  # front matter that is not YAML, or not a mapping
-        problem = str(exc).splitlines()[0]
-        raise ScitasteError(f"{name} {folder}/README.md: unreadable card metadata ({problem})") from None
-    recorded = meta.get(PROVENANCE_KEY) or {}
-    if not isinstance(recorded, dict):
-        raise ScitasteError(f"{name} {folder}/README.md: {PROVENANCE_KEY} must be a mapping")
-    citations: dict[str, int] = {}
-    counts_file = folder / CITATION_COUNTS_FILE
-    if counts_file.is_file():
-        try:
-            citations = json.loads(counts_file.read_text("utf-8"))
-        except json.JSONDecodeError as exc:
-            raise ScitasteError(f"{counts_file} is not valid JSON: {exc.msg}") from None
-        if not isinstance(citations, dict) or not all(isinstance(v, int) for v in citations.values()):
-            raise ScitasteError(f"{counts_file} must hold a JSON object of bibcode -> citation count")
-    try:
-        # YAML reads an unquoted date as a date already; a string is parsed
+        # YAML reads an unquoted date as a date already (made an ISO string by _provenance); a string is parsed
         as_of = recorded.get("as_of") and date.fromisoformat(str(recorded["as_of"]))
     except ValueError:
-        raise ScitasteError(f"{name} {folder}/README.md: as_of {recorded['as_of']!r} is not an ISO date") from None
+        raise ScitasteError(f"{card}: as_of {recorded['as_of']!r} is not an ISO date") from None
     return Release(folder, splits, recorded, as_of or None, citations)
+
+
+def _finite_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _checked(record: dict[str, Any], where: str) -> dict[str, Any]:
+    """A record with what the diff reads of it: a discipline, a finite composite and dimension scores, and an
+    integer year or none (a paper without a year is not counted as published after an as-of date)."""
+    discipline = record.get("discipline")
+    if not isinstance(discipline, str) or not discipline:
+        raise ScitasteError(f"{where}: discipline must be a non-empty string, got {short_repr(discipline)}")
+    year = record.get("year")
+    if year is not None and (isinstance(year, bool) or not isinstance(year, int)):
+        raise ScitasteError(f"{where}: year must be an integer or null, got {short_repr(year)}")
+    if not _finite_number(record.get("innovation_score")):
+        raise ScitasteError(f"{where}: innovation_score must be a finite number, got "
+                            f"{short_repr(record.get('innovation_score'))}")
+    scores = record.get("dimension_scores")
+    if not isinstance(scores, dict) or not all(k in scores for k in DIMENSIONS):
+        raise ScitasteError(f"{where}: dimension_scores must map each of the {len(DIMENSIONS)} dimensions to its "
+                            f"score, got {short_repr(scores)}")
+    for key in DIMENSIONS:
+        if not _finite_number(scores[key]):
+            raise ScitasteError(f"{where}: dimension_scores.{key} must be a finite number, got "
+                                f"{short_repr(scores[key])}")
+    return record
+
+
+def _front_matter(card: Path, name: str) -> dict[str, Any]:
+    """The card's YAML front matter (empty without one), read within the bounds of every user-given file."""
+    from scitaste_hf.bounded_load import parse_yaml, read_text
+
+    match = _FRONT_MATTER.match(read_text(card, name))
+    meta = parse_yaml(match.group(1), f"{name} {card}'s card metadata") if match else None
+    if meta is not None and not isinstance(meta, dict):
+        raise ScitasteError(f"{name} {card}: the card metadata must be a mapping, got {type(meta).__name__}")
+    return meta or {}
+
+
+def _json_data(value: Any, where: str) -> Any:
+    """``value`` as JSON holds it: a date as its ISO string, NaN and infinities as null (strict JSON has neither);
+    any other type YAML can build (a set, bytes, a key that is not a string) refused."""
+    if isinstance(value, dict):
+        for key in value:
+            if not isinstance(key, str):
+                raise ScitasteError(f"{where}: key {short_repr(key)} is not a string")
+        return {k: _json_data(v, f"{where}.{k}") for k, v in value.items()}
+    if isinstance(value, list):
+        return [_json_data(v, f"{where}[{i}]") for i, v in enumerate(value)]
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, date):
+        return value.isoformat()
+    if value is None or isinstance(value, str | int | float):
+        return value
+    raise ScitasteError(f"{where}: a {type(value).__name__}, which JSON cannot hold")
+
+
+def _provenance(recorded: Any, card: str) -> dict[str, Any]:
+    """The provenance of a card's front matter (empty when it has none), checked where the diff computes with it
+    (``as_of``, ``graph``) and made JSON data (:func:`_json_data`)."""
+    if recorded is None:
+        return {}
+    if not isinstance(recorded, dict):
+        raise ScitasteError(f"{card}: {PROVENANCE_KEY} must be a mapping, got {short_repr(recorded)}")
+    graph = recorded.get("graph")
+    if graph is not None:
+        if not isinstance(graph, dict):
+            raise ScitasteError(f"{card}: {PROVENANCE_KEY}.graph must be a mapping of {', '.join(GRAPH_KEYS)} to "
+                                f"counts, got {short_repr(graph)}")
+        for key in GRAPH_KEYS:
+            count = graph.get(key)
+            if count is not None and (isinstance(count, bool) or not isinstance(count, int) or count < 0):
+                raise ScitasteError(f"{card}: {PROVENANCE_KEY}.graph.{key} must be a count, got {short_repr(count)}")
+    return _json_data(recorded, f"{card}: {PROVENANCE_KEY}")
+
+
+def _citations(path: Path, name: str) -> dict[str, int]:
+    """The citation counts beside the splits (empty without the file)."""
+    from scitaste_hf.bounded_load import load_json
+
+    if not path.exists():
+        return {}
+    counts = load_json(path, name)
+    if not isinstance(counts, dict):
+        raise ScitasteError(f"{name} {path} must hold a JSON object of bibcode -> citation count")
+    for bibcode, count in counts.items():
+        if isinstance(count, bool) or not isinstance(count, int) or not 0 <= count <= MAX_CITATIONS:
+            raise ScitasteError(f"{name} {path}: {bibcode!r} must be a citation count (0 to {MAX_CITATIONS:,}), "
+                                f"got {short_repr(count)}")
+    return counts

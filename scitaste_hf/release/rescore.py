@@ -54,6 +54,7 @@ def load_runs(paths: Sequence[str | Path]) -> list[Run]:
     ScitasteError
         On a path that is neither, or a predictions file that cannot be read.
     """
+    from scitaste_hf.bounded_load import read_text
     from scitaste_hf.predictions import parse_predictions, read_predictions
     from scitaste_hf.records import jsonl_lines
 
@@ -64,10 +65,10 @@ def load_runs(paths: Sequence[str | Path]) -> list[Run]:
         elif (path / STORE_FILE).is_file():
             from scitaste_hf.leaderboard.store import Store
 
-            store = Store(path)
+            store = Store(path, read_only=True)  # another's store: read, never written (nor its layout created)
             try:
                 for row in reversed(store.rows()):  # oldest first
-                    text = store.submission_file(row["sha256"]).read_text("utf-8")
+                    text = read_text(store.submission_file(row["sha256"]), "run")
                     label = f"#{row['id']} {row['model']} ({row['mode']})"
                     runs.append(Run(label, parse_predictions(jsonl_lines(text), label)))
             finally:

@@ -179,8 +179,8 @@ def test_cli_requires_an_action():
 
 
 def test_json_output_has_null_where_a_figure_is_undefined(tmp_path):
-    from scitaste_hf.cli.weights import _finite
+    from scitaste_hf.output import finite_json
 
-    payload = _finite({"weights": {"a": 0.5}, "cv_r2": float("nan"), "folds": [1.0, float("inf")], "n": 3})
+    payload = finite_json({"weights": {"a": 0.5}, "cv_r2": float("nan"), "folds": [1.0, float("inf")], "n": 3})
     assert payload == {"weights": {"a": 0.5}, "cv_r2": None, "folds": [1.0, None], "n": 3}
     json.loads(json.dumps(payload, allow_nan=False))

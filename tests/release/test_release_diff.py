@@ -4,6 +4,7 @@ runs re-scored on both golds with paired intervals, the order of runs and their 
 store as the source of runs, and one-line errors for bad input."""
 
 import json
+import re
 import shutil
 from datetime import date
 from pathlib import Path
@@ -212,7 +213,7 @@ def test_bad_input_is_one_line(tmp_path, pair, capsys):
     undated = Path(shutil.copytree(old.path, tmp_path / "undated"))
     card = (undated / "README.md").read_text()
     (undated / "README.md").write_text(card.replace("as_of: '2019-12-31'", "as_of: someday"))
-    cases = [([str(broken), str(old.path)], "README.md: unreadable card metadata"),
+    cases = [([str(broken), str(old.path)], "README.md's card metadata is not valid YAML (did not find expected"),
              ([str(undated), str(old.path)], "as_of 'someday' is not an ISO date"),
              ([str(tmp_path / "empty"), str(old.path)], f"OLD {tmp_path / 'empty'} is not a release folder"),
              ([str(old.path), str(lonely.path)], "share no paper"),
@@ -221,3 +222,144 @@ def test_bad_input_is_one_line(tmp_path, pair, capsys):
         assert main(["release", "diff", *args]) == 2
         err = capsys.readouterr().err.strip().splitlines()
         assert len(err) == 1 and message in err[0], err
+
+
+# -- hostile folders ------------------------------------------------------------------------------------------------
+
+def _diff(capsys, *args):
+    """Exit status, stdout and the stderr lines of ``scitaste release diff ARGS``."""
+    from scitaste_hf.cli import main
+
+    code = main(["release", "diff", *map(str, args), "--n-resamples", "0"])
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err.strip().splitlines()
+
+
+def _one_line(capsys, args, message):
+    code, out, err = _diff(capsys, *args)
+    assert code == 2 and out == "" and len(err) == 1, (code, out, err)
+    assert re.search(message, err[0].removeprefix("scitaste: error: ")), err
+
+
+def _with_split(folder, rows, tmp_path, name):
+    """A copy of a release folder whose selected split is ``rows``, as any Parquet writer may write them."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    copy = Path(shutil.copytree(folder, tmp_path / name))
+    for part in (copy / "data").glob("selected-*.parquet"):
+        part.unlink()
+    pq.write_table(pa.Table.from_pylist(rows), copy / "data" / "selected-00000-of-00001.parquet")
+    return copy
+
+
+@pytest.mark.parametrize(("change", "message"), [
+    ({"innovation_score": None}, r"record 1 \(p1\): innovation_score must be a finite number, got None"),
+    ({"innovation_score": float("nan")}, r"record 1 \(p1\): innovation_score must be a finite number, got nan"),
+    ({"dimension_scores": {**dict.fromkeys(DIMENSIONS, 1.0), "citation_impact": float("inf")}},
+     r"record 1 \(p1\): dimension_scores\.citation_impact must be a finite number, got inf"),
+    ({"dimension_scores": None}, r"record 1 \(p1\): dimension_scores must map each of the 7 dimensions to its score"),
+    ({"discipline": None}, r"record 1 \(p1\): discipline must be a non-empty string, got None"),
+    ({"year": "2010"}, r"record 1 \(p1\): year must be an integer or null, got '2010'"),
+])
+def test_a_record_without_its_scores_discipline_or_year_is_one_line(tmp_path, pair, capsys, change, message):
+    old, new = pair
+    rows = [{**r, **change} if r["bibcode"] == "p1" else r for r in old.splits["selected"]]
+    if change.get("year") == "2010":  # one type per column in Parquet: every year a string
+        rows = [{**r, "year": str(r["year"])} for r in rows]
+    bad = _with_split(old.path, rows, tmp_path, "bad")
+    _one_line(capsys, [bad, new.path], rf"^OLD {re.escape(str(bad))}/data/selected-00000-of-00001\.parquet: {message}")
+
+
+def test_a_paper_without_a_year_is_not_counted_as_published_after(tmp_path, pair):
+    old, new = pair
+    rows = [{**r, "year": None} for r in new.splits["selected"]]
+    undated = read_release(_with_split(new.path, rows, tmp_path, "undated"))
+    after = diff_releases(old, undated, n_resamples=0, seed=0)["membership"]["published_after_old_as_of"]
+    assert after == {"year_after": 2019, "in_new": 0, "in_old": 0}  # p7 (2022) lost its year
+
+
+def _card(folder, tmp_path, name, edit):
+    copy = Path(shutil.copytree(folder, tmp_path / name))
+    card = copy / "README.md"
+    card.write_text(edit(card.read_text()))
+    return copy
+
+
+def test_hostile_cards_and_citation_counts_are_one_line(tmp_path, pair, capsys):
+    old, new = pair
+    laughs = "\n".join([f"l0: &l0 [{', '.join(['lol'] * 9)}]"] + [
+        f"l{i}: &l{i} [{', '.join([f'*l{i - 1}'] * 9)}]" for i in range(1, 10)])
+    bomb = _card(old.path, tmp_path, "bomb", lambda t: t.replace("---\n", f"---\n{laughs}\n", 1))
+    _one_line(capsys, [bomb, new.path], r"README\.md's card metadata has more than 1,000,000 values once its aliases")
+    graph = _card(old.path, tmp_path, "graph", lambda t: t.replace("  graph:\n", "  graph: lots\n  old_graph:\n"))
+    _one_line(capsys, [graph, new.path], r"^OLD \S+graph/README\.md: scitaste_release\.graph must be a mapping of "
+                                         r"papers, works_around, citations to counts, got 'lots'$")
+    works = _card(old.path, tmp_path, "works", lambda t: t.replace("works_around: 40", "works_around: .nan"))
+    _one_line(capsys, [works, new.path], r"scitaste_release\.graph\.works_around must be a count, got nan$")
+    listed = _card(old.path, tmp_path, "listed", lambda t: t.replace("scitaste_release:\n", "scitaste_release: [1]\n"
+                                                                                           "old_release:\n"))
+    _one_line(capsys, [listed, new.path], r"scitaste_release must be a mapping")
+
+    def counts(name, data):
+        copy = Path(shutil.copytree(old.path, tmp_path / name))
+        (copy / CITATION_COUNTS_FILE).write_bytes(data)
+        return copy
+
+    huge = counts("huge", json.dumps({"p1": 10**400}).encode())
+    _one_line(capsys, [huge, new.path], r"citation_counts\.json: 'p1' must be a citation count \(0 to "
+                                        r"1,000,000,000\), got 1000000000000000000000")
+    deep = counts("deep", b'{"p1": ' + b"[" * 200_000 + b"]" * 200_000 + b"}")
+    _one_line(capsys, [deep, new.path], r"^OLD \S+citation_counts\.json is nested more than 64 deep$")
+    latin = counts("latin", '{"p1": 1, "M\xfcller": 2}'.encode("latin-1"))
+    _one_line(capsys, [latin, new.path], r"^OLD \S+citation_counts\.json is not UTF-8 text \(byte 12 is 0xfc\)")
+    boolean = counts("boolean", b'{"p1": true}')
+    _one_line(capsys, [boolean, new.path], r"'p1' must be a citation count \(0 to 1,000,000,000\), got True")
+
+
+def test_nan_in_the_provenance_is_written_as_null(tmp_path, pair, capsys):
+    old, new = pair
+    nan = _card(old.path, tmp_path, "nan", lambda t: t.replace("citation_impact: 0.29", "citation_impact: .nan #"))
+    code, out, err = _diff(capsys, nan, new.path, "--json", tmp_path / "d.json")
+    assert code == 0 and err == [] and "wrote" in out
+    report = json.loads((tmp_path / "d.json").read_text())  # strict JSON: no NaN
+    assert report["old"]["provenance"]["weights"]["citation_impact"] is None
+    weight = report["new"]["provenance"]["weights"]["citation_impact"]
+    assert weight == pytest.approx(DEFAULT_WEIGHTS["citation_impact"])
+    assert report["old"]["provenance"]["as_of"] == "2019-12-31"
+
+
+def test_user_text_is_printed_as_written(tmp_path, pair, capsys):
+    """A folder or a run named like rich markup is printed as it is, not parsed (a MarkupError before)."""
+    old, new = pair
+    odd = Path(shutil.copytree(old.path, tmp_path / "[/bold] [red]x"))
+    run = tmp_path / "[red]run.jsonl"
+    run.write_text(json.dumps({"bibcode": "p2", "innovation_score": 20.0,
+                               "dimension_scores": dict.fromkeys(DIMENSIONS, 20.0)}) + "\n")
+    code, out, err = _diff(capsys, odd, new.path, "--runs", run)
+    assert code == 0 and err == []
+    assert f"OLD {odd} " in out and "[red]run.jsonl" in out
+
+
+def test_runs_of_a_foreign_sqlite_file_are_refused_and_it_is_left_as_it_was(tmp_path, pair, capsys):
+    import hashlib
+    import sqlite3
+
+    old, new = pair
+    foreign = tmp_path / "foreign"
+    foreign.mkdir()
+    db = sqlite3.connect(foreign / "leaderboard.sqlite")
+    db.execute("CREATE TABLE notes (text TEXT)")
+    db.execute("INSERT INTO notes VALUES ('mine')")
+    db.commit()
+    db.close()
+    digest = hashlib.sha256((foreign / "leaderboard.sqlite").read_bytes()).hexdigest()
+    _one_line(capsys, [old.path, new.path, "--runs", foreign],
+              r"^\S+leaderboard\.sqlite is not a leaderboard store of this version \(layout 0, tables notes; ")
+    assert hashlib.sha256((foreign / "leaderboard.sqlite").read_bytes()).hexdigest() == digest
+    assert sorted(p.name for p in foreign.iterdir()) == ["leaderboard.sqlite"]  # no submissions/ folder made
+    garbage = tmp_path / "garbage"
+    garbage.mkdir()
+    (garbage / "leaderboard.sqlite").write_bytes(b"not a database at all" * 100)
+    _one_line(capsys, [old.path, new.path, "--runs", garbage],
+              r"^\S+leaderboard\.sqlite is not a leaderboard store \(file is not a database\)$")
