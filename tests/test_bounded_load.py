@@ -104,3 +104,18 @@ def test_files_that_are_not_regular_small_utf8_files(tmp_path):
         good.chmod(0)
         with pytest.raises(ScitasteError, match=r"good\.yaml cannot be read \(Permission denied\)$"):
             load_yaml(good, "card")
+
+
+def test_the_simulated_worlds_field_weights_file_is_read_within_bounds(tmp_path):
+    from scitaste_hf.simworld.latent import load_field_weights
+
+    fifo = tmp_path / "fifo.json"
+    os.mkfifo(fifo)
+    with pytest.raises(ScitasteError, match=r"^field weights \S+fifo\.json is not a regular file"):
+        load_field_weights(fifo)
+    deep = tmp_path / "deep.json"
+    deep.write_text("[" * 200_000)
+    with pytest.raises(ScitasteError, match=rf"^field weights \S+deep\.json is nested more than {MAX_DEPTH} deep$"):
+        load_field_weights(deep)
+    with pytest.raises(ScitasteError, match=r"^field weights \S+none\.json: neither a preset \(.*\) nor a file$"):
+        load_field_weights(tmp_path / "none.json")

@@ -147,19 +147,14 @@ def load_field_weights(spec: str | Path | None) -> FieldWeights | None:
     """
     if spec is None:
         return None
+    from scitaste_hf.bounded_load import load_json
+
     if str(spec) in PRESETS:
         text = resources.files("scitaste_hf.simworld").joinpath(PRESETS[str(spec)]).read_text("utf-8")
-    else:
-        try:
-            text = Path(spec).read_text("utf-8")
-        except OSError as exc:
-            raise ScitasteError(f"field weights {spec}: neither a preset ({', '.join(PRESETS)}) nor a readable "
-                                f"file ({exc.strerror})") from None
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise ScitasteError(f"field weights {spec} are not valid JSON: {exc}") from None
-    return parse_field_weights(data, str(spec))
+        return parse_field_weights(json.loads(text), str(spec))
+    if not Path(spec).exists():
+        raise ScitasteError(f"field weights {spec}: neither a preset ({', '.join(PRESETS)}) nor a file")
+    return parse_field_weights(load_json(spec, "field weights"), str(spec))
 
 
 def _mix(rng: np.random.Generator, n: int, loadings: tuple, factors: tuple[np.ndarray, ...]) -> np.ndarray:
