@@ -577,7 +577,7 @@ def agreement_report(ratings: Ratings, board: Leaderboard) -> tuple:
     """The agreement report (:meth:`scitaste_hf.ratings.Ratings.report`) as its summary and tables: reliability,
     the consensus against the gold, the raters (by pseudonym), the runs against both."""
     report = ratings.report(board)
-    tables = report_tables(report)
+    tables = report_tables(report, public=True)
     frames = [pd.DataFrame(t.rows, columns=t.columns) for t in tables]
     if len(frames) < 4:  # no run scored against the consensus yet: the table stays, empty
         frames.append(pd.DataFrame(columns=AGREEMENT_RUN_COLUMNS))

@@ -328,6 +328,29 @@ def rater_quality(t: Table, *, min_raters: int = MIN_RATERS, n_resamples: int = 
     return sorted(out, key=lambda e: -(e["disagreement"]["estimate"] or 0.0))
 
 
+def released(rows: Sequence[Mapping[str, Any]], *, min_raters: int = MIN_RATERS, block: int = MIN_PAPERS
+             ) -> list[Mapping[str, Any]]:
+    """The ratings the agreement report may use: the oldest ``rows`` (in the order they were stored) up to the last
+    *release point*, the rating that completed a multiple of ``block`` panels.
+
+    A paper's ratings form panels of ``min_raters`` in the order they were stored (its first three, its next
+    three, ...); a panel is *complete* with its last rating. The report moves only at a release point, and between
+    two release points exactly ``block`` panels were completed, so every change a rater can watch mixes the
+    ratings of at least ``block`` papers and the raters beside her in them: no change isolates one paper's
+    consensus, from which a rater who knows her own rating would read the others' (issue 27). The release points
+    depend on the number of ratings per paper only, never on their values. Ratings after the last release point
+    wait for the next one (docs/ratings.md#what-a-rater-can-learn-from-the-report)."""
+    per_paper: dict[str, int] = {}
+    complete = cut = 0
+    for i, r in enumerate(rows):
+        per_paper[r["bibcode"]] = per_paper.get(r["bibcode"], 0) + 1
+        if per_paper[r["bibcode"]] % min_raters == 0:
+            complete += 1
+            if complete % block == 0:
+                cut = i + 1
+    return list(rows[:cut])
+
+
 def _enough(rows: Sequence[Mapping[str, Any]], papers: Sequence[str], min_raters: int) -> list[str]:
     """The papers of ``papers`` (in that order) with at least ``min_raters`` of ``rows``."""
     per_paper: dict[str, int] = {}

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
-from scitaste_hf.ratings.agreement import FLAG_RATIO, MIN_PAPERS, TARGET_HALF_WIDTH, TARGET_RELIABILITY
+from scitaste_hf.ratings.agreement import FLAG_RATIO, MIN_PAPERS, MIN_RATERS, TARGET_HALF_WIDTH, TARGET_RELIABILITY
 from scitaste_hf.ratings.guide import label
 
 
@@ -57,6 +57,11 @@ def summary(report: Mapping[str, Any]) -> str:
         lines.append(f"Flagged (disagreement with the others' consensus over {FLAG_RATIO:g} times the other raters' "
                      f"median, by its whole 95% interval), shown below and left out of the consensus: "
                      f"{', '.join(report['flagged'])}.")
+    waiting = report.get("n_ratings_waiting")
+    if waiting:
+        lines.append(f"{waiting} newer rating(s) wait for the next release: the report moves only when another "
+                     f"{MIN_PAPERS} panels of {MIN_RATERS} are complete, so that no rater can read another's ratings "
+                     "from its changes.")
     outside = report.get("n_ratings_outside_gold")
     if outside:
         lines.append(f"{outside} rating(s) of papers not in the gold set are left out (the gold labels changed since "
@@ -83,9 +88,15 @@ def summary(report: Mapping[str, Any]) -> str:
     return " ".join(lines)
 
 
-def report_tables(report: Mapping[str, Any]) -> list[TextTable]:
+def report_tables(report: Mapping[str, Any], *, public: bool = False) -> list[TextTable]:
     """The report's tables: reliability per number, the consensus against the gold, the raters, and the runs scored
-    against both (the last only when the report has runs)."""
+    against both (the last only when the report has runs).
+
+    ``public`` (the Space, which raters see) leaves out each rater's disagreement, ratio and bias: a rater's own
+    bias is her ratings' mean difference from the others' ratings of the same papers, so knowing her ratings she
+    would read the others' mean from it, and the rows of two raters beside each other in a panel give each one's
+    ratings; only whether a rater is flagged is shown. ``scitaste ratings report`` shows them to whoever holds the
+    data folder, and the raw ratings with it."""
     numbers = report["numbers"]
     flagged = bool(report["flagged"])
     reliability = TextTable(
@@ -100,13 +111,23 @@ def report_tables(report: Mapping[str, Any]) -> list[TextTable]:
         ["number", "Spearman", "MAE (points)", f"papers for Spearman +/-{TARGET_HALF_WIDTH:g}"],
         [[label(n), _with_interval(s["spearman"]), _with_interval(s["mae"], 1),
           _range(s["papers_needed"])] for n, s in numbers.items()])
-    raters = TextTable(
-        "Raters: mean absolute difference from the others' consensus (points), and its ratio to the other raters' "
-        "median",
-        ["rater", "ratings", "judged", "disagreement", "ratio", "bias", "flagged"],
-        [[r["rater"], str(r["n_ratings"]), str(r["n_judged"]), _with_interval(r["disagreement"], 1),
-          _with_interval(r["ratio"]), _with_interval(r["bias"], 1),
-          "not judged" if r["flagged"] is None else "FLAGGED" if r["flagged"] else "no"] for r in report["raters"]])
+    def flag(r):
+        return "not judged" if r["flagged"] is None else "FLAGGED" if r["flagged"] else "no"
+
+    if public:
+        raters = TextTable(
+            "Raters: whether each disagrees with the others' consensus far more than the other raters do",
+            ["rater", "ratings", "judged", "flagged"],
+            # by pseudonym: the report's order, most disagreeing first, would rank the raters by it
+            [[r["rater"], str(r["n_ratings"]), str(r["n_judged"]), flag(r)]
+             for r in sorted(report["raters"], key=lambda r: r["rater"])])
+    else:
+        raters = TextTable(
+            "Raters: mean absolute difference from the others' consensus (points), and its ratio to the other "
+            "raters' median",
+            ["rater", "ratings", "judged", "disagreement", "ratio", "bias", "flagged"],
+            [[r["rater"], str(r["n_ratings"]), str(r["n_judged"]), _with_interval(r["disagreement"], 1),
+              _with_interval(r["ratio"]), _with_interval(r["bias"], 1), flag(r)] for r in report["raters"]])
     tables = [reliability, gold, raters]
     if report.get("runs"):
         tables.append(TextTable(

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from scitaste_hf.leaderboard.hub_mirror import copy_in_background
 from scitaste_hf.leaderboard.service import HUB_COPY_WAIT, RateLimit, check_name
-from scitaste_hf.ratings.agreement import agreement, consensus_records
+from scitaste_hf.ratings.agreement import agreement, consensus_records, released
 from scitaste_hf.ratings.export import export
 from scitaste_hf.ratings.guide import NUMBERS
 from scitaste_hf.ratings.store import LEASE_S, RatingError, RatingStore
@@ -200,8 +200,11 @@ class Ratings:
 
     def report(self, board: Leaderboard | None = None, *, n_runs: int = N_RUNS, n_resamples: int = N_RESAMPLES,
                seed: int = SEED) -> dict[str, Any]:
-        """The agreement report (:func:`~scitaste_hf.ratings.agreement.agreement`, raters shown by pseudonym, with
-        ``n_ratings_outside_gold``: ratings of papers no longer in the gold set, left out) and,
+        """The agreement report (:func:`~scitaste_hf.ratings.agreement.agreement`) of the released ratings
+        (:func:`~scitaste_hf.ratings.agreement.released`: up to the last rating that completed a multiple of
+        :data:`~scitaste_hf.ratings.agreement.MIN_PAPERS` panels), raters shown by pseudonym, with
+        ``n_ratings_waiting``: ratings stored since, which wait for the next release, and
+        ``n_ratings_outside_gold``: ratings of papers no longer in the gold set, left out; and,
         with ``board``, ``runs``: its first ``n_runs`` ranked runs scored against the expert consensus and against
         the gold on the same papers, both by :meth:`~scitaste_hf.leaderboard.service.Leaderboard.score_on` (the
         same scoring code, the consensus passed as the gold). Computed once until the ratings or the runs change.
@@ -217,9 +220,11 @@ class Ratings:
         stored = self.store.ratings()
         # Ratings of papers that left the gold set (a new version of the labels) are left out and counted: they
         # cannot be compared with a gold label, and must not stop the report for every other paper.
-        rows = [{**r, "rater": self.store.pseudonym(r["rater"])} for r in stored if r["bibcode"] in self.papers]
+        in_gold = [{**r, "rater": self.store.pseudonym(r["rater"])} for r in stored if r["bibcode"] in self.papers]
+        rows = released(in_gold)
         out = agreement(rows, self.gold, n_resamples=n_resamples, seed=seed)
-        out["n_ratings_outside_gold"] = len(stored) - len(rows)
+        out["n_ratings_waiting"] = len(in_gold) - len(rows)
+        out["n_ratings_outside_gold"] = len(stored) - len(in_gold)
         out["runs"] = []
         if board is None or not out["numbers"]:
             return out

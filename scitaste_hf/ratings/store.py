@@ -24,6 +24,7 @@ from pathlib import Path
 
 from scitaste_hf.errors import ScitasteError
 from scitaste_hf.leaderboard.database import Database
+from scitaste_hf.ratings.agreement import MIN_RATERS
 from scitaste_hf.ratings.guide import NUMBERS
 
 _SCHEMA = f"""
@@ -137,18 +138,24 @@ class RatingStore(Database):
 
     # -- assignment ----------------------------------------------------------------------------------------
 
-    def assign(self, rater: str, discipline: str, papers: Sequence[str], *, now: float | None = None
-               ) -> str | None:
+    def assign(self, rater: str, discipline: str, papers: Sequence[str], *, now: float | None = None,
+               panel: int = MIN_RATERS) -> str | None:
         """The paper ``rater`` is to rate next among ``papers`` (the bibcodes of ``discipline``), or None when none
         is left for them.
 
         The paper the rater has open in this discipline is returned again (a reload shows the same paper, so no
         one can fish for papers), unless it is no longer among ``papers`` (the gold set changed): it is released
-        then. Otherwise a paper the rater has never been shown is chosen, with the fewest
-        ratings plus open assignments of other raters (those of the last :attr:`lease` seconds): no paper gets a
-        fourth rater while one open to this rater has fewer than three. Ties are broken by a hash of the rater
-        and the paper, so that raters who start together spread over different papers. An open paper in another
-        discipline is released first: a rater has one open paper at a time.
+        then. Otherwise a paper the rater has never been shown is chosen by its *taken* count, its ratings plus
+        the open assignments of other raters (those of the last :attr:`lease` seconds): panels are completed
+        before new papers are opened. Among the papers open to this rater with fewer than ``panel`` taken (the
+        agreement report's :data:`~scitaste_hf.ratings.agreement.MIN_RATERS`), the one with the most (a panel of
+        two gets its third rater before a paper with one gets its second, and a new paper is opened only when none
+        is part-way); only when every paper open to this rater has ``panel``, the
+        one with the fewest. So no paper gets a fourth rater while one open to this rater has fewer than three,
+        and a few raters complete panels of three, which the agreement report needs, instead of giving every paper
+        one rating first. Ties are broken by a hash of the rater and the paper, so that raters who start together
+        open different new papers. An open paper in another discipline is released first: a rater has one open
+        paper at a time.
         """
         now = time.time() if now is None else now
         with self.transaction() as db:
@@ -171,7 +178,12 @@ class RatingStore(Database):
             open_to_rater = [b for b in papers if b not in seen]
             if not open_to_rater:
                 return None
-            choice = min(open_to_rater, key=lambda b: (taken[b], hashlib.sha256(f"{rater}\0{b}".encode()).digest()))
+            def order(b: str) -> tuple:
+                filling = taken[b] < panel
+                return (not filling, -taken[b] if filling else taken[b],
+                        hashlib.sha256(f"{rater}\0{b}".encode()).digest())
+
+            choice = min(open_to_rater, key=order)
             db.execute("INSERT INTO assignments (rater, bibcode, discipline, state, assigned_at)"
                        " VALUES (?, ?, ?, ?, ?)", (rater, choice, discipline, OPEN, now))
             return choice
