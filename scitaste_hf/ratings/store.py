@@ -13,6 +13,7 @@ carries its pseudonym (:meth:`RatingStore.pseudonym`), a keyed hash with a secre
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import hmac
 import os
@@ -62,6 +63,21 @@ SALT_BYTES = 32
 PSEUDONYM_HEX = 16
 
 
+def _owner_only(path: Path) -> None:
+    """Make the ratings' database readable by its owner only, as the salt is: it holds the raw ``hf:``/``local:``
+    ids beside their scores. Created so before SQLite opens it (its ``-wal`` and ``-shm`` files take the database's
+    mode); a file left 0644 by an older version is tightened, with its side files. A folder or file this user
+    cannot change is left to SQLite, whose own error says what it cannot do."""
+    if not path.exists():
+        with contextlib.suppress(FileExistsError, PermissionError, OSError):
+            os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+        return
+    for side in (path, path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm")):
+        with contextlib.suppress(OSError):
+            if side.stat().st_mode & 0o077:
+                side.chmod(0o600)
+
+
 class RatingError(ScitasteError):
     """A rating, skip or assignment that is refused; the message says why, in one line."""
 
@@ -89,7 +105,9 @@ class RatingStore(Database):
         self.root = Path(data_dir)
         self.root.mkdir(parents=True, exist_ok=True)
         self.lease = lease
-        super().__init__(self.root / "ratings.sqlite", _SCHEMA, SCHEMA_VERSION)
+        path = self.root / "ratings.sqlite"
+        _owner_only(path)
+        super().__init__(path, _SCHEMA, SCHEMA_VERSION)
         self._salt = self._load_salt()
 
     # -- pseudonyms ----------------------------------------------------------------------------------------
@@ -264,8 +282,22 @@ class RatingStore(Database):
 
     def ratings(self) -> list[dict]:
         """Every rating, oldest first: ``id``, ``rater`` (the raw id), ``bibcode``, ``discipline``, the eight
-        numbers and ``rated_at``."""
-        return [dict(row) for row in self.query("SELECT * FROM ratings ORDER BY id")]
+        numbers and ``rated_at``.
+
+        Raises
+        ------
+        ScitasteError
+            When a stored number is not a number (SQLite keeps any value a hand-edited file puts in a REAL column),
+            naming the rating and the column.
+        """
+        rows = [dict(row) for row in self.query("SELECT * FROM ratings ORDER BY id")]
+        for row in rows:
+            for n in NUMBERS:
+                if isinstance(row[n], bool) or not isinstance(row[n], int | float):
+                    raise ScitasteError(f"{self.root / 'ratings.sqlite'}: rating {row['id']} has {n} = "
+                                        f"{str(row[n])[:40]!r}, not a number; the file was changed outside the "
+                                        "Space (restore it from a backup)")
+        return rows
 
     def copy_pending(self) -> list[int]:
         """The ids of the ratings whose Hub copy has not succeeded yet."""

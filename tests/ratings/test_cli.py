@@ -190,3 +190,23 @@ def test_a_read_only_folder_is_one_line(folder, tmp_path):
         done.stderr.count("\n") == 1, done.stderr
     assert sorted(p.name for p in copy.iterdir()) == ["leaderboard.sqlite", "ratings.salt", "ratings.sqlite",
                                                       "submissions"]
+
+
+@pytest.mark.parametrize("value", ["fifty", "", "1e400x"])
+def test_a_text_score_in_the_database_is_one_line(folder, tmp_path, capsys, value):
+    """A hand-edited ratings.sqlite with text in a REAL column (SQLite keeps it): one line naming the rating and the
+    column, for report and export, and nothing written."""
+    import sqlite3
+
+    data, *_ = folder
+    copy = tmp_path / "copy"
+    shutil.copytree(data, copy)
+    with sqlite3.connect(copy / "ratings.sqlite") as db:
+        rating = db.execute("SELECT MIN(id) FROM ratings").fetchone()[0]
+        db.execute("UPDATE ratings SET semantic_novelty = ? WHERE id = ?", (value, rating))
+    expected = (f"scitaste: error: {copy / 'ratings.sqlite'}: rating {rating} has semantic_novelty = {value!r}, "
+                "not a number; the file was changed outside the Space (restore it from a backup)\n")
+    assert main(["ratings", "report", "--data", str(copy)]) == 2
+    assert capsys.readouterr().err == expected
+    assert main(["ratings", "export", "--data", str(copy), "--out", str(tmp_path / "out")]) == 2
+    assert capsys.readouterr().err == expected and not (tmp_path / "out").exists()

@@ -355,6 +355,26 @@ def test_the_folder_holds_the_store_and_the_salt(ratings, tmp_path):
     assert os.access(tmp_path / "data" / "ratings.sqlite", os.R_OK)
 
 
+def test_the_ratings_database_is_readable_by_its_owner_only(tmp_path):
+    """ratings.sqlite holds the raw hf:/local: ids: 0600 like the salt, with its WAL and shared-memory files, even
+    under a umask that would leave them readable by all; a file an older version left 0644 is tightened."""
+    old = os.umask(0o022)
+    try:
+        service = Ratings(tmp_path / "data", GOLD)
+        _rate(service, "local:ann")
+        files = sorted((tmp_path / "data").glob("ratings.*"))
+        assert {p.name for p in files} >= {"ratings.sqlite", "ratings.sqlite-wal", "ratings.sqlite-shm", "ratings.salt"}
+        assert {p.name: oct(p.stat().st_mode & 0o777) for p in files} == {p.name: "0o600" for p in files}
+        service.close()  # SQLite removes its side files with the last connection
+        files = [p for p in files if p.exists()]
+        for p in files:
+            p.chmod(0o644)
+        Ratings(tmp_path / "data", GOLD).close()
+        assert {oct(p.stat().st_mode & 0o777) for p in files if p.name != "ratings.salt"} == {"0o600"}
+    finally:
+        os.umask(old)
+
+
 def test_a_lost_salt_is_not_replaced_while_ratings_are_stored(tmp_path):
     """A new salt beside stored ratings would give every rater a new pseudonym, unlike those already published: the
     store refuses to open, and creates nothing."""
