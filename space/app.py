@@ -327,8 +327,18 @@ def scatter(board: Leaderboard, run_id):
         raise gr.Error(str(exc)) from None
 
 
-def about(disciplines: Sequence[str] = DISCIPLINES) -> str:
-    """The About tab, naming the release's disciplines (default: the default release's)."""
+def _floor_earns(floor) -> str:
+    """What the constant floor earns on the board's papers, from its reference row (the one home of the figure:
+    it depends on the gold labels and the split the floor learns from, so no fixed grade is written anywhere)."""
+    if not floor or floor.get("scheme2") is None:
+        return "Yet the constant floor can earn a fair Scheme-2"
+    return (f"Yet on this board's papers the constant floor earns a Scheme-2 of {floor['scheme2']:.1f}, grade "
+            f"{floor['scheme2_grade']} (WAPE {100 * floor['wape']:.1f}%)")
+
+
+def about(disciplines: Sequence[str] = DISCIPLINES, floor=None) -> str:
+    """The About tab, naming the release's disciplines (default: the default release's) and, given the constant
+    floor's reference row (:meth:`~scitaste_hf.leaderboard.service.Leaderboard.floors`), what it earns."""
     named = f"{', '.join(disciplines[:-1])} and {disciplines[-1]}" if len(disciplines) > 1 else disciplines[0]
     weights = "\n".join(f"| {DIMENSION_LETTERS[k]} | `{k}` | {w:.4f} |" for k, w in DEFAULT_WEIGHTS.items())
     bands = "\n".join(
@@ -373,8 +383,8 @@ copied anywhere.
 - **{FLOOR_NAMES["discipline_prior"]}** gives every paper of a discipline the same answer: the median over that
   discipline's `backup` papers, or its gold papers (what the offline baseline answers without tools).
 
-Neither looks at the paper in front of it. Yet the constant floor earns a Scheme-2 grade C: WAPE only measures
-how far the innovation scores are from the labels on average, and the average answer is never very far.
+Neither looks at the paper in front of it. {_floor_earns(floor)}: WAPE only measures how far the innovation
+scores are from the labels on average, and the average answer is never very far.
 
 **Skill** says how much of what the constant floor gets wrong a run gets right, on the same papers: for Scheme 1,
 the share of the floor's distance to a perfect 100 that the run closes; for Scheme 2, the share of the floor's
@@ -752,7 +762,8 @@ def build_app(board: Leaderboard, synthetic: bool = False, ratings: Ratings | No
             with gr.Tab("Expert agreement"):
                 _agreement_tab(ratings, board)
             with gr.Tab("About"):
-                gr.Markdown(about(board.scopes[1:]))
+                constant = next((f for f in board.floors() if f["model"] == FLOOR_NAMES["constant"]), None)
+                gr.Markdown(about(board.scopes[1:], constant))
 
         def refresh(*filter_values, visit=False):
             choices = run_choices(board)

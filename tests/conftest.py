@@ -41,6 +41,7 @@ SLOW = ("tests/builder/test_build.py", "tests/builder/test_as_of.py", "tests/bui
         "tests/metrics/test_metric_modules.py::test_installed_wheel_carries_the_metrics",
         "tests/space/test_space_annotate.py", "tests/space/test_space_annotate_browser.py",
         "tests/space/test_space_hub_signin.py", "tests/ratings/test_report_privacy.py",
+        "tests/space/test_space_about.py",
         "tests/space/test_annotate_app.py::test_the_hub_app_has_a_sign_in_button_and_the_local_one_a_name_box",
         "tests/ratings/test_service.py::test_two_processes_opening_a_new_folder_agree_on_one_salt",
         "tests/index/test_weights_by_discipline.py::test_derive_by_discipline_recovers_each_vector_and_shows_the_loss",
