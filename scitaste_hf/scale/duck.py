@@ -19,6 +19,7 @@ ANN index and per-paper arrays; never a per-citation array beyond one block.
 from __future__ import annotations
 
 import shutil
+from contextlib import closing
 from itertools import pairwise
 from pathlib import Path
 
@@ -90,12 +91,12 @@ class DuckIndex:
 
     # --- stage 1 ---
     def read(self) -> str:
-        """Check every data file against the record contract and flatten it; returns the stage key. A file is
-        checked (in Python, :func:`scitaste_hf.snapshot.records.check_part`) while DuckDB flattens the one
-        before it, and flattened only once it is accepted."""
-        from concurrent.futures import ThreadPoolExecutor
+        """Check every data file against the record contract and flatten it; returns the stage key. Files are
+        checked (:func:`scitaste_hf.snapshot.records.check_parts`, in worker processes for a large snapshot)
+        ahead of DuckDB, which flattens each one once it is accepted."""
+        import os
 
-        from scitaste_hf.snapshot.records import CONTRACT, MAX_RECORD_BYTES, check_part
+        from scitaste_hf.snapshot.records import CONTRACT, MAX_RECORD_BYTES, check_parts
 
         parts, fmt = self.files.parts, self.files.format
         fingerprint = [(str(p.path), p.path.stat().st_size, p.path.stat().st_mtime_ns) for p in parts]
@@ -108,12 +109,10 @@ class DuckIndex:
         folder.mkdir()
         total = self.files.records or len(parts)
         blank_lines = 0
-        with self.progress.step("reading the snapshot", total) as advance, ThreadPoolExecutor(1) as pool:
-            checking = pool.submit(check_part, parts[0].path, fmt)
-            for k, part in enumerate(parts):
-                blank_lines += checking.result().blank_lines
-                if k + 1 < len(parts):
-                    checking = pool.submit(check_part, parts[k + 1].path, fmt)
+        checked = check_parts([p.path for p in parts], fmt, self.options.threads or os.cpu_count() or 1)
+        with self.progress.step("reading the snapshot", total) as advance, closing(checked):
+            for k, (part, counts) in enumerate(zip(parts, checked)):
+                blank_lines += counts.blank_lines
                 if fmt == "jsonl":
                     columns = "{" + ", ".join(f"'{c}': '{t}'" for c, t in sql.RECORD_COLUMNS.items()) + "}"
                     source = (f"read_json({_literal(part.path)}, format='newline_delimited', columns={columns}, "

@@ -247,3 +247,20 @@ def test_a_truncated_or_foreign_gzip_file_is_one_line(tmp_path):
     path.write_bytes(b'{"id": "W1"}\n')
     with pytest.raises(ScitasteError, match=f"reading the snapshot failed: {path}: .*incorrect header check"):
         records.check_part(path, "jsonl")
+
+
+def test_worker_processes_check_as_this_process_does(small, tmp_path, monkeypatch):
+    """The SQL engines check a large snapshot's files ahead in worker processes: the same counts, the same line."""
+    monkeypatch.setattr(records, "PARALLEL_CHECK_BYTES", 0)
+    snap, part = _hostile(small, tmp_path, lambda lines: [b"", *lines, b" "])
+    parts = sorted((snap / "data" / "works").rglob("*.gz"))
+    # "", the part's last line (empty after its final newline, now followed by one), " "
+    assert [c.blank_lines for c in records.check_parts(parts, "jsonl", 2)] == [3] + [0] * (len(parts) - 1)
+    part.write_bytes(gzip.compress(b'{"id": "W1"}\n{"id": "W2", "cited_by_count": "9"}\n'))
+    inline = pytest.raises(ScitasteError)
+    with inline:
+        records.check_part(part, "jsonl")
+    with pytest.raises(ScitasteError) as workers:
+        list(records.check_parts(parts[::-1], "jsonl", 2))
+    assert str(workers.value) == str(inline.excinfo.value) == (
+        f"reading the snapshot failed: {part}: line 2: cited_by_count must be a count (an integer >= 0), not '9'")
