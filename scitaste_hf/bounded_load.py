@@ -7,13 +7,14 @@ into a document that is small in memory, because aliases share one object, but w
 exponentially with its levels: the first ``str()`` of it, or a walk over it, takes all the machine's memory.
 A YAML merge key (``<<: [*a, *a]``) expands in the constructor itself.
 
-Every bound is checked before the object is built, with a one-line :class:`~scitaste_hf.errors.ScitasteError`
-that names the file:
+Every bound is checked before the document is handed on, and a YAML document's before it is even constructed, with
+a one-line :class:`~scitaste_hf.errors.ScitasteError` that names the file:
 
 - :func:`read_text`: a regular file (a FIFO, a device or a folder is refused without opening it for a blocking
   read) of at most :data:`MAX_BYTES` bytes, decoded as UTF-8;
-- :func:`parse_json`: nesting at most :data:`MAX_DEPTH` deep (a JSON document's size is its text's: no expansion),
-  standard JSON only (``NaN`` and ``Infinity`` are refused);
+- :func:`parse_json`: nesting at most :data:`MAX_DEPTH` deep (the parser stops at the interpreter's recursion
+  limit; a JSON document's size is its text's: it has no expansion), standard JSON only (``NaN`` and ``Infinity``
+  are refused);
 - :func:`parse_yaml`: the node graph is composed (linear in the text: an alias is a reference), then measured with
   every alias expanded, at most :data:`MAX_DEPTH` deep and :data:`MAX_NODES` nodes, with no alias inside its own
   anchor, before it is constructed;
@@ -44,15 +45,16 @@ from scitaste_hf.errors import ScitasteError, first_line
 #: ``citation_counts.json``, about 40 bytes a paper: 32 MiB holds 800,000 papers, far above any release, while a
 #: taxonomy, a weights file or a card's front matter is a few kilobytes. Reading 32 MiB takes well under a second.
 MAX_BYTES = 32 * 2**20
-#: Deepest nesting of lists and mappings. The package's own files nest at most 6 deep (a card's provenance:
-#: weights per discipline); 64 leaves room for any hand-written file and stays far below the recursion of the
-#: parsers and of every consumer that walks the document.
+#: Deepest nesting of lists and mappings. The package's own files nest at most 7 deep (a card's front matter: the
+#: provenance's weights per discipline); 64 leaves room for any hand-written file and stays far below the recursion
+#: of the parsers and of every consumer that walks the document.
 MAX_DEPTH = 64
 #: Most nodes of a YAML document with every alias expanded, the size any consumer that walks or prints it meets.
-#: The packaged taxonomies are about 2,000 nodes and a card's front matter a few hundred; a million stays a few
+#: The packaged taxonomies are about 1,000 nodes and a card's front matter a few hundred; a million stays a few
 #: seconds and some tens of megabytes to walk, while a billion-laughs file of a few hundred bytes expands past it
 #: within a dozen levels and is refused on composition.
 MAX_NODES = 1_000_000
+
 
 def read_text(path: str | Path, what: str, *, max_bytes: int = MAX_BYTES) -> str:
     """The text of a regular file of at most ``max_bytes`` bytes, decoded as UTF-8.
