@@ -22,7 +22,7 @@ logger = logging.getLogger(__name__)
 
 #: Seconds a copy may take before a later one abandons it and starts again.
 COPY_DEADLINE = 300.0
-#: Seconds before the first retry of a failed or abandoned copy, and the longest wait between retries (the wait
+#: Seconds before the first retry of a failed copy, and the longest wait between retries (the wait
 #: doubles after each failure).
 RETRY_AFTER = (15.0, 120.0)
 
