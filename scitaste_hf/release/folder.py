@@ -125,6 +125,9 @@ def read_release(path: str | Path, name: str = "release") -> Release:
     if not folder.is_dir() or not (folder / "README.md").is_file() or not all(files.values()):
         raise ScitasteError(f"{name} {folder} is not a release folder (README.md and data/<split>-*.parquet for "
                             f"{', '.join(SPLITS)}, as scitaste build writes)")
+    for part in (f for paths in files.values() for f in paths):
+        if not part.is_file():  # a FIFO would be handed to datasets.load_dataset as a folder
+            raise ScitasteError(f"{name} {part} is not a regular file")
     splits = {s: [_checked(r, f"{name} {f}: record {i} ({r['bibcode']})")
                   for f in paths for i, r in enumerate(load_records(f), start=1)] for s, paths in files.items()}
     card = f"{name} {folder}/README.md"

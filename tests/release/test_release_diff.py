@@ -271,6 +271,15 @@ def test_a_record_without_its_scores_discipline_or_year_is_one_line(tmp_path, pa
     _one_line(capsys, [bad, new.path], rf"^OLD {re.escape(str(bad))}/data/selected-00000-of-00001\.parquet: {message}")
 
 
+def test_a_split_part_that_is_not_a_regular_file_is_one_line(tmp_path, pair, capsys):
+    import os
+
+    old, new = pair
+    copy = Path(shutil.copytree(old.path, tmp_path / "fifo"))
+    os.mkfifo(copy / "data" / "backup-00001-of-00002.parquet")  # nobody writes it
+    _one_line(capsys, [copy, new.path], r"^OLD \S+backup-00001-of-00002\.parquet is not a regular file$")
+
+
 def test_a_paper_without_a_year_is_not_counted_as_published_after(tmp_path, pair):
     old, new = pair
     rows = [{**r, "year": None} for r in new.splits["selected"]]
