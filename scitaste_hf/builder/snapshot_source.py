@@ -30,7 +30,7 @@ from typing import Any
 
 from scitaste_hf.builder.classify import keyword_hits
 from scitaste_hf.builder.collect import CANDIDATE_MARGIN, cell_limit, work_dict
-from scitaste_hf.errors import ScitasteError
+from scitaste_hf.errors import ScitasteError, first_line
 from scitaste_hf.schema import Weights
 from scitaste_hf.snapshot.layout import EntityFiles
 from scitaste_hf.taxonomy import SubDiscipline, Taxonomy
@@ -225,7 +225,12 @@ def _full_records(snapshot: Snapshot, wanted: set[str]) -> dict[str, dict[str, A
     for data in iter_records(snapshot.works):
         wid = short_id(str(data.get("id") or ""))
         if wid in wanted and wid not in found:
-            found[wid] = work_dict(parse_work(data))
+            try:
+                found[wid] = work_dict(parse_work(data))
+            except (AttributeError, KeyError, TypeError, ValueError) as exc:
+                # a field the index does not read (the record contract does not look at it) but a build keeps
+                raise ScitasteError(f"the snapshot's record of {wid} is not an OpenAlex work as a build reads it: "
+                                    f"{type(exc).__name__}: {first_line(exc)}") from None
             if len(found) == len(wanted):
                 break
     return found

@@ -6,6 +6,7 @@ the same values beyond."""
 
 from __future__ import annotations
 
+from collections import Counter
 from datetime import date
 from pathlib import Path
 
@@ -85,6 +86,9 @@ def population_tables(path: str | Path, focal: Focal, fmt: str = "auto", progres
                 others.append({"id": work["id"], "date": work["publication_date"], "journal": work["journal"],
                                "field": work["field"], "text": work["title"]})
             advance(1)
+    twice = sorted(i for i, n in Counter(w["id"] for w in (*papers, *others)).items() if n > 1)
+    if twice:  # the DuckDB engine's refusal, in its words (scitaste_hf.scale.sql.DUPLICATE_IDS)
+        raise ScitasteError(f"the snapshot lists works twice, first: {', '.join(twice[:5])}")
     if focal.ids is not None:
         missing = sorted(focal.ids - {p["id"] for p in papers})
         if missing:

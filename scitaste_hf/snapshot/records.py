@@ -277,12 +277,21 @@ class ReadCounts:
 
 
 def _inflate(path: Path) -> Iterator[bytes]:
-    """A gzip file's content in pieces of at most :data:`CHUNK_BYTES` (every member of a multi-member file);
-    zlib checks each member's CRC. Five times faster than the ``gzip`` module's reader."""
+    """A gzip file's content in pieces of at most :data:`CHUNK_BYTES` (every member of a multi-member file, zero
+    padding between members skipped, as the ``gzip`` module does); zlib checks each member's CRC. Five times
+    faster than the ``gzip`` module's reader."""
     with open(path, "rb") as fh:
+        magic = fh.read(2)
+        if magic and magic != b"\x1f\x8b":
+            raise OSError(f"Not a gzipped file ({magic!r})")  # the gzip module's words
+        fh.seek(0)
         inflater, fed = zlib.decompressobj(wbits=31), False
         while raw := fh.read(2**20):
-            while raw:
+            while True:
+                if not fed:
+                    raw = raw.lstrip(b"\0")
+                    if not raw:
+                        break
                 fed = True
                 out = inflater.decompress(raw, CHUNK_BYTES)
                 if out:
@@ -290,8 +299,10 @@ def _inflate(path: Path) -> Iterator[bytes]:
                 if inflater.eof:
                     raw = inflater.unused_data
                     inflater, fed = zlib.decompressobj(wbits=31), False
-                else:
-                    raw = inflater.unconsumed_tail
+                    continue
+                raw = inflater.unconsumed_tail
+                if not raw and len(out) < CHUNK_BYTES:  # this input is used up, and no output is pending
+                    break
         if fed and not inflater.eof:
             raise EOFError("the gzip file ends before its end-of-stream marker: it is truncated")
 

@@ -120,6 +120,13 @@ def test_both_engines_refuse_the_same_records_with_the_same_line(small, tmp_path
     assert "\n" not in message
 
 
+def test_a_work_listed_twice_is_refused_alike(small, tmp_path):
+    snap, _ = _hostile(small, tmp_path, lambda lines: [lines[1], *lines])
+    work = orjson.loads(_lines(_first_part(small))[1])["id"].rsplit("/", 1)[-1]
+    out = _outcomes(snap, tmp_path)
+    assert out["duckdb"] == out["memory"] == ("refused", f"the snapshot lists works twice, first: {work}")
+
+
 def _padded(size):
     return _record_line(lambda r: orjson.dumps({**r, "padding": "x" * size}))
 
@@ -245,7 +252,7 @@ def test_a_truncated_or_foreign_gzip_file_is_one_line(tmp_path):
     with pytest.raises(ScitasteError, match=f"{path}: the gzip file ends before its end-of-stream marker"):
         records.check_part(path, "jsonl")
     path.write_bytes(b'{"id": "W1"}\n')
-    with pytest.raises(ScitasteError, match=f"reading the snapshot failed: {path}: .*incorrect header check"):
+    with pytest.raises(ScitasteError, match=rf"reading the snapshot failed: {path}: Not a gzipped file \(b'{{\"'\)"):
         records.check_part(path, "jsonl")
 
 
@@ -264,3 +271,30 @@ def test_worker_processes_check_as_this_process_does(small, tmp_path, monkeypatc
         list(records.check_parts(parts[::-1], "jsonl", 2))
     assert str(workers.value) == str(inline.excinfo.value) == (
         f"reading the snapshot failed: {part}: line 2: cited_by_count must be a count (an integer >= 0), not '9'")
+
+
+def test_a_build_from_the_snapshot_refuses_a_field_it_keeps_of_the_wrong_type_in_one_line(small, tmp_path):
+    """A field the index does not read but a build keeps (``ids``) is outside the contract; the build's reading of
+    it is one line naming the work."""
+    from scitaste_hf.builder.snapshot_source import _full_records, open_snapshot
+
+    snap, part = _hostile(small, tmp_path, _set(ids="not an object"))
+    work = orjson.loads(_lines(part)[0])["id"].rsplit("/", 1)[-1]
+    with pytest.raises(ScitasteError, match=f"the snapshot's record of {work} is not an OpenAlex work as a build "
+                                            "reads it: AttributeError: 'str' object has no attribute 'get'"):
+        _full_records(open_snapshot(snap), {work})
+
+
+@pytest.mark.parametrize("size", [0, 1, 999, 1000, 1001, 4000, 30_000])
+def test_inflating_gives_what_the_gzip_module_gives(tmp_path, monkeypatch, size):
+    """Every byte of every member, in pieces of at most CHUNK_BYTES, whatever the sizes against the pieces (zero
+    padding between members skipped, as gzip does)."""
+    import random
+
+    monkeypatch.setattr(records, "CHUNK_BYTES", 1000)
+    noise = random.Random(size).randbytes(size)
+    path = tmp_path / "part.gz"
+    path.write_bytes(gzip.compress(noise) + b"\0\0\0" + gzip.compress(b"ab\n" * size))
+    pieces = list(records._inflate(path))
+    assert b"".join(pieces) == gzip.decompress(path.read_bytes()) == noise + b"ab\n" * size
+    assert all(0 < len(p) <= 1000 for p in pieces)
