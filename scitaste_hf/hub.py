@@ -54,9 +54,9 @@ def require_hub(what: str, instead: str) -> None:
                             f"({type(exc).__name__}); {instead}") from None
 
 
-def bound_hub_calls(seconds: float = HUB_TIMEOUT) -> None:
+def bound_hub_calls(seconds: float | None = None) -> None:
     """Give every request that huggingface_hub sends from this process a timeout of ``seconds`` per network
-    operation.
+    operation (:data:`HUB_TIMEOUT` when not given).
 
     huggingface_hub shares one HTTP client per process, made by a client factory, and builds it again after a
     connection error: the factory in use is wrapped, so that each client it makes carries the timeout, and whatever
@@ -65,6 +65,7 @@ def bound_hub_calls(seconds: float = HUB_TIMEOUT) -> None:
     import huggingface_hub
     from huggingface_hub.utils import _http  # the factory in use has no public getter
 
+    seconds = HUB_TIMEOUT if seconds is None else seconds
     current = _http._GLOBAL_CLIENT_FACTORY
     if getattr(current, "scitaste_timeout", None) == seconds:
         return  # already so: setting the factory again would close the shared client under a call in flight
@@ -77,3 +78,23 @@ def bound_hub_calls(seconds: float = HUB_TIMEOUT) -> None:
 
     factory.scitaste_base, factory.scitaste_timeout = base, seconds
     huggingface_hub.set_client_factory(factory)
+
+
+def hub_errors() -> tuple[type[Exception], ...]:
+    """The exceptions a huggingface_hub call raises when the Hub refuses, fails or does not answer in time.
+
+    Besides huggingface_hub's own :class:`~huggingface_hub.errors.HfHubHTTPError`, a timeout or a dropped connection
+    comes up as the HTTP library's error, and that library changed between huggingface_hub releases (``httpx``,
+    then ``httpx2``): both are named where installed.
+    """
+    import importlib
+
+    from huggingface_hub.errors import HfHubHTTPError
+
+    errors: list[type[Exception]] = [HfHubHTTPError]
+    for name in ("httpx2", "httpx"):
+        try:
+            errors.append(importlib.import_module(name).HTTPError)
+        except ImportError:
+            continue
+    return tuple(errors)

@@ -343,7 +343,7 @@ def run(args: argparse.Namespace) -> int:
     import tempfile
 
     from scitaste_hf.agent.evidence import CONFIG, CONFIG_PATH
-    from scitaste_hf.errors import ScitasteError
+    from scitaste_hf.errors import ScitasteError, first_line
 
     plan, pkg = _plan(args)
     for push in plan:
@@ -364,10 +364,10 @@ def run(args: argparse.Namespace) -> int:
         return 0
 
     from huggingface_hub import HfApi, get_token
-    from huggingface_hub.errors import HfHubHTTPError
 
-    from scitaste_hf.hub import require_hub
+    from scitaste_hf.hub import bound_hub_calls, hub_errors, require_hub
 
+    bound_hub_calls()  # a Hub that takes the connection and never answers would otherwise hold the push for good
     token = get_token()
     if not token:
         raise ScitasteError("no Hugging Face token: set HF_TOKEN or run `hf auth login` (or use --dry-run)")
@@ -384,8 +384,8 @@ def run(args: argparse.Namespace) -> int:
                                 **({"space_sdk": "gradio"} if push.repo_type == "space" else {}))
                 info = api.upload_folder(repo_id=push.repo_id, repo_type=push.repo_type, folder_path=folder,
                                          allow_patterns=list(push.files), commit_message="Update from scitaste-hf")
-            except HfHubHTTPError as exc:
-                raise ScitasteError(f"pushing {push.repo_id} failed: {str(exc).splitlines()[0]}") from None
+            except hub_errors() as exc:
+                raise ScitasteError(f"pushing {push.repo_id} failed: {first_line(exc)}") from None
             print(f"published {push.repo_id}: {getattr(info, 'commit_url', info)}")
     if args.target == "metrics":
         print(f'load with: evaluate.load("{args.org}/<metric>") with scitaste-hf installed')

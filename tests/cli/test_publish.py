@@ -260,3 +260,20 @@ def test_dry_run_refuses_what_a_real_push_would(tmp_path, capsys):
     assert len(err) == 3 and all(line.startswith("scitaste: error: ") for line in err)
     assert "not a Hub repo id" in err[0] and "'bad org/" in err[0] and "'me/d s!'" in err[1]
     assert "selected-00000-of-00001.parquet is not a readable Parquet file" in err[2]
+
+
+def test_a_hub_that_never_answers_ends_the_push_with_one_line(fake_hub):
+    """huggingface_hub's client has no timeout of its own: a Hub that answers the reachability probe and then holds
+    the repo's creation for good must end the push, with one line, once the Hub timeout has passed."""
+    import httpx
+
+    env, _ = fake_hub
+    httpx.post(f"{env['HF_ENDPOINT']}/_fault", json={"mode": "hold", "match": "/repos/create"}, timeout=5)
+    code = ("import sys, scitaste_hf.hub as hub; hub.HUB_TIMEOUT = 2.0; from scitaste_hf.cli import main; "
+            "sys.exit(main(['publish', 'metrics', '--org', 'test-org']))")
+    proc = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
+    held = httpx.get(f"{env['HF_ENDPOINT']}/_fault", timeout=5).json()["held"]
+    httpx.post(f"{env['HF_ENDPOINT']}/_fault", json={"mode": "ok"}, timeout=5)
+    assert held == 1  # the push did reach the Hub and got no answer
+    assert proc.returncode == 2 and proc.stderr.startswith("scitaste: error: pushing test-org/"), proc.stderr
+    assert proc.stderr.count("\n") == 1
