@@ -14,6 +14,7 @@ Which rendering a document gets follows its ``evidence_as`` (``--metadata '{"evi
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -23,6 +24,9 @@ from scitaste_hf.errors import TaskUnavailable
 from scitaste_hf.lm_tasks import doc_to_messages
 from scitaste_hf.schema import MODE_SPECS
 
+#: lm-eval's hint, logged for every task with a custom dataset, that such a task takes keys through --metadata.
+METADATA_HINT = "Custom kwargs can be passed to `--metadata`"
+
 
 class ScitasteTask(ConfigurableTask):
     """A scitaste mode task; everything but the rendering of a fixed round 1 is lm-eval's own."""
@@ -30,6 +34,19 @@ class ScitasteTask(ConfigurableTask):
     def __init__(self, config: dict[str, Any] | None = None, **kwargs: Any) -> None:
         # lm-eval hands the YAML's `class` key to the class it names; TaskConfig has no such field
         super().__init__(config={k: v for k, v in (config or {}).items() if k != "class"}, **kwargs)
+
+    def download(self, dataset_kwargs: dict[str, Any] | None = None, **kwargs: Any) -> None:
+        """lm-eval's download; its :data:`METADATA_HINT` is left out when ``--metadata`` (or ``--model_args``,
+        which lm-eval merges into it) gave the task keys, since the run already passes them."""
+        given = set(getattr(self.config, "metadata", None) or {}) - {"version"}
+        logger = logging.getLogger("lm_eval.api.task")
+        hint = _Without(METADATA_HINT)
+        if given:
+            logger.addFilter(hint)
+        try:
+            super().download(dataset_kwargs, **kwargs)
+        finally:
+            logger.removeFilter(hint)
 
     def fewshot_context(self, doc, num_fewshot, **kwargs):
         """lm-eval's context, or the fixed round 1 rendered by the model's chat template as tool messages.
@@ -103,3 +120,14 @@ def _with_object_arguments(messages: list[dict[str, Any]]) -> list[dict[str, Any
 
     return [{**m, "tool_calls": [with_objects(c) for c in m["tool_calls"]]} if m.get("tool_calls") else m
             for m in messages]
+
+
+class _Without(logging.Filter):
+    """Drops the log records whose message holds ``text``."""
+
+    def __init__(self, text: str) -> None:
+        super().__init__()
+        self.text = text
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return self.text not in record.getMessage()

@@ -101,11 +101,41 @@ class _LoopLM(LM):
         model_args : mapping
             The parsed ``--model_args`` (lm-eval's runner arguments such as ``batch_size`` are allowed).
         """
+        import difflib
+
         taken = [p for p in inspect.signature(cls.__init__).parameters if p not in ("self", "lm_eval_options")]
         unknown = sorted(set(model_args) - set(taken) - _RUNNER_ARGS)
         if unknown:
+            close = {key: difflib.get_close_matches(key, taken, n=1) for key in unknown}
+            hint = "; ".join(f"{key}: did you mean {match[0]}?" for key, match in close.items() if match)
             raise ScitasteError(f"{cls.name} does not take {', '.join(unknown)} in --model_args; it takes "
-                                f"{', '.join(taken)}")
+                                f"{', '.join(taken)}" + (f" ({hint})" if hint else ""))
+
+    @classmethod
+    def _check_required(cls, model_args: Mapping[str, Any]) -> None:
+        """Raise a one-line error naming the ``--model_args`` keys this model needs and was not given."""
+        parameters = inspect.signature(cls.__init__).parameters.values()
+        missing = [p.name for p in parameters if p.name != "self" and p.default is inspect.Parameter.empty
+                   and p.kind not in (p.VAR_KEYWORD, p.VAR_POSITIONAL) and p.name not in model_args]
+        if missing:
+            raise ScitasteError(f"{cls.name} needs {', '.join(missing)} in --model_args (e.g. --model_args "
+                                + ",".join(f"{name}=..." for name in missing) + ")")
+
+    @classmethod
+    def create_from_arg_string(cls, arg_string: str, additional_config: dict | None = None):
+        """lm-eval's constructor from ``--model_args``: an unknown key (a typo) or a missing one is one line
+        naming it, not a ``TypeError`` from ``__init__``."""
+        from lm_eval.utils import simple_parse_args_string
+
+        return cls.create_from_arg_obj(simple_parse_args_string(arg_string), additional_config)
+
+    @classmethod
+    def create_from_arg_obj(cls, arg_dict: Mapping[str, Any], additional_config: dict | None = None):
+        """As :meth:`create_from_arg_string`, from the parsed arguments."""
+        given = {**arg_dict, **{k: v for k, v in (additional_config or {}).items() if v is not None}}
+        cls.check_model_args(given)
+        cls._check_required(given)
+        return super().create_from_arg_obj(arg_dict, additional_config)
 
     def set_cache_hook(self, cache_hook) -> None:
         """lm-eval's ``--use_cache`` hook; endpoint failures stored by an earlier run are dropped from the cache

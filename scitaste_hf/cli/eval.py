@@ -65,19 +65,93 @@ def _pairs(model_args: str | None) -> dict[str, str]:
             (part.split("=", 1) for part in (model_args or "").split(",") if "=" in part)}
 
 
+def _values(args: list[str], name: str) -> list[str]:
+    """Every value of ``--name V1 V2 ...`` (up to the next option) or ``--name=V``, of each time it is given."""
+    values: list[str] = []
+    for k, arg in enumerate(args):
+        if arg.startswith(name + "="):
+            values.append(arg.split("=", 1)[1])
+        elif arg == name:
+            end = next((j for j in range(k + 1, len(args)) if args[j].startswith("--")), len(args))
+            values += args[k + 1:end]
+    return values
+
+
+def _metadata(args: list[str]) -> dict:
+    """``--metadata`` as lm-eval reads it: a JSON object, or ``KEY=VALUE`` words.
+
+    Raises
+    ------
+    ScitasteError
+        For a value that looks like JSON and is not (single quotes, bare keys), or is JSON but not an object,
+        or a word without ``=``: lm-eval would stop later, or take the Hub dataset in place of the one meant.
+    """
+    import json
+
+    from scitaste_hf.errors import ScitasteError
+
+    merged: dict = {}
+    for value in _values(args, "--metadata"):
+        try:
+            parsed = json.loads(value)
+        except json.JSONDecodeError as exc:
+            if "{" in value:
+                raise ScitasteError(f"--metadata is not valid JSON ({exc.msg}, column {exc.colno}): {value}; use "
+                                    "double quotes around keys and strings, e.g. --metadata "
+                                    "'{\"data_dir\": \"DIR\"}'") from None
+            if "=" not in value:
+                raise ScitasteError(f"--metadata {value!r}: expected a JSON object or KEY=VALUE words, e.g. "
+                                    "--metadata data_dir=DIR") from None
+            key, found = value.split("=", 1)
+            merged[key.strip()] = found
+            continue
+        if not isinstance(parsed, dict):
+            raise ScitasteError(f"--metadata must be a JSON object or KEY=VALUE words, not {value}")
+        merged.update(parsed)
+    return merged
+
+
 def _data_dir(args: list[str]) -> str | None:
     """The local data the tasks will read: ``data_dir`` in ``--metadata`` or ``--model_args`` (lm-eval hands the
     model's arguments to the tasks too), else ``$SCITASTE_DATA_DIR``; None when they will read the Hub."""
-    import json
     import os
 
-    try:
-        metadata = json.loads(_option(args, "--metadata") or "{}")
-    except json.JSONDecodeError:
-        metadata = {}  # lm-eval reports a malformed --metadata itself
-    found = (metadata.get("data_dir") if isinstance(metadata, dict) else None) or \
-        _pairs(_option(args, "--model_args")).get("data_dir")
+    found = _metadata(args).get("data_dir") or _pairs(_option(args, "--model_args")).get("data_dir")
     return found or os.environ.get("SCITASTE_DATA_DIR") or None
+
+
+def _task_names() -> list[str]:
+    """The task, group and tag names of the bundled task folders (read from their YAMLs, which hold lm-eval's
+    ``!function`` tags that a plain YAML loader refuses)."""
+    import re
+
+    from scitaste_hf.resources import bundled_dir
+
+    names: set[str] = set()
+    for path in bundled_dir("lm_eval_tasks").rglob("*.yaml"):
+        key = None
+        for line in path.read_text(encoding="utf-8").splitlines():
+            if match := re.match(r"(\w+):\s*([\w-]*)", line):
+                key = match[1]
+                if key in ("task", "group", "tag") and match[2]:
+                    names.add(match[2])
+            elif key == "tag" and (match := re.match(r"\s+-\s*([\w-]+)", line)):
+                names.add(match[1])
+    return sorted(names)
+
+
+def _tasks_not_found(message: str) -> str:
+    """lm-eval's ``Tasks not found: a, b`` as one line with the close names of the bundled tasks."""
+    import difflib
+
+    missing = [name.strip() for name in message.split(":", 1)[1].split(",") if name.strip()]
+    known = _task_names()
+    hints = []
+    for name in missing:
+        close = difflib.get_close_matches(name, known, n=3, cutoff=0.6)
+        hints.append(f"{name} (did you mean {' or '.join(close)}?)" if close else name)
+    return (f"--tasks: no task named {', '.join(hints)}; scitaste's tasks are {', '.join(known)} (`scitaste eval "
+            "--help`; `lm_eval ls tasks` lists lm-eval's own)")
 
 
 def _named_baseline(args: list[str]) -> list[str]:
@@ -107,6 +181,10 @@ def run_passthrough(argv: list[str]) -> int:
     if any(a in ("-h", "--help") for a in argv):
         _print_help()
         return 0
+    if argv and argv[0] not in ("run", "ls", "validate") and not (_values(argv, "--tasks") or _values(argv, "-t")) \
+            and not (_option(argv, "--config") or _option(argv, "-C")):
+        raise ScitasteError("--tasks is required: e.g. --tasks scitaste_pure_qa (`scitaste eval --help` lists the "
+                            "tasks)")
     if _data_dir(argv) is None:  # the tasks will read the Hub dataset: say now, not after lm-eval's start-up
         from scitaste_hf.hub import require_hub
         from scitaste_hf.schema import HUB_DATASET
@@ -136,6 +214,10 @@ def run_passthrough(argv: list[str]) -> int:
         cli_evaluate()
     except TaskUnavailable as exc:
         raise ScitasteError(str(exc)) from None
+    except ValueError as exc:
+        if str(exc).startswith("Tasks not found:"):
+            raise ScitasteError(_tasks_not_found(str(exc))) from None
+        raise
     except SystemExit as exc:
         return int(exc.code or 0) if isinstance(exc.code, int) else 1
     finally:

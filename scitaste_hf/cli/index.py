@@ -29,7 +29,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--out", required=True, metavar="DIR", help="output folder")
     parser.add_argument("--engine", choices=("duckdb", "memory", "spark"), default="duckdb",
                         help="duckdb: out of core, resumable (default); memory: the in-memory engine; spark: the "
-                             "same computation as a Spark job (pip install 'scitaste-hf[spark]')")
+                             "same computation as a Spark job (pip install '.[spark]' in the repository)")
     parser.add_argument("--memory-limit", default="4GB", metavar="SIZE",
                         help="DuckDB's memory limit, e.g. 6GB (default 4GB); it spills to OUT/stages/tmp beyond "
                              "(Spark in local mode: the driver's memory)")

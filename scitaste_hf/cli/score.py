@@ -22,7 +22,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "a raw 'response', or a 'failure'")
     parser.add_argument("--gold", metavar="FILE_OR_DATASET",
                         help="gold records: a .jsonl/.json/.parquet file, a dataset folder, or a Hub dataset id")
-    parser.add_argument("--split", default="selected", help="split of a dataset folder or Hub id (default: selected)")
+    parser.add_argument("--split", help="split of a dataset folder or Hub id (default: selected); a gold file is "
+                                        "one split already and takes none")
     parser.add_argument("--backup", metavar="FILE_OR_DATASET",
                         help="records the no-information floors are learned from (default: the backup split when "
                              "--gold is a dataset folder or Hub id, else the gold set itself)")
@@ -69,11 +70,15 @@ def run(args: argparse.Namespace) -> int:
         predictions_path, gold_path = _example("predictions.jsonl"), _example("gold.jsonl")
         console.print("[dim]Scoring the bundled example: a synthetic run against synthetic gold labels "
                       "(not benchmark data). Use --predictions and --gold for your own run.[/dim]")
+    if args.split is not None and Path(gold_path).is_file():
+        raise ScitasteError(f"--split {args.split}: --gold {gold_path} is a file, which holds one split's records; "
+                            "drop --split, or give the dataset folder or Hub id")
+    split = args.split or "selected"
     weights = load_weights(args.weights) if args.weights else None
     predictions = read_predictions(predictions_path)
-    gold = load_records(gold_path, args.split)
+    gold = load_records(gold_path, split)
     backup_source, backup = args.backup, load_records(args.backup, "backup") if args.backup else None
-    if backup is None and not Path(gold_path).is_file() and args.split != "backup":
+    if backup is None and not Path(gold_path).is_file() and split != "backup":
         try:
             backup, backup_source = load_records(gold_path, "backup"), gold_path
         except ScitasteError:  # a dataset without a backup split: the floors come from the gold set
@@ -81,7 +86,7 @@ def run(args: argparse.Namespace) -> int:
     n_resamples = N_RESAMPLES if args.n_resamples is None else args.n_resamples
     result = score_run(gold, predictions, weights=weights, n_resamples=n_resamples, seed=args.seed,
                        gold_name=str(gold_path), backup=backup)
-    result["inputs"] = {"predictions": str(predictions_path), "gold": str(gold_path), "split": args.split,
+    result["inputs"] = {"predictions": str(predictions_path), "gold": str(gold_path), "split": split,
                         "floors_from": f"{backup_source} (backup)" if backup_source else f"{gold_path} (the gold set)",
                         "n_resamples": n_resamples, "seed": args.seed}
     overall = result["overall"]

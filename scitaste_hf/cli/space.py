@@ -29,10 +29,41 @@ def run(args: argparse.Namespace) -> int:
         import gradio  # noqa: F401
     except ImportError:
         raise ScitasteError(f"the Space needs Gradio: {install_hint('space')}") from None
-    os.environ["SCITASTE_DATA"] = str(args.data)
-    if args.gold:
+    _check_port(args.port)
+    if args.gold:  # read now, so that a wrong one is one line before anything is served
+        from scitaste_hf.records import load_records
+
+        try:
+            load_records(args.gold, "selected")
+        except ScitasteError as exc:
+            raise ScitasteError(f"--gold {args.gold}: {exc}") from None
         os.environ["SCITASTE_GOLD"] = args.gold
+    os.environ["SCITASTE_DATA"] = str(args.data)
     app = runpy.run_path(str(bundled_dir("space") / "app.py"), run_name="scitaste_space")
     print(f"leaderboard data in {os.path.abspath(args.data)}; serving on http://127.0.0.1:{args.port}/")
-    app["serve"](server_name="127.0.0.1", server_port=args.port, show_error=True)
+    try:
+        app["serve"](server_name="127.0.0.1", server_port=args.port, show_error=True)
+    except OSError as exc:  # Gradio's "Cannot find empty port": taken between the check and the start
+        if exc.filename is not None or "port" not in str(exc).lower():
+            raise
+        raise ScitasteError(_port_taken(args.port)) from None
     return 0
+
+
+def _port_taken(port: int) -> str:
+    return f"--port {port}: the port is in use on 127.0.0.1 (another `scitaste space`?); pass a free one"
+
+
+def _check_port(port: int) -> None:
+    """Refuse a port that is out of range or taken on 127.0.0.1, before the board is opened."""
+    import socket
+
+    from scitaste_hf.errors import ScitasteError
+
+    if not 1 <= port <= 65535:
+        raise ScitasteError(f"--port {port}: expected 1-65535")
+    with socket.socket() as probe:
+        try:
+            probe.bind(("127.0.0.1", port))
+        except OSError:
+            raise ScitasteError(_port_taken(port)) from None

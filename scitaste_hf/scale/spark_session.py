@@ -18,10 +18,11 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from scitaste_hf.errors import ScitasteError, first_line
+from scitaste_hf.resources import install_hint
 from scitaste_hf.scale.options import IndexOptions, size_bytes
 
 #: What to install for the Spark engine, named in every error about it.
-EXTRA = "pip install 'scitaste-hf[spark]'"
+EXTRA = install_hint("spark")
 #: Seconds a new session's first task may wait for an executor: a master that accepts the driver but never runs
 #: a task (no worker, no free core) would otherwise keep the run waiting without end.
 START_TIMEOUT = 300

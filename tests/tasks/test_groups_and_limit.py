@@ -69,6 +69,7 @@ def test_stock_lm_eval_runs_the_group_and_a_limit_spans_disciplines(evidence_dat
     finally:
         servers[1](proc)
     assert run.returncode == 0, run.stderr[-3000:]
+    assert "Custom kwargs can be passed" not in run.stderr  # lm-eval's hint, left out: --metadata was given
     assert len(log.read_text().splitlines()) == 12  # 6 papers in each of the group's two tasks
     results = json.loads(next((tmp_path / "out").rglob("results_*.json")).read_text())["results"]
     assert set(ANY_MODEL) <= set(results)
