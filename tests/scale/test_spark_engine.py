@@ -2,6 +2,7 @@
 and composite; it resumes; a missing pyspark or Java is one line; the parser does not load pyspark."""
 
 import os
+import re
 import subprocess
 import sys
 
@@ -13,7 +14,7 @@ from scitaste_hf.errors import ScitasteError
 from scitaste_hf.scale.options import IndexOptions, spark_conf
 from scitaste_hf.scale.progress import StageProgress
 from scitaste_hf.scale.run import index_snapshot
-from scitaste_hf.scale.spark_session import java_home, spark_session
+from scitaste_hf.scale.spark_session import EXTRA, java_home, spark_session
 from scitaste_hf.snapshot.focal import parse_focal
 
 
@@ -125,7 +126,7 @@ def test_missing_pyspark_or_java_is_one_line(monkeypatch, tmp_path):
     with pytest.raises(ScitasteError, match=f"JAVA_HOME={tmp_path} has no bin/java"):
         java_home("3.5.9")
     monkeypatch.setitem(sys.modules, "pyspark", None)
-    with pytest.raises(ScitasteError, match=r"^the Spark engine needs pyspark: pip install 'scitaste-hf\[spark\]'$"):
+    with pytest.raises(ScitasteError, match=rf"^the Spark engine needs pyspark: {re.escape(EXTRA)}$"):
         with spark_session(IndexOptions(focal=parse_focal("all")), tmp_path):
             pass
 
