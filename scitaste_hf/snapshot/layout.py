@@ -130,7 +130,8 @@ def _entity_files(folder: Path, entity: str, fmt: str) -> EntityFiles:
     if manifest.is_file():
         parts = _from_manifest(folder, manifest)
     else:
-        parts = [PartFile(p, None) for p in sorted(folder.glob(f"updated_date=*/*{_SUFFIX[fmt]}"))]
+        # a FIFO or a folder of that name is not a data file (reading a FIFO would wait for ever)
+        parts = [PartFile(p, None) for p in sorted(folder.glob(f"updated_date=*/*{_SUFFIX[fmt]}")) if p.is_file()]
     parts = [p for p in parts if p.path.suffix == _SUFFIX[fmt]]
     if not parts:
         raise ScitasteError(f"{folder} holds no {fmt} data files (updated_date=*/*{_SUFFIX[fmt]})")

@@ -298,3 +298,27 @@ def test_inflating_gives_what_the_gzip_module_gives(tmp_path, monkeypatch, size)
     pieces = list(records._inflate(path))
     assert b"".join(pieces) == gzip.decompress(path.read_bytes()) == noise + b"ab\n" * size
     assert all(0 < len(p) <= 1000 for p in pieces)
+
+
+def test_a_source_record_of_the_wrong_type_is_one_line_in_both_engines(small, tmp_path):
+    snap = shutil.copytree(small, tmp_path / "snap")
+    part = sorted((snap / "data" / "sources").rglob("*.gz"))[0]
+    lines = _lines(part)
+    lines[0] = orjson.dumps({**orjson.loads(lines[0]), "summary_stats": {"2yr_mean_citedness": "high"}})
+    part.write_bytes(gzip.compress(b"\n".join(lines)))
+    out = _outcomes(snap, tmp_path)
+    assert out["duckdb"] == out["memory"] == (
+        "refused", f"reading the snapshot failed: {part}: line 1: summary_stats.2yr_mean_citedness must be a number, "
+                   "not 'high'")
+
+
+def test_a_fifo_among_the_data_files_is_not_read(small, tmp_path):
+    import os
+
+    from scitaste_hf.snapshot.layout import find_entity
+
+    snap = shutil.copytree(small, tmp_path / "snap")
+    (snap / "data" / "works" / "manifest").unlink()
+    fifo = _first_part(snap).parent / "part_999.gz"
+    os.mkfifo(fifo)
+    assert fifo not in [p.path for p in find_entity(snap).parts] and len(find_entity(snap).parts) >= 3
