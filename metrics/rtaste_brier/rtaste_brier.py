@@ -33,7 +33,8 @@ Args:
     seed (`int`, default 0): not used by the interval; the same input always gives the same interval.
 Returns:
     brier (`float` or `None`): Brier score of the answered forecasts (`None` when none was answered).
-    ci (`list` or `None`): its 95% cluster-robust t-interval across seed papers.
+    ci (`list` or `None`): its 95% cluster-robust t-interval across seed papers, clipped to 0-1.
+    ci_clipped (`bool`): whether the interval was clipped (few seed papers).
     base_rate_brier (`float` or `None`): Brier score of the other-seed-papers base rate (needs `groups`).
     event_rate (`float`): share of the events that occurred.
     n_scored (`int`), n_total (`int`), coverage (`float`).

@@ -33,7 +33,8 @@ Args:
 Returns:
     top1_hit_rate (`float`), first_written_hit_rate (`float`), random_hit_rate (`float`, 0.2),
     top1_minus_random (`float`), top1_minus_first_written (`float`),
-    ci (`dict`): the 95% interval of each of these (except random), n_conditions (`int`).
+    ci (`dict`): the 95% interval of each of these (except random), clipped to the statistic's range;
+    ci_clipped (`list`): the names whose interval was clipped; n_conditions (`int`).
 Examples:
     >>> ranking = evaluate.load("metrics/rtaste_ranking")
     >>> ranking.compute(predictions=[[2, 1, 3, 4, 5]], references=[[1, 3, 2, 0, 0]], n_resamples=0)["top1_hit_rate"]

@@ -67,8 +67,19 @@ def _estimate(block: dict[str, Any] | None, scale: float = 1.0, digits: int = 3,
     text = f"{block['estimate'] * scale:{sign}.{digits}f}"
     if block["interval"]:
         lo, hi = block["interval"]
-        text += f" [{lo * scale:{sign}.{digits}f}, {hi * scale:{sign}.{digits}f}]"
+        text += f" [{lo * scale:{sign}.{digits}f}, {hi * scale:{sign}.{digits}f}]" + (
+            CLIPPED_MARK if block.get("clipped") else "")
     return text
+
+
+#: Marks an interval that the statistic's range cut (few seed papers give t-intervals wider than it).
+CLIPPED_MARK = " (clipped)"
+CLIPPED_NOTE = ("(clipped): the t-interval reached past what the statistic can take (0-1 for a Brier score or a hit "
+                "rate) and is cut to it; with few seed papers it says little")
+
+
+def _clipped(*blocks: dict[str, Any] | None) -> str | None:
+    return CLIPPED_NOTE if any(b and b.get("clipped") for b in blocks) else None
 
 
 def report_tables(result: dict[str, Any]) -> list:
@@ -96,6 +107,8 @@ def report_tables(result: dict[str, Any]) -> list:
                       ("judge_mean", "mean of all judges"), ("base_rate", "base rate (other seed papers)")):
         forecasts.add_row(name, _estimate(brier[key]), end_section=key == "base_rate")
     forecasts.add_row("agent - same-model judge", _estimate(brier["agent_minus_judge"], signed=True))
+    forecasts.caption = _clipped(*(brier[k] for k in ("agent", "same_model_judge", "judge_mean", "base_rate",
+                                                      "agent_minus_judge")))
 
     top1 = result["top1"]
     hits = Table(title=f"Top-1 hit rate: the agent's first choice is the auditors' highest-valued MVE "
@@ -107,6 +120,8 @@ def report_tables(result: dict[str, Any]) -> list:
     hits.add_row("random", f"{100 * top1['random']:.1f}", end_section=True)
     hits.add_row("agent - random", _estimate(top1["agent_minus_random"], 100, 1, signed=True))
     hits.add_row("agent - first-written", _estimate(top1["agent_minus_first_written"], 100, 1, signed=True))
+    hits.caption = _clipped(*(top1[k] for k in ("agent", "first_written", "agent_minus_random",
+                                                 "agent_minus_first_written")))
 
     kappas = Table(title="Rater agreement (kappa; 1 perfect, 0 chance)", title_justify="left")
     for column in ("labels", "Fleiss", "Cohen, per pair"):

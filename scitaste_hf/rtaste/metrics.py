@@ -19,6 +19,12 @@ from scitaste_hf.scoring.bootstrap import CONFIDENCE, N_RESAMPLES, SEED
 
 #: Expected top-1 credit of a uniformly random choice among five MVEs.
 RANDOM_TOP1 = 0.2
+#: The range of a probability, of its squared error, of a Brier score and of a hit rate; intervals are clipped to it.
+UNIT = (0.0, 1.0)
+#: The range of a difference of two of those (of two squared errors, or of two hit rates).
+UNIT_DIFFERENCE = (-1.0, 1.0)
+#: The range of a hit rate minus random choice's.
+ABOVE_RANDOM = (-RANDOM_TOP1, 1.0 - RANDOM_TOP1)
 
 
 def check_probabilities(probabilities: Any, name: str = "predictions") -> np.ndarray:
@@ -115,7 +121,7 @@ def base_rate_forecast(outcomes: Any, groups: Sequence[str]) -> np.ndarray:
 
 
 def grouped_mean(values: Any, groups: Sequence[str], *, n_resamples: int = N_RESAMPLES, seed: int = SEED,
-                 confidence: float = CONFIDENCE) -> dict[str, Any]:
+                 confidence: float = CONFIDENCE, bounds: tuple[float, float] | None = None) -> dict[str, Any]:
     """The mean of ``values`` with a cluster-robust t-interval across groups (seed papers).
 
     The groups are the study's independent units (seed papers): the MVEs or conditions of one paper share
@@ -139,15 +145,19 @@ def grouped_mean(values: Any, groups: Sequence[str], *, n_resamples: int = N_RES
         callers that pass it.
     confidence : float, default 0.95
         Coverage of the interval, between 0 and 1.
+    bounds : (float, float), optional
+        The range the statistic can take (a hit rate's or a Brier score's ``(0, 1)``): the interval is clipped
+        to it. With few groups the t-interval is wide and reaches past it (two seed papers: a Brier score's
+        ``[-0.74, 0.88]``), and a bound outside the range says nothing the range does not.
 
     Returns
     -------
     dict
-        ``estimate`` (the mean), ``interval`` (``[low, high]`` or ``None``), ``n`` items, ``n_groups``.
-        ``interval`` is ``None`` when ``n_resamples`` is 0 or there is a single group (one seed paper says
-        nothing about the variation between papers); it is ``[estimate, estimate]`` when every group has the
-        same mean (zero variance between groups, up to rounding). With few groups the interval is wide and may
-        reach past the values' possible range (a hit rate's 0-1): it is not clipped.
+        ``estimate`` (the mean), ``interval`` (``[low, high]`` or ``None``), ``clipped`` (whether ``bounds``
+        cut the interval), ``n`` items, ``n_groups``. ``interval`` is ``None`` when ``n_resamples`` is 0 or
+        there is a single group (one seed paper says nothing about the variation between papers); it is
+        ``[estimate, estimate]`` when every group has the same mean (zero variance between groups, up to
+        rounding).
 
     Notes
     -----
@@ -174,10 +184,15 @@ def grouped_mean(values: Any, groups: Sequence[str], *, n_resamples: int = N_RES
     labels, index = np.unique(np.asarray(groups, dtype=str), return_inverse=True)
     _same_length(x, index, "values and groups")
     estimate = float(x.mean())
-    interval = None
+    interval, clipped = None, False
     if n_resamples and labels.size > 1:
         interval = _cluster_t_interval(x, index, labels.size, estimate, confidence)
-    return {"estimate": estimate, "interval": interval, "n": int(x.size), "n_groups": int(labels.size)}
+        if bounds is not None:
+            low, high = max(interval[0], bounds[0]), min(interval[1], bounds[1])
+            clipped = [low, high] != interval
+            interval = [low, high]
+    return {"estimate": estimate, "interval": interval, "clipped": clipped, "n": int(x.size),
+            "n_groups": int(labels.size)}
 
 
 def _cluster_t_interval(x: np.ndarray, index: np.ndarray, n_groups: int, estimate: float,

@@ -25,7 +25,10 @@ from scitaste_hf.rtaste.aggregation import (
 )
 from scitaste_hf.rtaste.events import rerun_agreement, resolve
 from scitaste_hf.rtaste.metrics import (
+    ABOVE_RANDOM,
     RANDOM_TOP1,
+    UNIT,
+    UNIT_DIFFERENCE,
     base_rate_forecast,
     grouped_mean,
     top1_credit,
@@ -123,9 +126,10 @@ def brier_table(release: Release, *, n_resamples: int = N_RESAMPLES, seed: int =
             out[name] = None
             continue
         errors[name] = (p - outcomes) ** 2  # their mean is the Brier score
-        out[name] = grouped_mean(errors[name], groups, **options)
+        out[name] = grouped_mean(errors[name], groups, **options, bounds=UNIT)
     out["agent_minus_judge"] = (None if forecasts["same_model_judge"] is None else
-                                grouped_mean(errors["agent"] - errors["same_model_judge"], groups, **options))
+                                grouped_mean(errors["agent"] - errors["same_model_judge"], groups, **options,
+                                             bounds=UNIT_DIFFERENCE))
     return out
 
 
@@ -159,11 +163,11 @@ def top1_table(release: Release, *, n_resamples: int = N_RESAMPLES, seed: int = 
     options = {"n_resamples": n_resamples, "seed": seed}
     return {
         "n_conditions": len(choices),
-        "agent": grouped_mean(agent, groups, **options),
-        "first_written": grouped_mean(first, groups, **options),
+        "agent": grouped_mean(agent, groups, **options, bounds=UNIT),
+        "first_written": grouped_mean(first, groups, **options, bounds=UNIT),
         "random": RANDOM_TOP1,
-        "agent_minus_random": grouped_mean(agent - RANDOM_TOP1, groups, **options),
-        "agent_minus_first_written": grouped_mean(agent - first, groups, **options),
+        "agent_minus_random": grouped_mean(agent - RANDOM_TOP1, groups, **options, bounds=ABOVE_RANDOM),
+        "agent_minus_first_written": grouped_mean(agent - first, groups, **options, bounds=UNIT_DIFFERENCE),
     }
 
 

@@ -10,7 +10,10 @@ import numpy as np
 from scitaste_hf.errors import ScitasteError
 from scitaste_hf.rtaste.events import resolve
 from scitaste_hf.rtaste.metrics import (
+    ABOVE_RANDOM,
     RANDOM_TOP1,
+    UNIT,
+    UNIT_DIFFERENCE,
     base_rate_forecast,
     brier_score,
     check_outcomes,
@@ -55,23 +58,25 @@ def brier_summary(predictions: list[Any], references: list[Any], groups: list[An
     Returns
     -------
     dict
-        ``brier`` and ``ci`` (``None`` when nothing was answered), ``base_rate_brier``, ``event_rate``,
-        ``n_scored``, ``n_total``, ``coverage``.
+        ``brier`` and ``ci`` (``None`` when nothing was answered; clipped to 0-1, and then ``ci_clipped`` is
+        true), ``base_rate_brier``, ``event_rate``, ``n_scored``, ``n_total``, ``coverage``.
     """
     if len(predictions) != len(references):
         raise ScitasteError(f"predictions and references differ in length: {len(predictions)} vs {len(references)}")
     outcomes = check_outcomes(references)
     labels = _group_labels(groups, len(references))
     answered = np.array([p is not None and not (isinstance(p, float) and np.isnan(p)) for p in predictions])
-    result = {"brier": None, "ci": None, "base_rate_brier": None, "event_rate": float(outcomes.mean()),
-              "n_scored": int(answered.sum()), "n_total": len(references), "coverage": float(answered.mean())}
+    result = {"brier": None, "ci": None, "ci_clipped": False, "base_rate_brier": None,
+              "event_rate": float(outcomes.mean()), "n_scored": int(answered.sum()), "n_total": len(references),
+              "coverage": float(answered.mean())}
     if not answered.any():
         return result
     p = check_probabilities([x for x, a in zip(predictions, answered) if a])
     o = outcomes[answered]
     result["brier"] = brier_score(p, o)
-    result["ci"] = grouped_mean((p - o) ** 2, [g for g, a in zip(labels, answered) if a],
-                                n_resamples=n_resamples, seed=seed)["interval"]
+    interval = grouped_mean((p - o) ** 2, [g for g, a in zip(labels, answered) if a], n_resamples=n_resamples,
+                            seed=seed, bounds=UNIT)
+    result["ci"], result["ci_clipped"] = interval["interval"], interval["clipped"]
     if groups is not None and len(set(labels)) > 1:
         result["base_rate_brier"] = brier_score(base_rate_forecast(outcomes, labels)[answered], o)
     return result
@@ -98,8 +103,9 @@ def ranking_summary(predictions: list[Any], references: list[Any], groups: list[
     -------
     dict
         ``top1_hit_rate``, ``first_written_hit_rate``, ``random_hit_rate`` (0.2),
-        ``top1_minus_random``, ``top1_minus_first_written``, each difference with its interval in ``ci``,
-        and ``n_conditions``. Ties at the highest value share the credit
+        ``top1_minus_random``, ``top1_minus_first_written``, each with its interval in ``ci`` (clipped to what
+        the statistic can take: 0-1, -0.2-0.8, -1-1; ``ci_clipped`` names those that were), and
+        ``n_conditions``. Ties at the highest value share the credit
         (:func:`~scitaste_hf.rtaste.metrics.top1_credit`).
     """
     if len(predictions) != len(references):
@@ -118,12 +124,13 @@ def ranking_summary(predictions: list[Any], references: list[Any], groups: list[
     agent = top1_credit(np.array([list(r).index(1) for r in predictions]), values)
     first = top1_credit(np.zeros(len(predictions), dtype=int), values)
     options = {"n_resamples": n_resamples, "seed": seed}
-    stats = {"top1_hit_rate": grouped_mean(agent, labels, **options),
-             "first_written_hit_rate": grouped_mean(first, labels, **options),
-             "top1_minus_random": grouped_mean(agent - RANDOM_TOP1, labels, **options),
-             "top1_minus_first_written": grouped_mean(agent - first, labels, **options)}
+    stats = {"top1_hit_rate": grouped_mean(agent, labels, **options, bounds=UNIT),
+             "first_written_hit_rate": grouped_mean(first, labels, **options, bounds=UNIT),
+             "top1_minus_random": grouped_mean(agent - RANDOM_TOP1, labels, **options, bounds=ABOVE_RANDOM),
+             "top1_minus_first_written": grouped_mean(agent - first, labels, **options, bounds=UNIT_DIFFERENCE)}
     return {**{name: s["estimate"] for name, s in stats.items()}, "random_hit_rate": RANDOM_TOP1,
-            "ci": {name: s["interval"] for name, s in stats.items()}, "n_conditions": len(predictions)}
+            "ci": {name: s["interval"] for name, s in stats.items()},
+            "ci_clipped": sorted(name for name, s in stats.items() if s["clipped"]), "n_conditions": len(predictions)}
 
 
 def example_inputs(name: str, n: int = 6) -> dict[str, list[Any]]:

@@ -44,7 +44,8 @@ def test_report_of_a_release_file(tmp_path, capsys, make_condition):
     assert _run(["report", "--data", str(data), "--json", str(out), "--n-resamples", "0"]) == 0
     assert "SYNTHETIC" not in capsys.readouterr().out
     brier = json.loads(out.read_text())["brier"]
-    assert brier["agent"] == {"estimate": 0.25, "interval": None, "n": 10, "n_groups": 2}
+    assert brier["agent"] == {"estimate": 0.25, "interval": None, "clipped": False, "n": 10,
+                              "n_groups": 2}
     assert brier["agent_minus_judge"]["estimate"] == 0.0
 
 

@@ -102,7 +102,7 @@ def test_grouped_mean_edge_cases():
     assert grouped_mean(values, groups, n_resamples=0) == {**result, "interval": None}
     # One group says nothing about the variation between groups: no interval, however many items.
     assert grouped_mean([0.1, 0.4, 0.9], ["a"] * 3) == {"estimate": pytest.approx(1.4 / 3), "interval": None,
-                                                        "n": 3, "n_groups": 1}
+                                                        "clipped": False, "n": 3, "n_groups": 1}
     # Groups with the same mean: zero variance, a degenerate interval exactly at the estimate (no NaN).
     constant = grouped_mean([0.1] * 4, ["a", "b", "c", "d"])
     assert constant["interval"] == [constant["estimate"]] * 2 and constant["estimate"] == pytest.approx(0.1)
