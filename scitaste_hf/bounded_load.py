@@ -11,13 +11,16 @@ Every bound is checked before the document is handed on, and a YAML document's b
 a one-line :class:`~scitaste_hf.errors.ScitasteError` that names the file:
 
 - :func:`read_text`: a regular file (a FIFO, a device or a folder is refused without opening it for a blocking
-  read) of at most :data:`MAX_BYTES` bytes, decoded as UTF-8;
+  read) of at most :data:`MAX_BYTES` bytes, decoded as UTF-8 (a leading byte-order mark, which some editors
+  write, is dropped);
 - :func:`parse_json`: nesting at most :data:`MAX_DEPTH` deep (the parser stops at the interpreter's recursion
   limit; a JSON document's size is its text's: it has no expansion), standard JSON only (``NaN`` and ``Infinity``
-  are refused);
-- :func:`parse_yaml`: the node graph is composed (linear in the text: an alias is a reference), then measured with
-  every alias expanded, at most :data:`MAX_DEPTH` deep and :data:`MAX_NODES` nodes, with no alias inside its own
-  anchor, before it is constructed;
+  are refused, and so is a number that only a float's infinity holds, ``1e400``), each key once per object;
+- :func:`parse_yaml`: the parser's events are counted first (at most :data:`MAX_NODES`: composing a node costs
+  some ten times as much as parsing it, and a 32 MiB file holds 16 million), then the node graph is composed
+  (linear in the text: an alias is a reference) and measured with every alias expanded, at most :data:`MAX_DEPTH`
+  deep and :data:`MAX_NODES` nodes, with no alias inside its own anchor and each key once per mapping, before it
+  is constructed;
 - :func:`load_json` and :func:`load_yaml`: a file read and parsed, for a caller that has only a path.
 
 Use::
@@ -33,7 +36,9 @@ says why. What the document holds (its keys and types) is the caller's to check.
 
 from __future__ import annotations
 
+import codecs
 import json
+import math
 import os
 import stat
 from pathlib import Path
@@ -95,11 +100,12 @@ def read_text(path: str | Path, what: str, *, max_bytes: int = MAX_BYTES) -> str
             raise ScitasteError(f"{source} cannot be read ({exc.strerror})") from None
     if len(data) > max_bytes:
         raise ScitasteError(f"{source} has more than the {max_bytes:,} bytes accepted")
+    skip = len(codecs.BOM_UTF8) if data.startswith(codecs.BOM_UTF8) else 0
     try:
-        return data.decode("utf-8")
+        return data[skip:].decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise ScitasteError(f"{source} is not UTF-8 text (byte {exc.start:,} is {data[exc.start]:#04x}); "
-                            "save it as UTF-8") from None
+        at = skip + exc.start  # counted in the file, mark included
+        raise ScitasteError(f"{source} is not UTF-8 text (byte {at:,} is {data[at]:#04x}); save it as UTF-8") from None
 
 
 def _deeper_than(value: Any, max_depth: int) -> bool:
@@ -118,6 +124,29 @@ def _refuse_constant(name: str) -> Any:
     raise ValueError(f"{name} is not a JSON number")
 
 
+def _finite_float(text: str) -> float:
+    """A JSON number as a float; one beyond a float's range (``1e400``, which Python reads as ``inf``) is refused
+    like ``Infinity``, so that no caller computes with an infinity a file did not spell."""
+    value = float(text)
+    if value in (math.inf, -math.inf):
+        raise ValueError(f"{_clip(text)} is beyond a float's range")
+    return value
+
+
+def _clip(text: str) -> str:
+    return text if len(text) <= 40 else f"{text[:20]}...({len(text):,} characters)"
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """A JSON object whose keys are unique: ``json`` keeps the last of a repeated key, silently losing the rest."""
+    data = dict(pairs)
+    if len(data) != len(pairs):
+        seen: set[str] = set()
+        repeated = next(k for k, _ in pairs if k in seen or seen.add(k))
+        raise ValueError(f"the key {_clip(repr(repeated))} is repeated in one object")
+    return data
+
+
 def parse_json(text: str, source: str, *, max_depth: int = MAX_DEPTH, parse_int: Any = None) -> Any:
     """A JSON document nested at most ``max_depth`` deep (the parser itself stops at the interpreter's recursion
     limit, and the parsed document is measured before it is returned).
@@ -131,22 +160,25 @@ def parse_json(text: str, source: str, *, max_depth: int = MAX_DEPTH, parse_int:
     max_depth : int
         The deepest nesting accepted (default :data:`MAX_DEPTH`).
     parse_int : callable, optional
-        As for :func:`json.loads` (``float`` reads an integer too large for a float as ``inf``).
+        As for :func:`json.loads`; ``float`` refuses an integer too large for a float, as any number is.
 
     Raises
     ------
     ScitasteError
-        On nesting deeper than ``max_depth``, ``NaN`` or ``Infinity``, an integer of more digits than Python
-        converts, or text that is not JSON.
+        On nesting deeper than ``max_depth``, ``NaN``, ``Infinity`` or a number beyond a float's range, a key
+        repeated in one object (JSON would keep its last value), an integer of more digits than Python converts,
+        or text that is not JSON.
     """
     too_deep = ScitasteError(f"{source} is nested more than {max_depth} deep")
+    to_int = _finite_float if parse_int is float else parse_int
     try:
-        data = json.loads(text, parse_int=parse_int, parse_constant=_refuse_constant)
+        data = json.loads(text, parse_int=to_int, parse_float=_finite_float, parse_constant=_refuse_constant,
+                          object_pairs_hook=_unique_keys)
     except RecursionError:  # the parser's own bound on nesting (the interpreter's recursion limit, 1,000)
         raise too_deep from None
     except json.JSONDecodeError as exc:
         raise ScitasteError(f"{source} is not valid JSON ({exc.msg} at line {exc.lineno} column {exc.colno})") from None
-    except ValueError as exc:  # NaN or Infinity, an integer of more than 4,300 digits
+    except ValueError as exc:  # NaN, Infinity or beyond a float, a repeated key, an integer of over 4,300 digits
         raise ScitasteError(f"{source} is not valid JSON ({first_line(exc)})") from None
     if _deeper_than(data, max_depth):
         raise too_deep
@@ -155,7 +187,8 @@ def parse_json(text: str, source: str, *, max_depth: int = MAX_DEPTH, parse_int:
 
 def _measure(root: Any, source: str, max_depth: int, max_nodes: int) -> None:
     """Refuse a composed YAML graph that, with its aliases expanded, is deeper than ``max_depth``, has more than
-    ``max_nodes`` nodes, or holds an alias inside its own anchor (a document that contains itself).
+    ``max_nodes`` nodes, or holds an alias inside its own anchor (a document that contains itself) or a mapping
+    that repeats a key.
 
     Iterative and memoised per node: an anchored node is measured once however many aliases name it, so the
     measure is linear in the composed graph while the sizes it adds up are the expanded ones.
@@ -191,8 +224,45 @@ def _measure(root: Any, source: str, max_depth: int, max_nodes: int) -> None:
         if key in open_nodes:
             raise ScitasteError(f"{source} holds an alias inside its own anchor (line {node.start_mark.line + 1})")
         open_nodes.add(key)
+        if isinstance(node, yaml.MappingNode):
+            _refuse_repeated_keys(node, source)
         stack.append((node, True))
         stack.extend((c, False) for c in children(node) if not isinstance(c, yaml.ScalarNode))
+
+
+def _refuse_repeated_keys(node: Any, source: str) -> None:
+    """Refuse a mapping that spells one key twice: YAML keeps the last value and silently loses the others (a
+    taxonomy's second ``biology:`` would drop the first one's cells). Keys are compared as written, with their
+    resolved tag: ``a`` and ``"a"`` are one key, ``1`` and ``"1"`` two."""
+    import yaml
+
+    seen: set[tuple[str, str]] = set()
+    for key, _ in node.value:
+        if isinstance(key, yaml.ScalarNode) and key.tag != "tag:yaml.org,2002:merge":
+            if (key.tag, key.value) in seen:
+                raise ScitasteError(f"{source} repeats the key {_clip(repr(key.value))} in one mapping "
+                                    f"(line {key.start_mark.line + 1})")
+            seen.add((key.tag, key.value))
+
+
+def _count_events(text: str, source: str, max_nodes: int) -> None:
+    """Refuse a document of more than ``max_nodes`` nodes before it is composed: the parser's events cost a tenth
+    of the composer's nodes, and every node and alias is one event. An expanded count is at least this one."""
+    import yaml
+
+    counted = (yaml.ScalarEvent, yaml.AliasEvent, yaml.SequenceStartEvent, yaml.MappingStartEvent)
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)(text)
+    try:
+        n = 0
+        while loader.check_event():
+            if isinstance(loader.get_event(), counted):
+                n += 1
+                if n > max_nodes:
+                    raise ScitasteError(f"{source} has more than {max_nodes:,} values")
+    except yaml.YAMLError as exc:
+        raise ScitasteError(f"{source} is not valid YAML ({_yaml_problem(exc)})") from None
+    finally:
+        loader.dispose()
 
 
 def _yaml_problem(exc: Exception) -> str:
@@ -220,10 +290,12 @@ def parse_yaml(text: str, source: str, *, max_depth: int = MAX_DEPTH, max_nodes:
     ------
     ScitasteError
         On text that is not YAML or holds more than one document, a graph beyond the bounds or holding itself,
-        or a value the constructor refuses (an integer of more digits than Python converts).
+        a key repeated in one mapping, or a value the constructor refuses (an integer of more digits than Python
+        converts).
     """
     import yaml
 
+    _count_events(text, source, max_nodes)
     # The C parser when built: the packaged taxonomy is read whenever scitaste_hf.schema is imported.
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)(text)
     try:

@@ -196,6 +196,8 @@ def _vector(data: object, kind: str, where: str) -> dict[str, float]:
         total = sum(numbers)
         if len(numbers) != len(data) or total <= 0:
             raise ScitasteError(f"{where}: 'raw' must map keys to positive numbers")
+        if not math.isfinite(total):  # each number a float, their sum beyond one: every share would read as 0
+            raise ScitasteError(f"{where}: the 'raw' numbers sum beyond a float's range; scale them down")
         data = {k: v / total for k, v in data.items()}
     try:
         return validate_weights(data)

@@ -65,7 +65,49 @@ def test_json_that_is_not_standard_json(text, message):
     with pytest.raises(ScitasteError, match=rf"^w\.json is not valid JSON \(.*{message}"):
         parse_json(text, "w.json")
     assert parse_json("1" * 400, "x") == int("1" * 400)  # a large number is the caller's to bound
-    assert parse_json("1" * 5000, "x", parse_int=float) == float("inf")
+    with pytest.raises(ScitasteError, match=r"^x is not valid JSON \(1111.*\(5,000 characters\) is beyond a float's "):
+        parse_json("1" * 5000, "x", parse_int=float)
+
+
+@pytest.mark.parametrize("text", ['{"raw": {"a": 1e400}}', "[-1e999]", "[1E+309]"])
+def test_a_json_number_beyond_a_float_is_refused_like_infinity(text):
+    # Python reads 1e400 as inf, which a weights file's "raw" vector turned into "weight ...=nan"
+    with pytest.raises(ScitasteError, match=r"^w\.json is not valid JSON \(-?1[eE]\+?\d+ is beyond a float's range\)$"):
+        parse_json(text, "w.json")
+    assert parse_json("[1e308, -1e-400]", "w.json") == [1e308, -0.0]
+
+
+def test_a_repeated_key_is_refused_in_both_formats():
+    # the last value would win silently: a taxonomy's second "biology:" dropped the first one's cells
+    with pytest.raises(ScitasteError, match=r"^w\.json is not valid JSON \(the key 'a' is repeated in one object\)$"):
+        parse_json('{"a": 1, "b": {"c": 2}, "a": 3}', "w.json")
+    with pytest.raises(ScitasteError, match=r"the key 'c' is repeated"):
+        parse_json('[{"c": 1, "c": 1}]', "w.json")
+    for text, line in (("a: 1\nb: 2\na: 3\n", 3), ("a: 1\n'a': 2\n", 2), ("x:\n  - {k: 1, k: 2}\n", 2)):
+        with pytest.raises(ScitasteError, match=rf"^t\.yaml repeats the key '\w' in one mapping \(line {line}\)$"):
+            parse_yaml(text, "t.yaml")
+    # one key in two mappings, a key and its string twin of another tag, and merge keys are not repeats
+    assert parse_yaml("a: {k: 1}\nb: {k: 2}\n1: x\n'1': y\n", "t") == {"a": {"k": 1}, "b": {"k": 2}, 1: "x", "1": "y"}
+    assert parse_yaml("m: &m {k: 1}\nn: {<<: *m, k: 2}\n", "t")["n"] == {"k": 2}
+
+
+def test_a_yaml_document_of_too_many_nodes_is_refused_before_it_is_composed():
+    # 2 million scalars in 4 MB: composing them took 37 s and 590 MB here, their events a tenth of that
+    with pytest.raises(ScitasteError, match=r"^t\.yaml has more than 1,000 values$"):
+        parse_yaml("[" + "1, " * 1000 + "1]", "t.yaml", max_nodes=1000)
+    assert parse_yaml("[" + "1, " * 998 + "1]", "t.yaml", max_nodes=1000) == [1] * 999  # and the sequence: 1,000
+    with pytest.raises(ScitasteError, match=r"^t\.yaml is not valid YAML \(.*line 1, column 6\)$"):
+        parse_yaml("[1, ]]", "t.yaml")  # found by the count already: the same one line
+
+
+def test_a_byte_order_mark_is_dropped(tmp_path):
+    bom = tmp_path / "w.json"
+    bom.write_bytes(b'\xef\xbb\xbf{"a": 1}\r\n')
+    assert load_json(bom, "weights file") == {"a": 1}
+    bad = tmp_path / "bad.json"
+    bad.write_bytes(b'\xef\xbb\xbf{"a": "\xe9"}')
+    with pytest.raises(ScitasteError, match=r"bad\.json is not UTF-8 text \(byte 10 is 0xe9\); save it as UTF-8$"):
+        load_json(bad, "weights file")
 
 
 @pytest.mark.parametrize(("text", "message"), [

@@ -99,7 +99,7 @@ def test_weights_files_that_would_mislead_are_refused(tmp_path):
     assert paper_disciplines([None], load_weights(str(path)), "extended") == [None]
     huge = '"citation_impact": 1' + "0" * 400
     path.write_text(json.dumps({"weights": vector}).replace('"citation_impact": 1.0', huge))
-    with pytest.raises(ScitasteError, match="finite"):
+    with pytest.raises(ScitasteError, match=r"typo\.json is not valid JSON \(10+\.+\(401 characters\) is beyond"):
         load_weights(str(path))
     path.write_bytes(b'{"weights": "\xff"}')
     with pytest.raises(ScitasteError, match="is not UTF-8 text"):
@@ -122,3 +122,14 @@ def test_hostile_weights_files_are_one_line_errors(tmp_path):
     nan.write_text('{"raw": {"citation_impact": NaN}}')
     with pytest.raises(ScitasteError, match=r"^weights file \S+nan\.json is not valid JSON \(NaN is not a JSON number"):
         load_weights(str(nan))
+
+
+def test_raw_weights_whose_sum_overflows_are_refused(tmp_path):
+    # seven numbers of 1e308 each are floats, their sum is inf: each share was 0 and the file read "must sum to 1"
+    path = tmp_path / "raw.json"
+    path.write_text(json.dumps({"raw": {k: 1e308 for k in DIMENSIONS}}))
+    with pytest.raises(ScitasteError, match=r"^weights file \S+raw\.json: the 'raw' numbers sum beyond a float's "
+                                            r"range; scale them down$"):
+        load_weights(str(path))
+    path.write_text(json.dumps({"raw": {k: 1e307 for k in DIMENSIONS}}))
+    assert load_weights(str(path)) == {k: pytest.approx(1 / 7) for k in DIMENSIONS}

@@ -237,3 +237,18 @@ def test_a_discipline_may_not_take_a_name_the_board_reserves(tmp_path, name):
     path = _write(tmp_path, {"extends": "default", name: {"code": "ALLX", "sub_disciplines": [_cell()]}})
     with pytest.raises(ScitasteError, match=rf"tax\.yaml: discipline name '{name}' is reserved: the leaderboard "):
         load_taxonomy(path)
+
+
+def test_a_discipline_named_twice_is_refused_not_merged(tmp_path):
+    # YAML kept the second entry only: the first one's cells were silently gone
+    cell = "    - {{id: bio.{0}, name: B{0}, openalex_subfield: 1311, keywords: [k{0}]}}\n"
+    path = tmp_path / "twice.yaml"
+    path.write_text("biology:\n  code: BIOL\n  sub_disciplines:\n" + cell.format(1)
+                    + "biology:\n  code: BIOX\n  sub_disciplines:\n" + cell.format(2))
+    with pytest.raises(ScitasteError, match=r"^\S+twice\.yaml repeats the key 'biology' in one mapping \(line 5\)$"):
+        load_taxonomy(path)
+    # a cell that names a key twice is refused the same way
+    path.write_text("biology:\n  code: BIOL\n  sub_disciplines:\n"
+                    "    - {id: bio.1, name: B, openalex_subfield: 1311, keywords: [a], keywords: [b]}\n")
+    with pytest.raises(ScitasteError, match=r"repeats the key 'keywords' in one mapping \(line 4\)$"):
+        load_taxonomy(path)
