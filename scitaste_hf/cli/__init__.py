@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import logging
 import sys
 from importlib.metadata import entry_points
 
@@ -98,6 +99,9 @@ def _passthrough(argv: list[str]):
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``scitaste`` console script."""
     argv = sys.argv[1:] if argv is None else list(argv)
+    # httpx logs every request at INFO, and lm-eval and datasets turn INFO logging on: a demo's evidence stage
+    # printed 1,652 "HTTP Request:" lines. Its warnings still show.
+    logging.getLogger("httpx").setLevel(logging.WARNING)
     passthrough = _passthrough(argv)
     args = None if passthrough else build_parser().parse_args(argv)
     try:

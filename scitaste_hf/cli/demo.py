@@ -62,13 +62,13 @@ class _Mirror:
 
 def run(args: argparse.Namespace) -> int:
     """Run every step whose output is missing; print the leaderboard and where everything is."""
-    from rich.console import Console
-
+    from scitaste_hf.cli.tables import console as make_console
+    from scitaste_hf.cli.tables import fitted
     from scitaste_hf.errors import ScitasteError
 
     if args.papers < 300:
         raise ScitasteError("--papers must be at least 300 (enough for every sub-discipline of the taxonomy)")
-    console = Console(width=None if sys.stdout.isatty() else 150)
+    console = make_console(150)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     from scitaste_hf.agent.evidence import EVIDENCE_DIR
@@ -115,6 +115,24 @@ def run(args: argparse.Namespace) -> int:
     _step(console, "4/5 scores (evaluate metrics) and the leaderboard store")
     board = _store(console, out, dataset, results)
     _step(console, "5/5 leaderboard")
+    table = board_table(board)
+    console.print(fitted(console, table, *BOARD_STACK))
+    from scitaste_hf.resources import install_hint
+
+    console.print(f"dataset: {dataset}\nfrozen evidence: {evidence}\nlm-eval outputs: {results}\n"
+                  f"predictions: {out / 'predictions'}\nleaderboard store: {out / 'leaderboard.sqlite'}\n"
+                  f"open the leaderboard: scitaste space --data {out}  ({install_hint('space')})",
+                  markup=False)
+    return 0
+
+
+#: The board's columns when the terminal is narrower than it (:func:`~scitaste_hf.cli.tables.fitted`): Scheme 1,
+#: Scheme 2, then coverage and status, each led by rank, run and mode.
+BOARD_STACK = ([0, 1, 2], [[3, 4], [5, 6, 7], [8, 9]])
+
+
+def board_table(board):
+    """The demo's leaderboard as a rich table: every run, then the floors."""
     from rich.table import Table
 
     table = Table(title="scitaste-baseline on the synthetic demo dataset (not the benchmark); ordered by Scheme-1 "
@@ -131,14 +149,7 @@ def run(args: argparse.Namespace) -> int:
                       "floor" if row.get("run") is None else str(row["run"]), row.get("mode") or row.get("model", ""),
                       f"{row['scheme1']:.1f}", skill, f"{row['scheme2']:.1f}", row["scheme2_grade"],
                       f"{100 * row['wape']:.1f}", f"{row['n_scored']}/{row['n_total']}", row["status"])
-    console.print(table)
-    from scitaste_hf.resources import install_hint
-
-    console.print(f"dataset: {dataset}\nfrozen evidence: {evidence}\nlm-eval outputs: {results}\n"
-                  f"predictions: {out / 'predictions'}\nleaderboard store: {out / 'leaderboard.sqlite'}\n"
-                  f"open the leaderboard: scitaste space --data {out}  ({install_hint('space')})",
-                  markup=False)
-    return 0
+    return table
 
 
 def _samples(results: Path, task: str) -> list[Path]:

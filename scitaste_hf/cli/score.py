@@ -53,18 +53,15 @@ def run(args: argparse.Namespace) -> int:
         raise ScitasteError("give both --predictions and --gold, or neither to score the bundled example")
     if args.json_out:
         check_writable(args.json_out)
-    import sys
-
-    from rich.console import Console
-
+    from scitaste_hf.cli.tables import console as make_console
+    from scitaste_hf.cli.tables import fitted
     from scitaste_hf.predictions import read_predictions
     from scitaste_hf.records import load_records
     from scitaste_hf.schema import load_weights
     from scitaste_hf.scoring import score_run
     from scitaste_hf.scoring.bootstrap import N_RESAMPLES
 
-    # Piped output (CI logs, files) gets a wide table instead of rich's 80-column default that truncates cells.
-    console = Console(width=None if sys.stdout.isatty() else 200)
+    console = make_console(200)
     predictions_path, gold_path = args.predictions, args.gold
     if predictions_path is None:
         predictions_path, gold_path = _example("predictions.jsonl"), _example("gold.jsonl")
@@ -90,7 +87,9 @@ def run(args: argparse.Namespace) -> int:
                         "floors_from": f"{backup_source} (backup)" if backup_source else f"{gold_path} (the gold set)",
                         "n_resamples": n_resamples, "seed": args.seed}
     overall = result["overall"]
-    console.print(results_table(result, _first_failures(predictions)))
+    # narrower than the table: the scores, Scheme 2, then the agreement statistics, each led by the scope
+    console.print(fitted(console, results_table(result, _first_failures(predictions)), [0],
+                         [[1, 2, 3, 4], [5, 6, 7, 8], [9, 10, 11, 12]]))
     if not overall["n_scored"]:
         reasons = ", ".join(f"{reason} {n}" for reason, n in overall["failures"].items())
         first = next(iter(_first_failures(predictions).values()), None)
