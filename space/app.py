@@ -67,13 +67,17 @@ SUBMIT_CONCURRENCY = 4
 #: Models in the Scheme-2 chart and runs in the heatmap: the first ones in the board's order (a chart of thousands
 #: says nothing, and takes long to draw).
 CHART_MODELS, HEATMAP_RUNS = 15, 30
-_HIGHLIGHT = {"coverage": "background-color: #fde68a", "vs floor": "background-color: #fee2e2"}
-
-
-def _num(x, digits=1):
-    # None stays None: an undefined statistic (Spearman of a constant predictor) is a blank cell, not a string that
-    # the table's number formats would choke on.
-    return None if x is None else round(float(x), digits)
+_HIGHLIGHT = {"coverage": "background-color: #fde68a", "vs floor": "background-color: #fee2e2",
+              "status": "background-color: #fecaca; font-weight: 600"}
+#: What the Run details box shows before a row is selected, and after the filters change.
+DETAILS_PLACEHOLDER = {"run details": "select a row of the table"}
+#: A system font stack: the Space needs no web font (offline, Gradio's default fell back to a font with an odd "B").
+FONTS = ["system-ui", "-apple-system", "Segoe UI", "Roboto", "Helvetica Neue", "Arial", "sans-serif"]
+#: The "show flagged runs" box's label kept whole on a narrow screen (at 420 px it was squeezed to its box).
+CSS = """
+#show-flagged { min-width: 170px !important; }
+#show-flagged label span { white-space: nowrap; }
+"""
 
 
 def _run_id(value, label: str) -> int:
@@ -131,20 +135,36 @@ def _floor_values(r) -> tuple:
 
 
 def _highlighted(column, value) -> bool:
+    if column == "status":
+        return value == FLAGGED
     if column == "coverage":
         scored, _, total = value.partition("/")
         return scored != total
     return value == NOT_ABOVE
 
 
+#: Decimals each numeric column is shown with, whatever its value (0.630 beside 0.564, never 0.63).
+DIGITS = {"S1 skill": 3, "Scheme-1": 1, "S2 skill": 3, "Scheme-2": 1, "WAPE %": 1, "Spearman": 3, "Pearson": 3,
+          "MAE": 2, "bias": 2}
+
+
+def _display(columns, data) -> list[tuple[str, ...]]:
+    """What each cell shows: numeric columns with :data:`DIGITS` decimals (the table keeps the numbers, to sort
+    by), an undefined statistic blank, everything else as it is."""
+    digits = [DIGITS.get(c) for c in columns]
+    return [tuple("" if v is None else f"{v:.{d}f}" if d is not None else str(v) for v, d in zip(row, digits))
+            for row in data]
+
+
 def _frame(columns, data) -> dict:
     """What gr.Dataframe renders: the values (a row per tuple; None, an undefined statistic, shows as a blank
-    cell), and the style of the cells to highlight (coverage below 100%, "not above floor").
+    cell), their text (:func:`_display`), and the style of the cells to highlight (coverage below 100%, "not above
+    floor", a flagged run's status).
 
-    No text per cell (the table shows each value as it is, rounded), and a style only for the rows that have a
-    highlighted cell (the table reads a missing style as none): Gradio walks every cell it is given, and a pandas
-    Styler's three entries per cell took seconds on a board of 10,000 runs. Rows are tuples, which the garbage
-    collector stops tracking, so that views kept in the cache do not slow down every later collection.
+    A style only for the rows that have a highlighted cell (the table reads a missing style as none): Gradio walks
+    every cell it is given, and a pandas Styler's three entries per cell took seconds on a board of 10,000 runs.
+    Rows are tuples, which the garbage collector stops tracking, so that views kept in the cache do not slow down
+    every later collection.
     """
     highlighted = [(j, _HIGHLIGHT[c]) for j, c in enumerate(columns) if c in _HIGHLIGHT]
     styles: list[tuple[str, ...]] = [()] * len(data)
@@ -153,7 +173,7 @@ def _frame(columns, data) -> dict:
         if marks:
             styles[i] = tuple(marks.get(j, "") for j in range(len(columns)))
     return {"headers": list(columns), "data": data,
-            "metadata": {"display_value": None, "styling": styles if any(styles) else None}}
+            "metadata": {"display_value": _display(columns, data), "styling": styles if any(styles) else None}}
 
 
 def _datatypes(columns) -> list[str]:
@@ -194,7 +214,7 @@ def warm(board: Leaderboard) -> None:
 
 def reported_table():
     data = reported_results()
-    return pd.DataFrame([[r["model"], r["mode"], r["scheme2"], "reported"] for r in data["rows"]],
+    return pd.DataFrame([[r["model"], r["mode"], f"{r['scheme2']:.1f}", "reported"] for r in data["rows"]],
                         columns=["model", "mode", "Scheme-2 (reported)", "source"])
 
 
@@ -206,10 +226,37 @@ def run_choices(board: Leaderboard):
 
 
 def default_pair(board: Leaderboard):
-    """The runs preselected for a comparison: the first two of the board's order. A flagged run is never
+    """The runs preselected for a comparison: the first of the board's order, and the next one whose answers
+    differ from it (two runs of the same answers in two modes compare to 0 everywhere). A flagged run is never
     preselected (it is not ranked, and a copy of the labels would otherwise be run A)."""
-    ranked = [value for label, value in run_choices(board) if not label.endswith(" [flagged]")]
-    return [*ranked, None, None][:2]
+    def build():
+        ranked = [value for label, value in run_choices(board) if not label.endswith(" [flagged]")]
+        if len(ranked) < 2:
+            return [*ranked, None, None][:2]
+        first = ranked[0]
+        second = next((r for r in ranked[1:] if board.answers_differ(first, r)), ranked[1])
+        return [first, second]
+
+    return board.memo("default-pair", build)
+
+
+def _p_value(p) -> str:
+    """A p-value as read: three decimals, and below 0.001 as "< 0.001" (a bootstrap p of 0 means only that no
+    resample of 1,000 reached the other side)."""
+    if p is None:
+        return ""
+    return "< 0.001" if p < 0.001 else f"{p:.3f}"
+
+
+def _rounded(value):
+    """A run's stored result for the Run details box: floats to 4 significant digits, not 17."""
+    if isinstance(value, float):
+        return float(f"{value:.4g}")
+    if isinstance(value, dict):
+        return {k: _rounded(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_rounded(v) for v in value]
+    return value
 
 
 def _verdict(metric, s) -> str:
@@ -237,7 +284,8 @@ def compare_table(board: Leaderboard, run_a, run_b):
             scale = 100.0 if metric == "wape" else 1.0
             # An interval or p-value is None when too few resamples define it (a tiny scope).
             rows.append([scope, stats["n"], metric, round(s["difference"] * scale, 2), _ci(s["interval"], scale),
-                         _num(s["p_value"], 4), None if s["detectable"] is None else round(s["detectable"] * scale, 2),
+                         _p_value(s["p_value"]),
+                         None if s["detectable"] is None else round(s["detectable"] * scale, 2),
                          _verdict(metric, s)])
     return pd.DataFrame(rows, columns=COMPARE_COLUMNS)
 
@@ -651,13 +699,17 @@ def _agreement_tab(ratings: Ratings, board: Leaderboard) -> None:
     """The Expert agreement tab: the report of :func:`agreement_report`, computed on request."""
     gr.Markdown("How far the experts agree with each other and with the bibliometric gold, and the board's first "
                 "runs scored against the expert consensus beside the gold, on the papers with at least three "
-                "raters. Every number has its 95% bootstrap interval over the papers; definitions in the "
-                "package's docs/ratings.md.")
+                "raters. The report moves only when another five papers have three ratings, so that no rater can "
+                "read another's ratings from its changes, and it shows no rater's own numbers. Every number has "
+                "its 95% bootstrap interval over the papers; definitions in the package's docs/ratings.md.")
     button = gr.Button("Compute the agreement report", variant="primary")
     text = gr.Markdown()
-    tables = [gr.Dataframe(interactive=False, label=title) for title in (
-        "inter-rater reliability", "expert consensus against the gold", "raters (by pseudonym)",
-        "runs against the gold and the experts")]
+    # The tables' own headers before Compute (Gradio shows "1 2 3" for a table without a value).
+    empty = report_tables({"numbers": {}, "flagged": [], "raters": []}, public=True)
+    headers = [t.columns for t in empty] + [AGREEMENT_RUN_COLUMNS]
+    tables = [gr.Dataframe(value=pd.DataFrame(columns=columns), interactive=False, label=title)
+              for columns, title in zip(headers, ("inter-rater reliability", "expert consensus against the gold",
+                                                  "raters (by pseudonym)", "runs against the gold and the experts"))]
     button.click(lambda: agreement_report(ratings, board), None, [text, *tables], api_name="ratings_report")
 
 
@@ -680,7 +732,7 @@ def build_app(board: Leaderboard, synthetic: bool = False, ratings: Ratings | No
                     discipline = gr.Dropdown(list(board.scopes), value="overall", label="discipline")
                     grade = gr.Dropdown([ALL, *(b.grade for b in WAPE_BANDS)], value=ALL, label="Scheme-2 grade")
                     status = gr.Dropdown([ALL, EVIDENCE_CONSISTENT, SELF_REPORTED], value=ALL, label="status")
-                    flagged = gr.Checkbox(False, label="show flagged runs")
+                    flagged = gr.Checkbox(False, label="show flagged runs", min_width=170, elem_id="show-flagged")
                 floor_table = gr.Dataframe(value=floors_table(board), interactive=False, column_widths=FLOOR_WIDTHS,
                                            datatype=_datatypes(FLOOR_COLUMNS), pinned_columns=1,
                                            label="Reference rows: what knowing nothing earns on the same papers "
@@ -689,7 +741,7 @@ def build_app(board: Leaderboard, synthetic: bool = False, ratings: Ratings | No
                                            pinned_columns=4, column_widths=WIDTHS, datatype=_datatypes(COLUMNS),
                                            label=f"Scored runs, best Scheme-1 skill over the constant floor first; "
                                                  f"rank: 95% interval, {TOP}: top group (see About)")
-                details = gr.JSON(label="Run details: select a row")
+                details = gr.JSON(value=DETAILS_PLACEHOLDER, label="Run details: select a row")
                 gr.Markdown("### Reported in the paper (not scored here)")
                 gr.Dataframe(value=reported_table(), interactive=False, label="reported results")
                 filters = [mode, discipline, grade, status, flagged]
@@ -704,7 +756,10 @@ def build_app(board: Leaderboard, synthetic: bool = False, ratings: Ratings | No
                 gr.on([f.change for f in filters], reference, filters, floor_table, api_name="floors")
 
                 def show(evt: gr.SelectData):
-                    return board.result(int(evt.row_value[COLUMNS.index("run")]))
+                    return _rounded(board.result(int(evt.row_value[COLUMNS.index("run")])))
+
+                # a run the new filters may hide is not left on show
+                gr.on([f.change for f in filters], lambda: DETAILS_PLACEHOLDER, None, details, api_name=False)
 
                 board_table.select(show, None, details, api_name=False)
             with gr.Tab("Compare"):
@@ -765,7 +820,8 @@ def build_app(board: Leaderboard, synthetic: bool = False, ratings: Ratings | No
                 constant = next((f for f in board.floors() if f["model"] == FLOOR_NAMES["constant"]), None)
                 gr.Markdown(about(board.scopes[1:], constant))
 
-        def refresh(*filter_values, visit=False):
+        def refresh(*values, visit=False):
+            *filter_values, heat_value = values
             choices = run_choices(board)
             first, second = default_pair(board)
             # A page visit preselects the comparison afresh (never a flagged run); after a submission the choices
@@ -775,13 +831,23 @@ def build_app(board: Leaderboard, synthetic: bool = False, ratings: Ratings | No
             else:
                 pick_a, pick_b = gr.update(choices=choices), gr.update(choices=choices)
             return (table(board, *filter_values), floors_table(board, *filter_values), pick_a, pick_b,
-                    gr.update(choices=choices, value=first), scheme2_chart(board), scatter(board, first))
+                    gr.update(choices=choices, value=first), scheme2_chart(board), scatter(board, first),
+                    heatmap(board, heat_value))
 
         # Built once, shown many times: every page visit and every new run reloads what depends on the store.
-        reloaded = [board_table, floor_table, run_a, run_b, scatter_run, bars, scatter_plot]
-        demo.load(lambda *values: refresh(*values, visit=True), filters, reloaded, api_name=False)
-        submitted.then(refresh, filters, reloaded, api_name=False)
+        reloaded = [board_table, floor_table, run_a, run_b, scatter_run, bars, scatter_plot, heat]
+        demo.load(lambda *values: refresh(*values, visit=True), [*filters, heat_mode], reloaded, api_name=False)
+        submitted.then(refresh, [*filters, heat_mode], reloaded, api_name=False)
     return demo
+
+
+def theme() -> gr.themes.Base:
+    """Gradio's default theme with :data:`FONTS`, and the captions under a label (the Annotate sliders' guide) in a
+    dark grey: Gradio's light grey made them look disabled."""
+    return gr.themes.Default(font=FONTS).set(block_info_text_color="*neutral_700",
+                                              block_info_text_color_dark="*neutral_300",
+                                              block_title_text_color="*neutral_900",
+                                              block_title_text_color_dark="*neutral_100")
 
 
 def main_board() -> tuple[Leaderboard, bool]:
@@ -810,7 +876,7 @@ def serve(**launch_options) -> None:
     gc.collect()
     gc.freeze()
     threading.Thread(target=warm, args=(board,), daemon=True, name="scitaste-warm").start()
-    app.launch(max_file_size=MAX_UPLOAD_BYTES, **launch_options)
+    app.launch(max_file_size=MAX_UPLOAD_BYTES, theme=theme(), css=CSS, **launch_options)
 
 
 if __name__ == "__main__":

@@ -10,6 +10,7 @@ import base64
 import io
 import json
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -26,6 +27,7 @@ VIEWS = (DEFAULT, ("pure_qa", "overall", "all", "all", False), ("pure_qa", "phys
 #: of schema.MODES).
 BAR_COLOURS = ((31, 119, 180), (255, 127, 14))
 COVERAGE_HIGHLIGHT = "rgb(253, 230, 138)"  # the app's #fde68a: coverage below 100%
+FLAGGED_HIGHLIGHT = "rgb(254, 202, 202)"  # the app's #fecaca: a flagged run's status
 
 
 def _answers(sd, seed):
@@ -46,11 +48,6 @@ def _answers(sd, seed):
              "dimension_scores": {k: noisy(v) for k, v in r["dimension_scores"].items()}} for r in gold]
 
 
-def _shown(value) -> str:
-    """A value of the API's table as the page shows it: numbers without trailing zeros, undefined as blank."""
-    return "" if value is None else f"{value:g}" if isinstance(value, float) else str(value)
-
-
 @pytest.fixture(scope="module")
 def board(space, tmp_path_factory):
     """The Space with its runs submitted; returns its URL and the API's rows (as shown) of each of :data:`VIEWS`
@@ -69,8 +66,9 @@ def board(space, tmp_path_factory):
     assert "flagged" in message  # the copy of the labels
 
     def view(api_name):
-        return {v: [[_shown(x) for x in row] for row in client.predict(*v, api_name=api_name)["data"]]
-                for v in VIEWS}
+        # the page shows each cell's text (numbers with their column's decimals), which the API sends beside it
+        shown = {v: client.predict(*v, api_name=api_name) for v in VIEWS}
+        return {v: [list(row) for row in table["metadata"]["display_value"]] for v, table in shown.items()}
 
     return url, view("/leaderboard"), view("/floors")
 
@@ -124,6 +122,12 @@ def test_board_shows_its_columns_runs_and_floors(page, board):
         ("Model-A", "dimagent_v3", "1", "\u2605"), ("Model-A", "pure_qa", "2", ""),
         ("synthetic-example-model", "dimagent_v3", "3", "")]
     assert [r["status"] for r in shown] == ["self-reported"] * 3
+    # one precision per column (0.630 beside 0.564, never 0.63), the API's numbers behind them
+    for column, digits in (("S1 skill", 3), ("S2 skill", 3), ("Scheme-1", 1), ("Scheme-2", 1), ("Spearman", 3),
+                           ("MAE", 2)):
+        assert all(re.fullmatch(rf"-?\d+\.\d{{{digits}}}", r[column]) for r in shown), (column, shown)
+    # nothing selected yet: the details box says how to fill it
+    assert page.get_by_text("select a row of the table").first.is_visible()
     assert float(shown[0]["S1 skill"]) > float(shown[1]["S1 skill"]) > float(shown[2]["S1 skill"]) > 0
     # the example run's coverage below 100% is highlighted, a complete run's is not
     coverage = _grid(page, "top group").get_by_role("gridcell").filter(has_text="/300")
@@ -158,7 +162,10 @@ def test_a_filter_change_renders_both_tables_again(page, board):
                                                           "mode dimagent_v3 in physics with flagged runs")]
     # the flagged copy comes last, unranked, though its scores are perfect
     assert [(r["model"], r["status"], r["rank"]) for r in rows][-1] == ("Copycat", "flagged", "")
-    assert rows[-1]["Scheme-2"] == "100" and [r["model"] for r in rows[:-1]] == ["Model-A", "synthetic-example-model"]
+    # and marked: its status cell is highlighted
+    status = _grid(page, "top group").get_by_role("gridcell", name="flagged", exact=True).first
+    assert status.evaluate("e => getComputedStyle(e).backgroundColor") == FLAGGED_HIGHLIGHT
+    assert rows[-1]["Scheme-2"] == "100.0" and [r["model"] for r in rows[:-1]] == ["Model-A", "synthetic-example-model"]
     _wait_for_rows(page, "reference row", floors[VIEWS[3]], "the floors of mode dimagent_v3 in physics")
     assert page.locator(".toast-body.error, .error-message").count() == 0
 
@@ -243,6 +250,8 @@ def test_compare_preselects_the_leader_never_a_flagged_run(page):
     _grid(page, "verdict").get_by_role("gridcell", name="overall", exact=True).first.wait_for(timeout=30000)
     overall = [r for r in _rows(page, "verdict") if r[0] == "overall"]
     assert [(r[1], r[2], r[7]) for r in overall] == [("300", m, "A better") for m in ("scheme1", "scheme2", "wape")]
+    # a p-value as read: never "0"
+    assert all(re.fullmatch(r"< 0\.001|[01]\.\d{3}", r[5]) for r in _rows(page, "verdict")), _rows(page, "verdict")
 
 
 def test_every_tab_renders(page, tmp_path):
@@ -253,6 +262,26 @@ def test_every_tab_renders(page, tmp_path):
         page.wait_for_timeout(500)
         page.screenshot(path=str(out / f"space-{tab.lower()}.png"), full_page=True)
         assert page.locator(".toast-body.error, .error-message").count() == 0, f"error on tab {tab}"
+        if tab == "Annotate":  # the sliders' captions in a dark grey, not the light one that looked disabled
+            caption = page.get_by_text("how much later work in the field builds", exact=False).first
+            colour = caption.evaluate("e => getComputedStyle(e).color")
+            assert max(map(int, re.findall(r"\d+", colour)[:3])) < 120, colour
+        if tab == "Expert agreement":  # before Compute, each table has its own headers, not "1 2 3"
+            assert _grid(page, "flagged").get_by_role("columnheader").all_inner_texts() == [
+                "rater", "ratings", "judged", "flagged"]
     assert page.get_by_text("What SciTaste-Bench measures").is_visible()
     assert page.errors == []
     assert all((out / f"space-{t.lower()}.png").stat().st_size > 10_000 for t in TABS)
+
+
+def test_a_narrow_screen_keeps_the_flagged_box_label(page, tmp_path):
+    out = Path(os.environ.get("SCITASTE_SCREENSHOT_DIR") or tmp_path)
+    page.set_viewport_size({"width": 420, "height": 900})
+    page.get_by_role("tab", name="Leaderboard").click()
+    page.wait_for_timeout(500)
+    page.screenshot(path=str(out / "space-leaderboard-420px.png"))
+    label = page.get_by_text("show flagged runs", exact=True).first
+    assert label.is_visible()
+    box = label.bounding_box()
+    assert box["width"] > 80 and box["x"] + box["width"] <= 420, box
+    assert label.evaluate("e => e.scrollWidth <= e.clientWidth + 1")
