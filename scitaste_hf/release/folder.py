@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from scitaste_hf.errors import ScitasteError, short_repr
-from scitaste_hf.schema import DIMENSIONS, SPLITS, DisciplineWeights
+from scitaste_hf.schema import DIMENSIONS, SCORE_MAX, SCORE_MIN, SPLITS, DisciplineWeights
 from scitaste_hf.taxonomy import Taxonomy
 
 #: The key of the release's provenance in the card's front matter.
@@ -128,8 +128,17 @@ def read_release(path: str | Path, name: str = "release") -> Release:
     for part in (f for paths in files.values() for f in paths):
         if not part.is_file():  # a FIFO would be handed to datasets.load_dataset as a folder
             raise ScitasteError(f"{name} {part} is not a regular file")
-    splits = {s: [_checked(r, f"{name} {f}: record {i} ({r['bibcode']})")
-                  for f in paths for i, r in enumerate(load_records(f), start=1)] for s, paths in files.items()}
+    splits: dict[str, list[dict[str, Any]]] = {s: [] for s in files}
+    first: dict[str, str] = {}  # bibcode -> where it was read: a paper is in one split, once
+    for split, paths in files.items():
+        for f in paths:
+            for i, r in enumerate(load_records(f), start=1):
+                where = f"{name} {f}: record {i} ({r['bibcode']})"
+                if r["bibcode"] in first:  # records() would keep one of them, and every count would be off
+                    raise ScitasteError(f"{where} repeats the paper of {first[r['bibcode']]}; a release holds each "
+                                        "paper once")
+                first[r["bibcode"]] = f"{split} record {i} of {f.name}"
+                splits[split].append(_checked(r, where))
     card = f"{name} {folder}/README.md"
     recorded = _provenance(_front_matter(folder / "README.md", name).get(PROVENANCE_KEY), card)
     citations = _citations(folder / CITATION_COUNTS_FILE, name)
@@ -141,29 +150,31 @@ def read_release(path: str | Path, name: str = "release") -> Release:
     return Release(folder, splits, recorded, as_of or None, citations)
 
 
-def _finite_number(value: Any) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+def _score(value: Any) -> bool:
+    """Whether ``value`` is a score: a number from SCORE_MIN to SCORE_MAX (a finite 1e308 overflowed the drift)."""
+    return isinstance(value, int | float) and not isinstance(value, bool) and SCORE_MIN <= value <= SCORE_MAX
 
 
 def _checked(record: dict[str, Any], where: str) -> dict[str, Any]:
-    """A record with what the diff reads of it: a discipline, a finite composite and dimension scores, and an
-    integer year or none (a paper without a year is not counted as published after an as-of date)."""
+    """A record with what the diff reads of it: a discipline, a composite and dimension scores from SCORE_MIN to
+    SCORE_MAX, and an integer year or none (a paper without a year is not counted as published after an as-of date)."""
     discipline = record.get("discipline")
     if not isinstance(discipline, str) or not discipline:
         raise ScitasteError(f"{where}: discipline must be a non-empty string, got {short_repr(discipline)}")
     year = record.get("year")
     if year is not None and (isinstance(year, bool) or not isinstance(year, int)):
         raise ScitasteError(f"{where}: year must be an integer or null, got {short_repr(year)}")
-    if not _finite_number(record.get("innovation_score")):
-        raise ScitasteError(f"{where}: innovation_score must be a finite number, got "
+    if not _score(record.get("innovation_score")):
+        raise ScitasteError(f"{where}: innovation_score must be a number from {SCORE_MIN:g} to {SCORE_MAX:g}, got "
                             f"{short_repr(record.get('innovation_score'))}")
     scores = record.get("dimension_scores")
     if not isinstance(scores, dict) or not all(k in scores for k in DIMENSIONS):
         raise ScitasteError(f"{where}: dimension_scores must map each of the {len(DIMENSIONS)} dimensions to its "
                             f"score, got {short_repr(scores)}")
     for key in DIMENSIONS:
-        if not _finite_number(scores[key]):
-            raise ScitasteError(f"{where}: dimension_scores.{key} must be a finite number, got "
+        if not _score(scores[key]):
+            raise ScitasteError(f"{where}: dimension_scores.{key} must be a number from {SCORE_MIN:g} to "
+                                f"{SCORE_MAX:g}, got "
                                 f"{short_repr(scores[key])}")
     return record
 

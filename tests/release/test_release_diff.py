@@ -254,10 +254,14 @@ def _with_split(folder, rows, tmp_path, name):
 
 
 @pytest.mark.parametrize(("change", "message"), [
-    ({"innovation_score": None}, r"record 1 \(p1\): innovation_score must be a finite number, got None"),
-    ({"innovation_score": float("nan")}, r"record 1 \(p1\): innovation_score must be a finite number, got nan"),
+    ({"innovation_score": None}, r"record 1 \(p1\): innovation_score must be a number from 0 to 100, got None"),
+    ({"innovation_score": float("nan")}, r"record 1 \(p1\): innovation_score must be a number from 0 to 100, got nan"),
     ({"dimension_scores": {**dict.fromkeys(DIMENSIONS, 1.0), "citation_impact": float("inf")}},
-     r"record 1 \(p1\): dimension_scores\.citation_impact must be a finite number, got inf"),
+     r"record 1 \(p1\): dimension_scores\.citation_impact must be a number from 0 to 100, got inf"),
+    # finite, and the drift's sums overflowed to inf (RuntimeWarnings, then null statistics)
+    ({"innovation_score": 1e308}, r"record 1 \(p1\): innovation_score must be a number from 0 to 100, got 1e\+308"),
+    ({"dimension_scores": {**dict.fromkeys(DIMENSIONS, 1.0), "team_collaboration": -0.5}},
+     r"record 1 \(p1\): dimension_scores\.team_collaboration must be a number from 0 to 100, got -0\.5"),
     ({"dimension_scores": None}, r"record 1 \(p1\): dimension_scores must map each of the 7 dimensions to its score"),
     ({"discipline": None}, r"record 1 \(p1\): discipline must be a non-empty string, got None"),
     ({"year": "2010"}, r"record 1 \(p1\): year must be an integer or null, got '2010'"),
@@ -269,6 +273,20 @@ def test_a_record_without_its_scores_discipline_or_year_is_one_line(tmp_path, pa
         rows = [{**r, "year": str(r["year"])} for r in rows]
     bad = _with_split(old.path, rows, tmp_path, "bad")
     _one_line(capsys, [bad, new.path], rf"^OLD {re.escape(str(bad))}/data/selected-00000-of-00001\.parquet: {message}")
+
+
+def test_a_paper_held_twice_is_one_line(tmp_path, pair, capsys):
+    # records() keeps one of them: the counts of every table were silently off by the repeats
+    old, new = pair
+    rows = old.splits["selected"]
+    twice = _with_split(old.path, [*rows, rows[0]], tmp_path, "twice")
+    _one_line(capsys, [twice, new.path], r"^OLD \S+/selected-00000-of-00001\.parquet: record 3 \(p1\) repeats the "
+                                         r"paper of selected record 1 of selected-00000-of-00001\.parquet; a release "
+                                         r"holds each paper once$")
+    both = _with_split(new.path, [*new.splits["selected"], new.splits["backup"][0]], tmp_path, "both")
+    code, _, err = _diff(capsys, old.path, both)
+    assert code == 2 and len(err) == 1
+    assert re.search(r"record 1 \(p4\) repeats the paper of selected record 4 of ", err[0])
 
 
 def test_a_split_part_that_is_not_a_regular_file_is_one_line(tmp_path, pair, capsys):
