@@ -25,8 +25,6 @@ from scitaste_hf.errors import ScitasteError
 
 FORMATS = ("jsonl", "parquet")
 _SUFFIX = {"jsonl": ".gz", "parquet": ".parquet"}
-#: The largest manifest read, in bytes (OpenAlex's works manifest lists a few thousand files: about 1 MB).
-MAX_MANIFEST_BYTES = 16 * 2**20
 #: Entity folders of each format, relative to the snapshot root, in the order they are looked for.
 _ENTITY_FOLDERS = {"jsonl": ("data/{entity}", "data/jsonl/{entity}"), "parquet": ("data/parquet/{entity}",)}
 
@@ -72,24 +70,14 @@ def write_manifest(folder: Path, root: Path, parts: list[tuple[Path, int]]) -> N
 
 def _manifest_entries(manifest: Path) -> list[tuple[str, int | None]]:
     """A manifest's entries as (url, record count or None), each checked; one line naming the manifest when it is
-    not a Redshift manifest."""
-    def refuse(why: str) -> ScitasteError:
-        return ScitasteError(f"{manifest} is not a snapshot manifest: {why} (expected JSON with an 'entries' list "
-                             "of {'url': ..., 'meta': {'record_count': N}})")
+    not a Redshift manifest (or not a JSON file within :mod:`scitaste_hf.bounded_load`'s bounds)."""
+    from scitaste_hf.bounded_load import load_json
 
-    try:
-        with open(manifest, "rb") as fh:
-            raw = fh.read(MAX_MANIFEST_BYTES + 1)
-    except OSError as exc:
-        raise ScitasteError(f"cannot read the snapshot manifest {manifest}: {exc.strerror or exc}") from None
-    if len(raw) > MAX_MANIFEST_BYTES:
-        raise refuse(f"it is larger than {MAX_MANIFEST_BYTES:,} bytes (MAX_MANIFEST_BYTES)")
-    try:
-        data = json.loads(raw.decode("utf-8"))
-    except UnicodeDecodeError as exc:
-        raise refuse(f"it is not UTF-8 (byte {exc.start})") from None
-    except (ValueError, RecursionError) as exc:
-        raise refuse(f"it is not JSON ({str(exc)[:80]})") from None
+    def refuse(why: str) -> ScitasteError:
+        return ScitasteError(f"snapshot manifest {manifest} is not a Redshift manifest: {why} (expected an "
+                             "'entries' list of {'url': ..., 'meta': {'record_count': N}})")
+
+    data = load_json(manifest, "snapshot manifest")
     entries = data.get("entries") if isinstance(data, dict) else None
     if not isinstance(entries, list):
         raise refuse("it has no 'entries' list")
