@@ -20,18 +20,24 @@ def credentials_path() -> str:
 
 
 def _credentials_file() -> dict[str, str]:
-    """The entries of the credentials file, if there is one."""
+    """The entries of the credentials file; none without the file. A path that holds something else (a folder, a
+    FIFO, an unreadable or non-UTF-8 file) is an error rather than no file: the user put the secret there."""
     import tomllib
 
+    from scitaste_hf.bounded_load import read_text
+
     path = credentials_path()
-    if not os.path.isfile(path):
+    if not os.path.lexists(path):
         return {}
+    text = read_text(path, "credentials file")
     try:
-        with open(path, "rb") as fh:
-            data = tomllib.load(fh)
-    except tomllib.TOMLDecodeError as exc:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:  # its message names the line and column, never the value
         raise ScitasteError(f"credentials file {path} is not valid TOML: {exc}") from None
-    return {k: str(v) for k, v in data.items() if isinstance(v, str | int)}
+    for key, value in data.items():
+        if isinstance(value, bool) or not isinstance(value, str | int):  # true would be the token "True"
+            raise ScitasteError(f'credentials file {path}: {key} must be a string: {key} = "..."')
+    return {k: str(v) for k, v in data.items()}
 
 
 def resolve_secret(value: str | None, env_var: str) -> str | None:

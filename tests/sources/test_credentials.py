@@ -46,3 +46,35 @@ def test_bad_file_is_a_one_line_error(tmp_path, monkeypatch):
     monkeypatch.delenv("ADS_API_TOKEN", raising=False)
     with pytest.raises(ScitasteError, match="is not valid TOML"):
         resolve_secret(None, "ADS_API_TOKEN")
+
+
+def test_a_credentials_file_that_cannot_be_used_is_one_line_and_shows_no_secret(tmp_path, monkeypatch):
+    import os
+
+    monkeypatch.delenv("ADS_API_TOKEN", raising=False)
+
+    def refused(path, message):
+        monkeypatch.setenv("SCITASTE_CREDENTIALS", str(path))
+        with pytest.raises(ScitasteError, match=message) as error:
+            resolve_secret(None, "ADS_API_TOKEN")
+        assert "\n" not in str(error.value) and "s3cr3t" not in str(error.value)
+
+    latin = tmp_path / "latin.toml"
+    latin.write_bytes(b'ADS_API_TOKEN = "s3cr3t\xe9"\n')  # was a UnicodeDecodeError traceback
+    refused(latin, r"^credentials file \S+latin\.toml is not UTF-8 text \(byte 23 is 0xe9\); save it as UTF-8$")
+    # a folder or a FIFO where the file belongs was silently no file: "set ADS_API_TOKEN ... in <that path>"
+    refused(tmp_path, r"^credentials file \S+ is a folder$")
+    os.mkfifo(tmp_path / "fifo.toml")
+    refused(tmp_path / "fifo.toml", r"^credentials file \S+fifo\.toml is not a regular file")
+    refused("/proc/self/mem", r"^credentials file /proc/self/mem cannot be read \(Input/output error\)$")  # an OSError
+    # a value that is no string: true was read as the token "True", a table or a float silently dropped
+    typed = tmp_path / "typed.toml"
+    for line in ("ADS_API_TOKEN = true", "ADS_API_TOKEN = 1.5", '[ADS_API_TOKEN]\nvalue = "s3cr3t"'):
+        typed.write_text(line + "\n")
+        refused(typed, r"^credentials file \S+typed\.toml: ADS_API_TOKEN must be a string: "
+                       r"ADS_API_TOKEN = \"\.\.\.\"$")
+    typed.write_text('ADS_API_TOKEN = 12345\nOTHER = "x"\n')
+    monkeypatch.setenv("SCITASTE_CREDENTIALS", str(typed))
+    assert resolve_secret(None, "ADS_API_TOKEN") == "12345"
+    monkeypatch.setenv("SCITASTE_CREDENTIALS", str(tmp_path / "none.toml"))
+    assert resolve_secret(None, "ADS_API_TOKEN") is None  # no file: no credential, no error
