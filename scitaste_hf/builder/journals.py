@@ -11,6 +11,8 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 
+from scitaste_hf.errors import ScitasteError, first_line
+
 #: The file a mirror's journal table is kept in, in the work directory.
 CACHED = "journal-table.csv"
 #: What a build without JCR quartiles and CAS zones says about journal impact.
@@ -36,6 +38,7 @@ def mirror_table(mirror_url: str, work: Path, max_retries: int = 5):
     from scitaste_hf.sources.options import ClientOptions
     from scitaste_hf.sources.transport import Transport
 
+    label = "synthetic journal table of the simulated world (not JCR/CAS data)"
     cached = work / CACHED
     if not cached.is_file():
         options = ClientOptions(base_url=mirror_url, timeout=60.0, max_retries=max_retries)
@@ -48,7 +51,13 @@ def mirror_table(mirror_url: str, work: Path, max_retries: int = 5):
             return None
         work.mkdir(parents=True, exist_ok=True)
         write_bytes_atomic(cached, answer.data.encode("utf-8"))
-    return JournalTable.read(cached, label="synthetic journal table of the simulated world (not JCR/CAS data)")
+        try:
+            return JournalTable.read(cached, label=label)
+        except ScitasteError as exc:  # kept, it would fail every later build from this work directory
+            cached.unlink(missing_ok=True)
+            raise ScitasteError(f"the mirror {mirror_url} served a journal table that cannot be read "
+                                f"({first_line(exc)}); nothing was kept") from None
+    return JournalTable.read(cached, label=label)
 
 
 def digest(table) -> str:

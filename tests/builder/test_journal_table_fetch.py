@@ -5,6 +5,7 @@ import httpx
 import pytest
 
 from scitaste_hf.builder.journals import CACHED, mirror_table
+from scitaste_hf.errors import ScitasteError
 from scitaste_hf.simworld.render import journal_table_csv
 from scitaste_hf.sources.endpoints import JOURNAL_TABLE_PATH
 from scitaste_hf.sources.errors import ServiceUnavailable
@@ -32,3 +33,15 @@ def test_a_mirror_that_keeps_failing_is_one_line_and_keeps_nothing(mirror, tmp_p
     assert str(failed.value) == (f"the mirror's journal table kept failing: HTTP 503 after 2 attempts "
                                  f"[GET {mirror}{JOURNAL_TABLE_PATH}]; try again later")
     assert not (tmp_path / "work" / CACHED).exists()
+
+
+def test_a_table_that_cannot_be_read_is_one_line_and_asked_again(mirror, world, tmp_path):
+    # it was kept before it was read: every later build from the work directory failed on the kept file
+    before = _asked(mirror)
+    httpx.post(f"{mirror}/_control/faults", json=[{"status": 200, "body": "issn\n1,2,3\n"}], timeout=10)
+    with pytest.raises(ScitasteError, match=rf"^the mirror {mirror} served a journal table that cannot be read "
+                                            r"\(.*\); nothing was kept$"):
+        mirror_table(mirror, tmp_path / "work")
+    assert not (tmp_path / "work" / CACHED).exists()
+    table = mirror_table(mirror, tmp_path / "work")  # the mirror is asked again, and its table kept
+    assert _asked(mirror) - before == 2 and len(table.entries) == len(journal_table_csv(world).splitlines()) - 1
