@@ -35,6 +35,7 @@ SLOW = ("tests/builder/test_build.py", "tests/builder/test_as_of.py", "tests/bui
         "tests/tasks/test_groups_and_limit.py::test_stock_lm_eval_runs_the_group_and_a_limit_spans_disciplines",
         "tests/cli/test_one_line_messages.py::test_a_task_typo_and_a_model_args_typo_under_scitaste_eval_are_one_line",
         "tests/cli/test_one_line_messages.py::test_space_refuses_a_taken_port_and_a_wrong_gold_before_serving",
+        "tests/cli/test_narrow_terminals.py",
         "tests/agent/test_eval_reliability.py",
         "tests/agent/test_loop_eval.py::test_scitaste_eval_every_mode_with_the_baseline",
         "tests/mirror/test_mirror_faults_scale.py", "tests/rtaste/test_judge_task.py",

@@ -23,6 +23,7 @@ from scitaste_hf.schema import (
     DIMENSION_LETTERS,
     DIMENSIONS,
     DISCIPLINES,
+    HUB_DATASET,
     SPLITS,
     DisciplineWeights,
     Weights,
@@ -196,6 +197,19 @@ metrics of scitaste-hf.
 |---|---|---|
 | `selected` | {counts.get("selected", 0)} | evaluation set: equal per discipline, all sub-disciplines, tiers balanced |
 | `backup` | {counts.get("backup", 0)} | the rest of the candidate pool, for re-sampling and larger evaluations |
+
+## Loading
+
+```python
+from datasets import load_dataset
+
+papers = load_dataset("{HUB_DATASET}")                     # or this folder: load_dataset("path/to/folder")
+evidence = load_dataset("{HUB_DATASET}", "{CONFIG}")  # the nine tools' frozen answers
+```
+
+The `{CONFIG}` configuration holds, for every paper of `selected`, the answers of the nine bibliometric tools of
+DimAgent-v3, fetched once (`scitaste evidence freeze`), so that every model of the tool modes sees the same
+evidence and needs no API key; until it is frozen it has no files.
 
 ## Construction
 

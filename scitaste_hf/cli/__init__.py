@@ -21,7 +21,8 @@ from scitaste_hf.errors import ScitasteError
 CORE_COMMANDS: tuple[tuple[str, str, str], ...] = (
     ("demo", "scitaste_hf.cli.demo", "the main job offline: world -> dataset -> every mode -> leaderboard"),
     ("score", "scitaste_hf.cli.score", "score a predictions file against the gold labels (Scheme 1 and 2)"),
-    ("publish", "scitaste_hf.cli.publish", "push the evaluate metric modules to the Hugging Face Hub"),
+    ("publish", "scitaste_hf.cli.publish",
+     "push the metric modules, the leaderboard Space or a built dataset to the Hugging Face Hub"),
     ("space", "scitaste_hf.cli.space", "serve the leaderboard Space locally"),
     ("fetch", "scitaste_hf.sources.cli",
      "fetch OpenAlex/ADS/arXiv records as JSON lines (--cache-dir, --offline, --record)"),
@@ -38,6 +39,16 @@ CORE_COMMANDS: tuple[tuple[str, str, str], ...] = (
      "the Academic Taste Index of focal papers within an OpenAlex snapshot (DuckDB or Spark)"),
     ("release", "scitaste_hf.cli.release", "compare two releases: membership, drift, rank stability, runs re-scored"),
 )
+
+
+def first_sentence(text: str) -> str:
+    """A command's one-line help from its docstring, when it names none: the first sentence, its lines joined,
+    and of a long one the clause before its colon (``Build the SciTaste-Bench dataset: collect ...``)."""
+    joined = " ".join(text.strip().split("\n\n")[0].split())
+    end = joined.find(". ")
+    sentence = (joined[:end] if end > 0 else joined).rstrip(".")
+    head = sentence.split(": ", 1)[0]
+    return head if len(sentence) > 80 and len(head) < len(sentence) else sentence
 
 
 def _commands() -> list[tuple[str, str, str]]:
@@ -78,7 +89,7 @@ def build_parser() -> argparse.ArgumentParser:
     for name, module_name, help_text in _commands():
         module = importlib.import_module(module_name)
         # The module docstring is the description; kept as written, so that its example commands stay one a line.
-        cmd = sub.add_parser(name, help=help_text or (module.__doc__ or "").strip().splitlines()[0],
+        cmd = sub.add_parser(name, help=help_text or first_sentence(module.__doc__ or ""),
                              description=module.__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
         module.add_arguments(cmd)
         cmd.set_defaults(_run=getattr(module, "run", None))  # pass-through commands run before argparse

@@ -54,9 +54,21 @@ def _print_help() -> None:
     print("    rtaste_judge               the rTaste judge task\n")
     for model in (AgentLM, BaselineLM):
         if model is not None:
-            print(f"--model {model.name}\n    {inspect.cleandoc(model.__doc__ or '')}\n")
+            print(f"--model {model.name}\n    {_plain_text(inspect.cleandoc(model.__doc__ or ''))}\n")
     print("Every other option is lm_eval's and passes through unchanged: see `lm_eval --help` (or "
           "`lm_eval run --help`).")
+
+
+def _plain_text(docstring: str) -> str:
+    """A docstring as a terminal shows it: Sphinx roles (``:class:`~a.B```) as their names, ````x```` as ``x``."""
+    import re
+
+    text = re.sub(r":\w+:`~?([^`<]*?)(?: <[^`]*>)?`", lambda m: m[1].rsplit(".", 1)[-1] if "~" in m[0] else m[1],
+                  docstring)
+    lines = re.sub(r"``([^`]+)``", r"\1", text).split("\n")
+    # a heading's underline, as long as the heading again
+    return "\n".join("-" * len(lines[k - 1]) if k and set(line) == {"-"} and lines[k - 1].strip() else line
+                     for k, line in enumerate(lines))
 
 
 def _pairs(model_args: str | None) -> dict[str, str]:

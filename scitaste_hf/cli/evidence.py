@@ -28,6 +28,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Build the tools over the chosen services and freeze their evidence."""
+    import shutil
     from pathlib import Path
 
     from rich.progress import Progress
@@ -59,6 +60,8 @@ def run(args: argparse.Namespace) -> int:
         task = bar.add_task(f"freezing evidence of {len(papers)} papers", total=len(papers))
         out = freeze(toolbox, papers, out_dir, source=args.source, workers=args.workers,
                      progress=lambda done: bar.update(task, completed=done))
+    # the response cache lets a failed freeze resume; once the evidence is whole it is no part of the dataset
+    shutil.rmtree(cache, ignore_errors=True)
     print(f"wrote {out} ({len(papers)} papers x 9 tools)")
     if Path(args.dataset).is_dir() and out.resolve() == (Path(args.dataset) / EVIDENCE_DIR).resolve():
         print(f"it is the dataset's tool_evidence config; `scitaste publish dataset --path {args.dataset}` pushes it")

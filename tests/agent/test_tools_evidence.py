@@ -87,6 +87,7 @@ def test_freeze_then_answer_identically_and_fast(mirror, papers, tmp_path):
     for _ in range(1000):
         frozen.call("references", {"bibcode": bib})
     assert (out / FILE).is_file() and "tool_evidence" in (out / "README.md").read_text()
+    assert not (out / ".cache").exists()  # the response cache serves a resumed freeze, not the dataset
     per_call = (time.perf_counter() - start) / 1000
     print(f"frozen tool call: {per_call * 1e6:.1f} us")  # a figure, not a timed assertion
 
