@@ -27,6 +27,17 @@ SAMPLE_KEYS = ("doc", "filtered_resps")
 PREDICTION_KEYS = ("bibcode", *Answer.model_fields, "response", "error", "failure", "detail")
 
 
+def is_samples_log(data: bytes) -> bool:
+    """Whether ``data``'s first line is an lm-eval samples line (:data:`SAMPLE_KEYS`), read without decoding the
+    rest: a samples log holds every prompt, so a size limit meant for predictions lines would refuse it."""
+    first = data.lstrip()[:4 * 2**20].split(b"\n", 1)[0]
+    try:
+        obj = json.loads(first)
+    except (ValueError, RecursionError):  # not JSON, not UTF-8, too deep: the parser will say what is wrong
+        return False
+    return isinstance(obj, dict) and any(k in obj for k in SAMPLE_KEYS)
+
+
 def reply_answer(text: object) -> Answer | Failure:
     """A model's reply as the tasks score it: a failure recorded by scitaste's models
     (:func:`~scitaste_hf.agent.loop.failure_of`) keeps its reason, anything else is parsed with

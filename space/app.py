@@ -791,8 +791,9 @@ def build_app(board: Leaderboard, synthetic: bool = False, ratings: Ratings | No
                             "(`samples_<task>_*.jsonl`). The server parses and scores it itself; attach "
                             "lm-eval's samples log or the agent trace (`scitaste-traces.jsonl`) to have the run marked "
                             f"*{EVIDENCE_CONSISTENT}* (the log agrees with every answer; see About). Up to "
-                            f"{MAX_BYTES // 2**20} MiB for the predictions and {MAX_EVIDENCE_BYTES // 2**20} MiB for "
-                            "each evidence file.")
+                            f"{MAX_BYTES // 2**20} MiB for the predictions ({MAX_EVIDENCE_BYTES // 2**20} MiB for a "
+                            f"samples log as the predictions) and {MAX_EVIDENCE_BYTES // 2**20} MiB for each evidence "
+                            "file.")
                 with gr.Row():
                     file = gr.File(label="predictions (.jsonl)", file_types=[".jsonl"], type="filepath")
                     samples = gr.File(label="lm-eval samples log (optional)", file_types=[".jsonl"], type="filepath")

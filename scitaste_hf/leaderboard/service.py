@@ -30,7 +30,7 @@ from scitaste_hf.leaderboard.hub_mirror import copy_in_background
 from scitaste_hf.leaderboard.integrity import RULE_VERSION, near_gold, verify_evidence
 from scitaste_hf.leaderboard.store import EVIDENCE_CONSISTENT, FLAGGED, SELF_REPORTED, Meta, Store
 from scitaste_hf.leaderboard.views import RunCache, order_key
-from scitaste_hf.predictions import parse_predictions
+from scitaste_hf.predictions import is_samples_log, parse_predictions
 from scitaste_hf.records import jsonl_lines
 from scitaste_hf.schema import DEFAULT_WEIGHTS, DIMENSIONS, MODES, Answer, Failure
 from scitaste_hf.scoring import paired_bootstrap, score_run
@@ -290,8 +290,9 @@ class Leaderboard:
     # -- submissions ---------------------------------------------------------------------------------
 
     def parse(self, data: bytes) -> dict[str, Answer | Failure]:
-        """Validate a predictions file against the gold set: size, JSONL, exactly one line per bibcode."""
-        _check_size("the file", data, self.max_bytes)
+        """Validate a predictions file against the gold set: size, JSONL, exactly one line per bibcode. An lm-eval
+        samples log, which holds every prompt beside its reply, may be as large as an evidence file."""
+        _check_size("the file", data, self.max_evidence_bytes if is_samples_log(data) else self.max_bytes)
         try:
             text = data.decode("utf-8")
         except UnicodeDecodeError:
