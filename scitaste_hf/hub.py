@@ -19,6 +19,11 @@ PROBE_TIMEOUT = 3.0
 #: Seconds one network operation of a Hub call may take (connecting, each read, each write, waiting for a place in
 #: the connection pool): long enough for a slow upload's every chunk, short enough that a silent Hub ends the call.
 HUB_TIMEOUT = 30.0
+#: Largest answer read from the Hub's API (``/api/...``: a repo's info, a commit's outcome), in bytes. Those answers
+#: are read whole into memory: a repo's info lists its files, some 100 bytes each, so 64 MiB holds far more than the
+#: copies' repos ever do, while an answer of gigabytes (measured: 4.4 GB of memory for a 3 GiB body) would take the
+#: Space down. File downloads (``/<repo>/resolve/...``) are streamed to disk and not bounded here.
+HUB_MAX_ANSWER = 64 * 2**20
 
 
 def endpoint() -> str:
@@ -54,30 +59,79 @@ def require_hub(what: str, instead: str) -> None:
                             f"({type(exc).__name__}); {instead}") from None
 
 
-def bound_hub_calls(seconds: float | None = None) -> None:
+def bound_hub_calls(seconds: float | None = None, max_answer: int = HUB_MAX_ANSWER) -> None:
     """Give every request that huggingface_hub sends from this process a timeout of ``seconds`` per network
-    operation (:data:`HUB_TIMEOUT` when not given).
+    operation (:data:`HUB_TIMEOUT` when not given), and every answer of the Hub's API at most ``max_answer`` bytes
+    (:data:`HUB_MAX_ANSWER`).
 
     huggingface_hub shares one HTTP client per process, made by a client factory, and builds it again after a
-    connection error: the factory in use is wrapped, so that each client it makes carries the timeout, and whatever
-    else that factory configures (a proxy, certificates) is kept. Calling it again only changes the timeout.
+    connection error: the factory in use is wrapped, so that each client it makes carries the bounds, and whatever
+    else that factory configures (a proxy, certificates) is kept. Calling it again only changes the bounds. An
+    answer beyond the bound ends its call with the HTTP library's ``ReadError`` (one of :func:`hub_errors`) once
+    ``max_answer`` bytes have arrived; the API is asked not to compress (a compressed answer is refused), so that
+    the bytes counted are the bytes held.
     """
     import huggingface_hub
     from huggingface_hub.utils import _http  # the factory in use has no public getter
 
     seconds = HUB_TIMEOUT if seconds is None else seconds
     current = _http._GLOBAL_CLIENT_FACTORY
-    if getattr(current, "scitaste_timeout", None) == seconds:
+    if getattr(current, "scitaste_bounds", None) == (seconds, max_answer):
         return  # already so: setting the factory again would close the shared client under a call in flight
     base = getattr(current, "scitaste_base", current)
 
     def factory():
         client = base()
         client.timeout = seconds
+        client.event_hooks["request"].append(_plain_api_answers)
+        client.event_hooks["response"].append(lambda response: _bound_answer(response, max_answer))
         return client
 
-    factory.scitaste_base, factory.scitaste_timeout = base, seconds
+    factory.scitaste_base, factory.scitaste_bounds = base, (seconds, max_answer)
     huggingface_hub.set_client_factory(factory)
+
+
+def _api(url) -> bool:
+    return url.path.startswith("/api/")
+
+
+def _plain_api_answers(request) -> None:
+    if _api(request.url):
+        request.headers["Accept-Encoding"] = "identity"
+
+
+def _bound_answer(response, max_answer: int) -> None:
+    """Refuse, or stop reading at ``max_answer`` bytes, an answer of the Hub's API (a response hook: called once
+    the headers are in, before the body is read)."""
+    import importlib
+
+    if not _api(response.request.url):
+        return
+    http = importlib.import_module(type(response).__module__.split(".")[0])  # httpx or httpx2, as the client's
+    where = f"the Hub's answer to {response.request.method} {response.request.url.path}"
+    encoding = response.headers.get("Content-Encoding", "identity").strip().lower()
+    if encoding != "identity":
+        raise http.ReadError(f"{where} is compressed ({encoding}), which was not asked for", request=response.request)
+    declared = response.headers.get("Content-Length", "")
+    if declared.isdigit() and int(declared) > max_answer:
+        raise http.ReadError(f"{where} has {int(declared):,} bytes, more than the {max_answer:,} read",
+                             request=response.request)
+    raw = response.stream
+
+    class Bounded(http.SyncByteStream):
+        def __iter__(self):
+            read = 0
+            for chunk in raw:
+                read += len(chunk)
+                if read > max_answer:
+                    raise http.ReadError(f"{where} is larger than the {max_answer:,} bytes read",
+                                         request=response.request)
+                yield chunk
+
+        def close(self):
+            raw.close()
+
+    response.stream = Bounded()
 
 
 def hub_errors() -> tuple[type[Exception], ...]:

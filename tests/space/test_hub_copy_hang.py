@@ -5,6 +5,7 @@ rating to carry it; and the runs' copy carries no submitter's network address.""
 
 import json
 import logging
+import re
 import sqlite3
 import time
 
@@ -166,3 +167,67 @@ def test_a_commit_the_hub_carries_out_late_never_replaces_a_newer_one(hub):
         board.store.close()
     with sqlite3.connect(out / "org" / "results" / "leaderboard.sqlite") as copied:
         assert sorted(m for (m,) in copied.execute("SELECT model FROM runs")) == ["Model-A", "Model-B"]
+
+
+@pytest.mark.parametrize(("size", "length"), [(8 * 2**20, False), (2**30, True)])
+def test_a_hub_that_answers_a_huge_body_leaves_the_run_pending_and_it_goes_up_later(hub, caplog, size, length):
+    """A Hub whose every answer is a body of megabytes (gigabytes: 4.4 GB of memory for a 3 GiB body before the
+    bound) ends each call at the bound, the run stays pending and goes up once the Hub answers again; nothing
+    of it arrives in between. 8 MiB with no Content-Length: read up to the bound; 1 GiB: refused on its
+    Content-Length."""
+    from scitaste_hf.hub import bound_hub_calls
+
+    url, token, out = hub
+    mirror = HubMirror("org/results", token, endpoint=url, **FAST)
+    bound_hub_calls(FAST["timeout"], max_answer=2**20)
+    board = Leaderboard(out.parent / "lb", GOLD, mirror=mirror, rate_limit=(1000, 3600))
+    try:
+        httpx.post(f"{url}/_fault", json={"mode": "huge", "size": size, "length": length}, timeout=5)
+        with caplog.at_level(logging.WARNING, "scitaste_hf.leaderboard.hub_mirror"):
+            result = board.submit(_answers(1), "Model-H", "pure_qa")
+            assert result.message.endswith("its copy to the Hub dataset repo is pending and will be retried")
+        assert len(board.store.copy_pending()) == 1 and not (out / "org" / "results").exists()
+        logged = [r.getMessage() for r in caplog.records]
+        detail = (rf"has {size:,} bytes, more than the 1,048,576 read" if length
+                  else r"is larger than the 1,048,576 bytes read")
+        assert logged and all(re.search(r"org/results failed, will retry in .*: ReadError: the Hub's answer to POST "
+                                        rf"/api/repos/create {detail}$", m) for m in logged), logged
+        _fault(url, "ok")
+        assert _until(lambda: board.store.copy_pending() == []), board.store.copy_pending()
+    finally:
+        mirror.close()
+        board.store.close()
+    with sqlite3.connect(out / "org" / "results" / "leaderboard.sqlite") as copied:
+        assert [m for (m,) in copied.execute("SELECT model FROM runs")] == ["Model-H"]
+
+
+@pytest.mark.parametrize("mode", ["error", "close"])
+def test_a_hub_that_fails_every_request_loses_nothing(hub, mode):
+    """A Hub that answers 500 to everything, or closes every connection: each attempt fails, the retries keep the
+    runs pending (a process restarted meanwhile finds them still pending), and they go up after the recovery."""
+    url, token, out = hub
+    mirror = HubMirror("org/results", token, endpoint=url, **FAST)
+    board = Leaderboard(out.parent / "lb", GOLD, mirror=mirror, rate_limit=(1000, 3600))
+    try:
+        _fault(url, mode)
+        for seed in range(2):
+            board.submit(_answers(seed), f"Model-{seed}", "pure_qa")
+        assert _until(lambda: _fault_state(url)["held"] >= 4)  # retried on its timer, still failing
+        assert len(board.store.copy_pending()) == 2
+    finally:
+        mirror.close()
+        board.store.close()
+    mirror = HubMirror("org/results", token, endpoint=url, **FAST)  # a fresh process's copy, after the recovery
+    _fault(url, "ok")
+    board = Leaderboard(out.parent / "lb", GOLD, mirror=mirror, rate_limit=(1000, 3600))
+    try:
+        assert _until(lambda: board.store.copy_pending() == []), board.store.copy_pending()
+    finally:
+        mirror.close()
+        board.store.close()
+    with sqlite3.connect(out / "org" / "results" / "leaderboard.sqlite") as copied:
+        assert sorted(m for (m,) in copied.execute("SELECT model FROM runs")) == ["Model-0", "Model-1"]
+
+
+def _fault_state(url):
+    return httpx.get(f"{url}/_fault", timeout=5).json()
