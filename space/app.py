@@ -226,16 +226,20 @@ def run_choices(board: Leaderboard):
 
 
 def default_pair(board: Leaderboard):
-    """The runs preselected for a comparison: the first of the board's order, and the next one whose answers
-    differ from it (two runs of the same answers in two modes compare to 0 everywhere). A flagged run is never
-    preselected (it is not ranked, and a copy of the labels would otherwise be run A)."""
+    """The runs preselected for a comparison: the first of the board's order, and the next one whose scores differ
+    from it (two runs of the same answers in two modes compare to 0 everywhere; the stored scores tell them apart
+    without reading any submission). A flagged run is never preselected (it is not ranked, and a copy of the labels
+    would otherwise be run A)."""
+    def scores(r):
+        return tuple(r[k] for k in ("scheme1", "scheme2", "wape", "spearman", "mae", "bias", "n_scored"))
+
     def build():
-        ranked = [value for label, value in run_choices(board) if not label.endswith(" [flagged]")]
+        ranked = board.rows()  # the board's order, without flagged runs
         if len(ranked) < 2:
-            return [*ranked, None, None][:2]
+            return [*(r["run"] for r in ranked), None, None][:2]
         first = ranked[0]
-        second = next((r for r in ranked[1:] if board.answers_differ(first, r)), ranked[1])
-        return [first, second]
+        second = next((r for r in ranked[1:] if scores(r) != scores(first)), ranked[1])
+        return [first["run"], second["run"]]
 
     return board.memo("default-pair", build)
 

@@ -550,10 +550,6 @@ class Leaderboard:
             raise ScitasteError(f"no run #{run_id}")
         return self.parse(self.store.submission_file(row["sha256"]).read_bytes())
 
-    def answers_differ(self, run_a: int, run_b: int) -> bool:
-        """Whether two stored runs gave a different answer (or failure) on any paper."""
-        return self._answers(run_a) != self._answers(run_b)
-
     def compare(self, run_a: int, run_b: int, *, n_resamples: int = 1000, seed: int = 0) -> dict[str, Any]:
         """Paired bootstrap of run A minus run B on the papers both scored, overall and per discipline.
 
