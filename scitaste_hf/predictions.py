@@ -125,6 +125,7 @@ def parse_predictions(lines: Iterable[str], source: str, *, strict_fields: bool 
     """
     out: dict[str, Answer | Failure] = {}
     first_line: dict[str, int] = {}
+    modes: dict[str, object] = {}  # a samples line's mode (doc.scitaste_mode), to name two logs run together
     for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue
@@ -146,9 +147,13 @@ def parse_predictions(lines: Iterable[str], source: str, *, strict_fields: bool 
                 bibcode, answer, where = obj.get("bibcode"), None, "'bibcode'"
             if not isinstance(bibcode, str) or not bibcode:
                 raise ScitasteError(f"missing {where}")
+            mode = obj["doc"].get("scitaste_mode") if isinstance(obj.get("doc"), dict) else None
             if bibcode in first_line:
-                raise ScitasteError(f"duplicate bibcode {bibcode} (first on line {first_line[bibcode]})")
-            first_line[bibcode] = number
+                mixed = mode is not None and modes.get(bibcode) not in (None, mode)
+                raise ScitasteError(f"duplicate bibcode {bibcode} (first on line {first_line[bibcode]})" + (
+                    f": the samples of modes {modes[bibcode]} and {mode}; give one task's samples log" if mixed
+                    else ""))
+            first_line[bibcode], modes[bibcode] = number, mode
             out[bibcode] = answer if answer is not None else _line_to_answer(obj, strict_fields)
         except ScitasteError as exc:
             raise ScitasteError(f"{source}:{number}: {exc}") from None

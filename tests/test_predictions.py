@@ -66,6 +66,12 @@ def test_a_malformed_samples_line_is_one_line_naming_the_key(line, message):
         _parse(line)
 
 
+def test_two_modes_samples_run_together_are_named():
+    with pytest.raises(ScitasteError, match=r"f.jsonl:2: duplicate bibcode B1 \(first on line 1\): the samples of "
+                                            r"modes pure_qa and dimagent_v3; give one task's samples log$"):
+        _parse(_sample("x"), _sample("x", doc={**DOC, "scitaste_mode": "dimagent_v3"}))
+
+
 def test_a_paper_twice_across_formats_is_a_duplicate():
     with pytest.raises(ScitasteError, match=r"f.jsonl:2: duplicate bibcode B1 \(first on line 1\)"):
         _parse(_sample("x"), json.dumps({"bibcode": "B1", **ANSWER}))
