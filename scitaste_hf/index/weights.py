@@ -9,7 +9,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from scitaste_hf.errors import ScitasteError
+from scitaste_hf.errors import ScitasteError, first_line
 from scitaste_hf.schema import DEFAULT_VECTOR, DIMENSIONS, WAPE_BANDS, validate_weights
 from scitaste_hf.taxonomy import discipline_order
 
@@ -32,20 +32,31 @@ def _read_table(path: Path) -> pa.Table:
         except (pa.ArrowInvalid, OSError) as exc:
             raise ScitasteError(f"{path} is not a readable Parquet file: {exc}") from None
     if not path.is_dir():
-        raise ScitasteError(f"records not found: {path}")
+        raise ScitasteError(f"{path} is not a regular file" if path.exists() else f"records not found: {path}")
     if (path / "dataset_dict.json").is_file() or (path / "state.json").is_file():
         import datasets
 
-        loaded = datasets.load_from_disk(str(path))
+        try:
+            loaded = datasets.load_from_disk(str(path))
+        except (OSError, ValueError, KeyError, TypeError) as exc:  # a missing or malformed file of the layout
+            raise ScitasteError(f"{path} is not a readable saved dataset ({first_line(exc)})") from None
         parts = loaded.values() if isinstance(loaded, datasets.DatasetDict) else [loaded]
-        return pa.concat_tables([part.data.table for part in parts], promote_options="default")
+        return _concat([part.data.table for part in parts], path)
     if (path / "data").is_dir():
         # A dataset in the Hub layout: its splits, not the configs beside them (tool_evidence).
         path = path / "data"
     files = sorted(path.rglob("*.parquet"))
     if not files:
         raise ScitasteError(f"{path} holds no Parquet files and is not a saved dataset")
-    return pa.concat_tables([_read_table(f) for f in files], promote_options="default")
+    return _concat([_read_table(f) for f in files], path)
+
+
+def _concat(tables: list[pa.Table], path: Path) -> pa.Table:
+    try:
+        return pa.concat_tables(tables, promote_options="default")
+    except (pa.ArrowInvalid, pa.ArrowTypeError) as exc:  # a column of one type in a part, another in the next
+        raise ScitasteError(f"records in {path}: its Parquet files do not share one schema ({first_line(exc)})"
+                            ) from None
 
 
 def load_records(path: str | Path, *, need_score: bool) -> tuple[np.ndarray, np.ndarray | None]:

@@ -1,5 +1,6 @@
 import argparse
 import json
+import os
 
 import numpy as np
 import pyarrow as pa
@@ -157,6 +158,15 @@ def test_a_hub_dataset_folder_is_read_from_its_splits_not_the_configs_beside_the
     (lambda p: write_records(p / "r.parquet", synthetic(20)[0], ["high"] * 20), "must be numbers"),
     (lambda p: write_records(p / "r.parquet", np.vstack([synthetic(20)[0], [1e308] * 7]), [1.0] * 21),
      r"outside 0-100 in 1 record\(s\), first at row 20 \(1e\+308\)"),
+    # tracebacks before: datasets' FileNotFoundError and pyarrow's ArrowTypeError
+    (lambda p: ((p / "state.json").write_text("{garbage"), p)[1], r"^\S+ is not a readable saved dataset \(.*\)$"),
+    (lambda p: ((p / "dataset_dict.json").write_text('{"splits": ["x"]}'), p)[1],
+     r"^\S+ is not a readable saved dataset \(No such files: .*\)$"),
+    (lambda p: (pq.write_table(pa.table({"innovation_score": [1.0]}), p / "a.parquet"),
+                pq.write_table(pa.table({"innovation_score": ["x"]}), p / "b.parquet"), p)[2],
+     r"^records in \S+: its Parquet files do not share one schema \(Unable to merge: Field innovation_score has "
+     r"incompatible types: double vs string\)$"),
+    (lambda p: (os.mkfifo(p / "x.parquet"), p)[1], r"^\S+x\.parquet is not a regular file$"),
 ])
 def test_cli_bad_records_raise_one_line_errors(tmp_path, make, message):
     path = make(tmp_path)
