@@ -166,8 +166,8 @@ def parse_json(text: str, source: str, *, max_depth: int = MAX_DEPTH, parse_int:
     ------
     ScitasteError
         On nesting deeper than ``max_depth``, ``NaN``, ``Infinity`` or a number beyond a float's range, a key
-        repeated in one object (JSON would keep its last value), an integer of more digits than Python converts,
-        or text that is not JSON.
+        repeated in one object (JSON would keep its last value), an unpaired surrogate escape (``"\\ud800"``,
+        which no UTF-8 file can hold), an integer of more digits than Python converts, or text that is not JSON.
     """
     too_deep = ScitasteError(f"{source} is nested more than {max_depth} deep")
     to_int = _finite_float if parse_int is float else parse_int
@@ -182,7 +182,19 @@ def parse_json(text: str, source: str, *, max_depth: int = MAX_DEPTH, parse_int:
         raise ScitasteError(f"{source} is not valid JSON ({first_line(exc)})") from None
     if _deeper_than(data, max_depth):
         raise too_deep
+    if "\\u" in text and _lone_surrogate(data):
+        raise ScitasteError(f"{source} is not valid JSON (a \\u escape names half of a surrogate pair, which is no "
+                            "character: it cannot be written as UTF-8)")
     return data
+
+
+def _lone_surrogate(data: Any) -> bool:
+    """Whether a string of parsed JSON holds an unpaired surrogate (only a ``\\ud800``-style escape makes one)."""
+    try:
+        json.dumps(data, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
 
 
 def _measure(root: Any, source: str, max_depth: int, max_nodes: int) -> None:

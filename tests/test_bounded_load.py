@@ -161,3 +161,12 @@ def test_the_simulated_worlds_field_weights_file_is_read_within_bounds(tmp_path)
         load_field_weights(deep)
     with pytest.raises(ScitasteError, match=r"^field weights \S+none\.json: neither a preset \(.*\) nor a file$"):
         load_field_weights(tmp_path / "none.json")
+
+
+def test_an_unpaired_surrogate_escape_is_refused():
+    # json reads "\ud800" as a lone surrogate, which every later UTF-8 write of it (a card, a report) fails on
+    for text in ('{"\\ud800": 1}', '["ok", {"a": "x\\uDFFFy"}]'):
+        with pytest.raises(ScitasteError, match=r"^w\.json is not valid JSON \(a \\u escape names half of a "
+                                                r"surrogate pair"):
+            parse_json(text, "w.json")
+    assert parse_json('["\\ud83d\\ude00", "\\u00e9"]', "w.json") == ["\U0001f600", "\u00e9"]  # a pair is one
