@@ -44,7 +44,7 @@ import stat
 from pathlib import Path
 from typing import Any
 
-from scitaste_hf.errors import ScitasteError, first_line
+from scitaste_hf.errors import ScitasteError, first_line, short_repr
 
 #: Largest file read, in bytes. The largest configuration file the package writes is a release's
 #: ``citation_counts.json``, about 40 bytes a paper: 32 MiB holds 800,000 papers, far above any release, while a
@@ -129,12 +129,9 @@ def _finite_float(text: str) -> float:
     like ``Infinity``, so that no caller computes with an infinity a file did not spell."""
     value = float(text)
     if value in (math.inf, -math.inf):
-        raise ValueError(f"{_clip(text)} is beyond a float's range")
+        raise ValueError(f"{text if len(text) <= 40 else f'a number of {len(text):,} characters'} is beyond a "
+                         "float's range")
     return value
-
-
-def _clip(text: str) -> str:
-    return text if len(text) <= 40 else f"{text[:20]}...({len(text):,} characters)"
 
 
 def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
@@ -143,7 +140,7 @@ def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     if len(data) != len(pairs):
         seen: set[str] = set()
         repeated = next(k for k, _ in pairs if k in seen or seen.add(k))
-        raise ValueError(f"the key {_clip(repr(repeated))} is repeated in one object")
+        raise ValueError(f"the key {short_repr(repeated)} is repeated in one object")
     return data
 
 
@@ -252,7 +249,7 @@ def _refuse_repeated_keys(node: Any, source: str) -> None:
     for key, _ in node.value:
         if isinstance(key, yaml.ScalarNode) and key.tag != "tag:yaml.org,2002:merge":
             if (key.tag, key.value) in seen:
-                raise ScitasteError(f"{source} repeats the key {_clip(repr(key.value))} in one mapping "
+                raise ScitasteError(f"{source} repeats the key {short_repr(key.value)} in one mapping "
                                     f"(line {key.start_mark.line + 1})")
             seen.add((key.tag, key.value))
 
