@@ -68,6 +68,10 @@ def load_runs(paths: Sequence[str | Path]) -> list[Run]:
             store = Store(path, read_only=True)  # another's store: read, never written (nor its layout created)
             try:
                 for row in reversed(store.rows()):  # oldest first
+                    if Path(row["sha256"]).name != row["sha256"] or row["sha256"] in ("", ".", ".."):
+                        # the key names the run's file in the store: "../x" would read a file anywhere
+                        raise ScitasteError(f"--runs {path}: run #{row['id']} names its file {row['sha256']!r}, "
+                                            "which is not a file of the store")
                     text = read_text(store.submission_file(row["sha256"]), "run")
                     label = f"#{row['id']} {row['model']} ({row['mode']})"
                     runs.append(Run(label, parse_predictions(jsonl_lines(text), label)))

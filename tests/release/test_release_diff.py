@@ -201,6 +201,27 @@ def test_runs_from_a_leaderboard_store_and_from_files(tmp_path):
     assert runs[0].predictions["p1"].innovation_score == 40.0
 
 
+def test_a_store_whose_row_names_a_file_outside_it_is_one_line(tmp_path, pair, capsys):
+    # the row's sha256 names the submission file: "../../x" read a .jsonl anywhere on the machine as a run
+    import sqlite3
+
+    from scitaste_hf.leaderboard.store import Meta, Store
+
+    old, new = pair
+    outside = tmp_path / "outside.jsonl"
+    outside.write_text(json.dumps({"bibcode": "p1", "innovation_score": 40.0,
+                                   "dimension_scores": dict.fromkeys(DIMENSIONS, 40.0)}) + "\n")
+    store = Store(tmp_path / "board")
+    meta = Meta(model="m-1", mode="pure_qa", submitted_at="2026-01-01T00:00:00")
+    store.store_submission("abc", outside.read_bytes(), meta, {})
+    store.insert("abc", meta, "self-reported", {}, {}, 1, 1)
+    store.close()
+    with sqlite3.connect(tmp_path / "board" / "leaderboard.sqlite") as db:
+        db.execute("UPDATE runs SET sha256 = '../../outside'")
+    _one_line(capsys, [old.path, new.path, "--runs", tmp_path / "board"],
+              r"^--runs \S+board: run #1 names its file '\.\./\.\./outside', which is not a file of the store$")
+
+
 def test_bad_input_is_one_line(tmp_path, pair, capsys):
     from scitaste_hf.cli import main
 
