@@ -52,8 +52,10 @@ COLUMNS = ["rank", "top group", "run", "model", "mode", "S1 skill", "S1 skill 95
 WIDTHS = ["70px", "80px", "60px", "220px", "170px", "90px", "135px", "135px", "100px", "95px", "125px", "90px",
           "135px", "100px", "95px", "125px", "95px", "105px", "95px", "80px", "80px", "100px", "180px", "100px",
           "110px", "140px", "200px"]
+#: The columns of a run's scores (:func:`_scores`).
+SCORE_COLUMNS = COLUMNS[COLUMNS.index("S1 skill"):COLUMNS.index("coverage") + 1]
 #: The reference rows' table: the floors with the same numbers, and how many of the view's runs beat each.
-FLOOR_COLUMNS = ["reference row", "runs above it", *COLUMNS[COLUMNS.index("S1 skill"):COLUMNS.index("coverage") + 1]]
+FLOOR_COLUMNS = ["reference row", "runs above it", *SCORE_COLUMNS]
 FLOOR_WIDTHS = ["260px", "110px", *WIDTHS[COLUMNS.index("S1 skill"):COLUMNS.index("coverage") + 1]]
 COMPARE_COLUMNS = ["scope", "papers", "metric", "A - B", "95% CI", "p", "detectable (80% power)", "verdict"]
 #: Mark of a run whose rank interval reaches the leader's.
@@ -118,13 +120,15 @@ def _scores(r) -> list:
 
 
 def _run_values(board: Leaderboard, scope: str):
-    """A run row's value in each of :data:`COLUMNS`, from what the board keeps of it. A board of 10,000 runs has
-    270,000 cells: a run's scores are formatted once per scope (and kept with the run until it is rescored), a view
-    only adds its rank."""
-    def values(meta, numbers, rank, top) -> tuple:
+    """A run row's value in each of :data:`COLUMNS` and its text (:func:`_display`), from what the board keeps of
+    it. A board of 10,000 runs has 270,000 cells: a run's scores are rounded and written out once per scope (and
+    kept with the run until it is rescored), a view only adds its rank."""
+    def values(meta, numbers, rank, top) -> tuple[tuple, tuple]:
         scores = board.per_run(meta["run"], ("scores", scope), lambda: _scores(numbers))
-        return (_rank(rank), TOP if top else "", meta["run"], meta["model"], meta["mode"], *scores, meta["status"],
-                meta["kind"], meta["date"], meta["organisation"], meta["link"])
+        shown = board.per_run(meta["run"], ("shown", scope), lambda: _display(SCORE_COLUMNS, [scores])[0])
+        head = (_rank(rank), TOP if top else "", meta["run"], meta["model"], meta["mode"])
+        tail = (meta["status"], meta["kind"], meta["date"], meta["organisation"], meta["link"])
+        return (*head, *scores, *tail), (*map(str, head), *shown, *map(str, tail))
 
     return values
 
@@ -156,10 +160,10 @@ def _display(columns, data) -> list[tuple[str, ...]]:
             for row in data]
 
 
-def _frame(columns, data) -> dict:
+def _frame(columns, data, shown=None) -> dict:
     """What gr.Dataframe renders: the values (a row per tuple; None, an undefined statistic, shows as a blank
-    cell), their text (:func:`_display`), and the style of the cells to highlight (coverage below 100%, "not above
-    floor", a flagged run's status).
+    cell), their text (``shown``, else :func:`_display`'s), and the style of the cells to highlight (coverage
+    below 100%, "not above floor", a flagged run's status).
 
     A style only for the rows that have a highlighted cell (the table reads a missing style as none): Gradio walks
     every cell it is given, and a pandas Styler's three entries per cell took seconds on a board of 10,000 runs.
@@ -173,7 +177,8 @@ def _frame(columns, data) -> dict:
         if marks:
             styles[i] = tuple(marks.get(j, "") for j in range(len(columns)))
     return {"headers": list(columns), "data": data,
-            "metadata": {"display_value": _display(columns, data), "styling": styles if any(styles) else None}}
+            "metadata": {"display_value": _display(columns, data) if shown is None else shown,
+                         "styling": styles if any(styles) else None}}
 
 
 def _datatypes(columns) -> list[str]:
@@ -193,7 +198,12 @@ def table(board: Leaderboard, mode=ALL, discipline="overall", grade=ALL, status=
     the store changes)."""
     filters = _filters(mode, discipline, grade, status, flagged)
     values = _run_values(board, filters["discipline"] or "overall")
-    return board.memo(("table", *filters.values()), lambda: _frame(COLUMNS, board.map_rows(values, **filters)))
+
+    def build():
+        rows = board.map_rows(values, **filters)
+        return _frame(COLUMNS, [row for row, _ in rows], [shown for _, shown in rows])
+
+    return board.memo(("table", *filters.values()), build)
 
 
 def floors_table(board: Leaderboard, mode=ALL, discipline="overall", grade=ALL, status=ALL, flagged=False):
