@@ -462,7 +462,7 @@ run that ranks the papers well but spreads its scores more widely than the label
 and some noise) can have a larger WAPE than the answer that is the same for every paper. Scheme 1 rewards
 ordering the papers correctly, and a predictor without information orders nothing, so its Scheme-1 skill is 0
 and every run whose answers carry information about the papers lands above it. That is the default order.
-Scheme-2 and its grade stay in the table: click the **Scheme-2** header to sort by it.
+Scheme-2 and its grade stay in the table: click the **Scheme-2** header and pick a sort order in the menu it opens.
 
 ## How sure a rank is
 
