@@ -26,7 +26,7 @@ from scitaste_hf.agent.tools import TOOL_NAMES
 from scitaste_hf.schema import Answer
 from scitaste_hf.scoring import parse_answer
 
-pytestmark = pytest.mark.llm
+pytestmark = [pytest.mark.llm, pytest.mark.timeout(3600)]  # a real model on a shared CPU: minutes a paper
 
 ROOT = Path(__file__).resolve().parents[2]
 GUIDE = ROOT / "docs" / "guide-evaluate.md"
