@@ -16,7 +16,9 @@ def _gold(n):
              "dimension_scores": dict.fromkeys(DIMENSIONS, 10.0 + 5 * i)} for i in range(n)]
 
 
-def test_a_misspelt_key_on_every_line_fails_with_one_line_naming_it(tmp_path, capsys):
+def test_a_misspelt_key_on_every_line_fails_with_one_line_naming_it(tmp_path, capsys, monkeypatch):
+    # a wide terminal, so that the table's caption holds the note on one line whatever the worker's stdout is
+    monkeypatch.setenv("COLUMNS", "300")
     gold = _gold(6)
     pred = [{"bibcode": r["bibcode"], "inovation_score": 50, "dimension_scores": r["dimension_scores"]} for r in gold]
     json_out = tmp_path / "out.json"
