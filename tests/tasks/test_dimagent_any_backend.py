@@ -10,6 +10,10 @@ from pathlib import Path
 
 import pytest
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "fixtures"))
+
+from stock_samples import reply  # every kind of answer the parser meets
+
 from scitaste_hf.agent.tools import TOOL_NAMES
 from scitaste_hf.lm_tasks import ANY_MODEL, METRICS, OVERALL, TASKS, load_docs
 from scitaste_hf.prompts import ANSWER_INSTRUCTION
@@ -23,26 +27,9 @@ GOLD = load_records(ROOT / "scitaste_hf" / "data" / "examples" / "gold.jsonl")
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
 
-def _reply(k, record):
-    """Every kind of answer the parser meets: fenced, in prose, out of range, without JSON, wrong keys."""
-    answer = {"innovation_score": round(record["innovation_score"] * (0.8 + (k % 5) / 10), 2),
-              "dimension_scores": {d: round(min(100.0, v * (0.9 + (k % 3) / 10)), 2)
-                                   for d, v in record["dimension_scores"].items()}}
-    kind = k % 10
-    if kind == 0:
-        return "I cannot judge this paper."
-    if kind == 1:
-        return json.dumps({**answer, "innovation_score": 250})
-    if kind == 2:
-        return json.dumps({"innovation_score": 50, "dimension_scores": {"novelty": 5}})
-    if kind in (3, 4):
-        return f"Weighing the evidence, my verdict is {json.dumps(answer)} as stated."
-    return "```json\n" + json.dumps(answer) + "\n```"
-
-
 @pytest.fixture(scope="module")
 def server(servers, scripted_chat, tmp_path_factory):
-    rules = [{"contains": f"Identifier: {r['bibcode']}\n", "reply": _reply(k, r)} for k, r in enumerate(GOLD)]
+    rules = [{"contains": f"Identifier: {r['bibcode']}\n", "reply": reply(k, r)} for k, r in enumerate(GOLD)]
     proc, url, log = scripted_chat({"rules": rules, "default": "no rule"}, tmp_path_factory.mktemp("anybackend_server"))
     yield url, log
     servers[1](proc)
