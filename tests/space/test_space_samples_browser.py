@@ -11,7 +11,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "fixtures"))
 
-from stock_samples import SCITASTE, dataset_with_evidence, reply, stock_run
+from stock_samples import SCITASTE, scripted_stock_run
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
@@ -21,18 +21,7 @@ def stock(chromium, tmp_path_factory, scripted_chat, servers):
     """Stock lm_eval's samples log of scitaste_dimagent and its results (asks for Chromium first: no run for a
     test that would skip)."""
     pytest.importorskip("lm_eval", reason="needs lm-eval: pip install '.[lmeval]'")
-    from scitaste_hf.records import load_records
-
-    folder = tmp_path_factory.mktemp("browser-samples")
-    data = dataset_with_evidence(folder)
-    rules = [{"contains": f"Identifier: {r['bibcode']}\n", "reply": reply(k, r)}
-             for k, r in enumerate(load_records(data, "selected"))]
-    proc, url, _ = scripted_chat({"rules": rules, "default": "no rule"}, folder)
-    try:
-        samples, results = stock_run(folder, url, data)
-    finally:
-        servers[1](proc)
-    return data, samples, results
+    return scripted_stock_run(tmp_path_factory.mktemp("browser-samples"), scripted_chat, servers[1])
 
 
 def _cell(value: float) -> str:

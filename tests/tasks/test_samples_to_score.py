@@ -10,7 +10,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "fixtures"))
 
-from stock_samples import SCITASTE, dataset_with_evidence, reply, stock_run
+from stock_samples import SCITASTE, scripted_stock_run
 
 from scitaste_hf.records import load_records
 
@@ -20,16 +20,7 @@ pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 @pytest.fixture(scope="module")
 def stock(tmp_path_factory, scripted_chat, servers):
     pytest.importorskip("lm_eval", reason="needs lm-eval: pip install '.[lmeval]'")
-    folder = tmp_path_factory.mktemp("stock-samples")
-    data = dataset_with_evidence(folder)
-    gold = load_records(data, "selected")
-    rules = [{"contains": f"Identifier: {r['bibcode']}\n", "reply": reply(k, r)} for k, r in enumerate(gold)]
-    proc, url, _ = scripted_chat({"rules": rules, "default": "no rule"}, folder)
-    try:
-        samples, results = stock_run(folder, url, data)
-    finally:
-        servers[1](proc)
-    return data, samples, results
+    return scripted_stock_run(tmp_path_factory.mktemp("stock-samples"), scripted_chat, servers[1])
 
 
 def test_scitaste_score_reads_the_samples_log_as_lm_eval_scored_it(stock, tmp_path):
