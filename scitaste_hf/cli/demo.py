@@ -57,7 +57,11 @@ class _Mirror:
     def stop(self) -> None:
         if self.proc is not None:
             self.proc.terminate()
-            self.proc.wait(timeout=30)
+            try:
+                self.proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:  # a mirror busy under load: its answers are no longer wanted
+                self.proc.kill()
+                self.proc.wait()
 
 
 def run(args: argparse.Namespace) -> int:
