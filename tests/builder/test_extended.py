@@ -3,6 +3,7 @@ the packaged extended taxonomy, then every per-discipline view of it (the build'
 score`, the lm-eval tasks' metrics, the Space's leaderboard, heatmap and About tab) lists the ten."""
 
 import json
+import os
 import runpy
 import subprocess
 import sys
@@ -72,7 +73,8 @@ def test_score_tasks_and_space_list_the_ten(release, tmp_path):
     predictions.write_text("".join(json.dumps(p) + "\n" for p in _answers(load_records(folder))))
     out = tmp_path / "score.json"
     done = subprocess.run([SCITASTE, "score", "--predictions", str(predictions), "--gold", str(folder), "--json",
-                           str(out), "--n-resamples", "50"], capture_output=True, text=True, timeout=300)
+                           str(out), "--n-resamples", "50"], capture_output=True, text=True, timeout=300,
+                          env={**os.environ, "COLUMNS": "400"})  # one table, a row per scope, to read back
     assert done.returncode == 0, done.stderr[-3000:]
     scored = json.loads(out.read_text())
     assert list(scored["by_discipline"]) == ten
