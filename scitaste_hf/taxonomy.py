@@ -142,10 +142,7 @@ def _discipline(name: object, entry: object, source: str, codes: set[str]) -> Di
                             "all disciplines together under it")
     if not isinstance(entry, dict):
         raise ScitasteError(f"{source}: discipline {name!r} needs a mapping of {', '.join(_ENTRY_KEYS)}")
-    unknown = sorted(set(entry) - set(_ENTRY_KEYS))
-    if unknown:
-        raise ScitasteError(f"{source}: discipline {name!r} has an unknown key {unknown[0]!r}; "
-                            f"expected {', '.join(_ENTRY_KEYS)}")
+    _known_keys(entry, _ENTRY_KEYS, f"discipline {name!r}", source)
     code = entry.get("code")
     if not isinstance(code, str) or not _CODE.fullmatch(code):
         raise ScitasteError(f"{source}: discipline {name!r} needs a code of 2-8 capital letters (its internal ids "
@@ -159,6 +156,13 @@ def _discipline(name: object, entry: object, source: str, codes: set[str]) -> Di
     if not isinstance(entry.get("sub_disciplines"), list) or not entry["sub_disciplines"]:
         raise ScitasteError(f"{source}: discipline {name!r} has no sub_disciplines")
     return Discipline(name, code, float(culture))
+
+
+def _known_keys(entry: dict, allowed: tuple[str, ...], what: str, source: str) -> None:
+    """Refuse the first key of ``entry`` (in text order, whatever its YAML type) that ``allowed`` does not name."""
+    unknown = sorted(set(entry) - set(allowed), key=str)
+    if unknown:
+        raise ScitasteError(f"{source}: {what} has an unknown key {unknown[0]!r}; expected {', '.join(allowed)}")
 
 
 def _finite(value: int | float) -> bool:
@@ -187,9 +191,7 @@ def _cell(discipline: str, entry: object, source: str) -> SubDiscipline:
     if not isinstance(cell_id, str) or not _CELL_ID.fullmatch(cell_id):
         raise ScitasteError(f"{source}: every {discipline} sub-discipline needs an id of letters, digits, '.', '_' "
                             f"and '-', got {short_repr(cell_id)}")
-    unknown = sorted(set(entry) - set(_CELL_KEYS), key=str)
-    if unknown:
-        raise ScitasteError(f"{source}: {cell_id} has an unknown key {unknown[0]!r}; expected {', '.join(_CELL_KEYS)}")
+    _known_keys(entry, _CELL_KEYS, cell_id, source)
     name = entry.get("name")
     if not isinstance(name, str) or not name.strip():
         raise ScitasteError(f"{source}: {cell_id}: name must be a non-empty string, got {short_repr(name)}")
