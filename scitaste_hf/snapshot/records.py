@@ -29,7 +29,7 @@ from itertools import chain
 from pathlib import Path
 from typing import Any
 
-from scitaste_hf.errors import ScitasteError
+from scitaste_hf.errors import ScitasteError, short_repr
 
 #: The longest line (record) of a JSON Lines data file, in bytes. OpenAlex's largest works (thousands of authors
 #: with their institutions) are a few MB; a longer line is refused before it is held in memory.
@@ -242,9 +242,7 @@ def check_record(record: Any, fields: Mapping[str, Any] = WORK_FIELDS) -> str | 
     try:
         explain(record)
     except _Invalid as exc:
-        shown = repr(exc.value)
-        shown = shown if len(shown) <= 60 else shown[:57] + "..."
-        return f"{exc.path} must be {exc.expected}, not {shown}"
+        return f"{exc.path} must be {exc.expected}, not {short_repr(exc.value)}"
     return "a field is not of its kind"  # the two checkers disagree: refused, as the deciding one says
 
 
