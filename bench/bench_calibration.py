@@ -73,8 +73,8 @@ def scored(work: Path):
 def calibrate(papers: int, seed: int, folder: Path) -> int:
     """Build the world of ``seed`` in ``folder`` and print its report; the number of rows that fail."""
     from scitaste_hf.index.weights import _read_table, fit_weights, load_records
-    from scitaste_hf.schema import DEFAULT_WEIGHTS
     from scitaste_hf.simworld.calibration import report
+    from scitaste_hf.weights import DEFAULT_WEIGHTS
 
     started = time.perf_counter()
     failed = 0

@@ -30,9 +30,9 @@ def main() -> None:
 
     import lm_eval.models  # noqa: F401  (lm-eval's registry is filled before ours, as scitaste eval does)
 
+    from scitaste_hf.adapters.lmeval.models import AgentLM
     from scitaste_hf.agent.evidence import FrozenToolBox
     from scitaste_hf.agent.tools import TOOL_NAMES
-    from scitaste_hf.lm_models import AgentLM
     from scitaste_hf.schema import DIMENSIONS
 
     answer = json.dumps({"innovation_score": 50.0, "dimension_scores": dict.fromkeys(DIMENSIONS, 50.0)})

@@ -53,8 +53,8 @@ def render(data: str, split: str, evidence: str | None) -> tuple[list[dict], dic
     from scitaste_hf.agent.chat import PROFILES, ChatClient, Reply
     from scitaste_hf.agent.evidence import FrozenToolBox
     from scitaste_hf.agent.loop import fixed_round, run_item
+    from scitaste_hf.modes import MODE_SPECS
     from scitaste_hf.records import load_records
-    from scitaste_hf.schema import MODE_SPECS
 
     records = load_records(data, split)
     box = FrozenToolBox.find(evidence or data)
@@ -146,7 +146,7 @@ def main() -> None:
     if not args.data:
         parser.error("--data is required")
     from scitaste_hf.agent.chat import PROFILES
-    from scitaste_hf.schema import MODE_SPECS
+    from scitaste_hf.modes import MODE_SPECS
 
     headroom = args.headroom if args.headroom is not None else PROFILES["llama-cpp"].max_tokens
     gguf = args.gguf or subprocess.run([args.llama_python, "-c", FIND_GGUF], capture_output=True, text=True,

@@ -15,8 +15,9 @@ import time
 import numpy as np
 from scipy import stats
 
-from scitaste_hf.schema import DEFAULT_WEIGHTS, DIMENSIONS, DISCIPLINES, Answer
+from scitaste_hf.schema import DIMENSIONS, DISCIPLINES, Answer
 from scitaste_hf.scoring import bootstrap, scheme1, score_run, wape, wape_score
+from scitaste_hf.weights import DEFAULT_WEIGHTS
 
 W = np.array([DEFAULT_WEIGHTS[k] for k in DIMENSIONS])
 

@@ -35,9 +35,10 @@ import numpy as np
 
 from scitaste_hf.leaderboard import Leaderboard, Meta
 from scitaste_hf.leaderboard.integrity import RULE_VERSION
+from scitaste_hf.modes import MODES
 from scitaste_hf.records import load_records
 from scitaste_hf.resources import bundled_dir
-from scitaste_hf.schema import DISCIPLINES, MODES
+from scitaste_hf.schema import DISCIPLINES
 
 DISTINCT = 40
 STATUSES = ["self-reported"] * 17 + ["evidence-consistent"] * 2 + ["flagged"]

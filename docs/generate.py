@@ -204,7 +204,8 @@ def _dataset_files() -> str:
 def _weights() -> str:
     from importlib import resources
 
-    from scitaste_hf.schema import DEFAULT_WEIGHTS, DIMENSION_LETTERS, DIMENSIONS, default_contributions
+    from scitaste_hf.schema import DIMENSION_LETTERS, DIMENSIONS
+    from scitaste_hf.weights import DEFAULT_WEIGHTS, default_contributions
 
     config = json.loads(resources.files("scitaste_hf").joinpath("config/weights_default.json").read_text("utf-8"))
     raw, assumed = default_contributions()
@@ -212,7 +213,7 @@ def _weights() -> str:
     rows = [(DIMENSION_LETTERS[k], f"`{k}`", f"{raw[k]:g}", f"{DEFAULT_WEIGHTS[k]:.6f}",
              "assumed: equal split" if k in assumed else "published") for k in DIMENSIONS]
     middle = sum(raw[k] for k in assumed)
-    return ("Owner: `scitaste_hf/config/weights_default.json`, loaded by `scitaste_hf.schema.load_weights` into "
+    return ("Owner: `scitaste_hf/config/weights_default.json`, loaded by `scitaste_hf.weights.load_weights` into "
             "`DEFAULT_WEIGHTS`.\n\n"
             + table(("letter", "key", "raw contribution (%)", "weight", "status"), rows)
             + f"\n\nRaw total {total:.2f}; weight = raw / total. The dimensions marked *assumed* share "
@@ -259,7 +260,7 @@ def _formula_cd() -> str:
 
 @generator("formula-composite")
 def _formula_composite() -> str:
-    return quote("scitaste_hf.schema", "composite", r"return round\(")
+    return quote("scitaste_hf.weights", "composite", r"return round\(")
 
 
 #: The benchmark paper's worked example (its published numbers, not a constant of the code): dimensions A..G and
@@ -269,12 +270,13 @@ WORKED_EXAMPLE = ("1998PhRvA..58.3983S", (51.55, 35.33, 34.39, 79.22, 44.51, 13.
 
 @generator("worked-example")
 def _worked_example() -> str:
-    from scitaste_hf.schema import DIMENSIONS, composite
+    from scitaste_hf.schema import DIMENSIONS
+    from scitaste_hf.weights import composite
 
     bibcode, dims, printed = WORKED_EXAMPLE
     ours = composite(dict(zip(DIMENSIONS, dims)))
     return (f"The paper's worked example `{bibcode}` has dimensions A..G = {', '.join(f'{d:g}' for d in dims)} and "
-            f"prints the composite {printed:g}. `scitaste_hf.schema.composite` with the default weights gives "
+            f"prints the composite {printed:g}. `scitaste_hf.weights.composite` with the default weights gives "
             f"**{ours:.2f}** (a difference of {ours - printed:+.2f}).")
 
 
@@ -319,7 +321,7 @@ def _scheme1_summary() -> str:
 
 @generator("weights-note")
 def _weights_note() -> str:
-    from scitaste_hf.schema import weights_note
+    from scitaste_hf.weights import weights_note
 
     return weights_note()
 
@@ -432,13 +434,13 @@ def _answer_instruction() -> str:
 
 @generator("modes")
 def _modes() -> str:
-    from scitaste_hf.schema import MODE_SPECS
+    from scitaste_hf.modes import MODE_SPECS
 
     round_one = {"none": "no tools", "fixed": "made by the harness", "live": "the model's own calls"}
     rows = [(f"`{m}`", f"`{s.task}`", round_one[s.tools], "yes" if s.search else "no",
              "any chat model" if s.tools != "live" and not s.search else "`scitaste-agent`"
              + (" with a search profile" if s.search else ""), s.about) for m, s in MODE_SPECS.items()]
-    return ("Owner: `scitaste_hf.schema.MODE_SPECS`.\n\n"
+    return ("Owner: `scitaste_hf.modes.MODE_SPECS`.\n\n"
             + table(("mode", "lm-eval task", "round 1", "provider search", "runs with", "what the model gets"), rows))
 
 
@@ -454,17 +456,18 @@ def _tools() -> str:
 
 @generator("agent-messages")
 def _agent_messages() -> str:
+    from scitaste_hf import schema
     from scitaste_hf.agent import loop
 
-    return ("Owner: `scitaste_hf.agent.loop`.\n\n"
+    return ("Owner: `scitaste_hf.agent.loop`; the failure text: `scitaste_hf.schema`.\n\n"
             + table(("constant", "value"), [
                 ("`REVIEWER` (system message)", loop.REVIEWER),
                 ("`ROUND_ONE` (after the paper block)", loop.ROUND_ONE),
                 ("`ROUND_TWO`", "`You have the tools' evidence. ` + the answer instruction"),
                 ("`EVIDENCE_HEADER` (text rendering)", loop.EVIDENCE_HEADER),
                 ("`MAX_CALLS`", loop.MAX_CALLS),
-                ("`FAILURE_PREFIX`", f"`{loop.FAILURE_PREFIX}`"),
-                ("`TRANSIENT_FAILURES`", ", ".join(f"`{r}`" for r in loop.TRANSIENT_FAILURES))]))
+                ("`FAILURE_PREFIX`", f"`{schema.FAILURE_PREFIX}`"),
+                ("`TRANSIENT_FAILURES`", ", ".join(f"`{r}`" for r in schema.TRANSIENT_FAILURES))]))
 
 
 @generator("profiles")
@@ -483,10 +486,10 @@ def _profiles() -> str:
 def _task_metrics() -> str:
     from scitaste_hf.taxonomy import packaged_disciplines
 
-    lm = constants("scitaste_hf.lm_tasks")
+    lm = constants("scitaste_hf.adapters.lmeval.tasks")
     metrics = ("scheme1", "scheme2", "wape", "coverage", *lm["INTERVALS"], *lm["SKILLS"],
                *(f"scheme2_{d}" for d in packaged_disciplines()))
-    return ("Owner: `scitaste_hf.lm_tasks.METRICS` (the task YAML's `metric_list` must equal it).\n\n"
+    return ("Owner: `scitaste_hf.adapters.lmeval.tasks.METRICS` (the task YAML's `metric_list` must equal it).\n\n"
             + ", ".join(f"`{m}`" for m in metrics)
             + ".\n\n`evidence_as` (`EVIDENCE_AS`): " + ", ".join(f"`{v}`" for v in lm["EVIDENCE_AS"]) + ".")
 

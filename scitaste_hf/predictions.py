@@ -15,10 +15,9 @@ import json
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
-from scitaste_hf.agent.loop import failure_of
 from scitaste_hf.errors import ScitasteError
 from scitaste_hf.records import jsonl_lines
-from scitaste_hf.schema import FAILURE_REASONS, Answer, Failure
+from scitaste_hf.schema import FAILURE_REASONS, Answer, Failure, failure_of
 from scitaste_hf.scoring import parse_answer, validate_answer
 
 #: The keys of an lm-eval samples line that no predictions line has: a line with either is read as a sample.
@@ -40,7 +39,7 @@ def is_samples_log(data: bytes) -> bool:
 
 def reply_answer(text: object) -> Answer | Failure:
     """A model's reply as the tasks score it: a failure recorded by scitaste's models
-    (:func:`~scitaste_hf.agent.loop.failure_of`) keeps its reason, anything else is parsed with
+    (:func:`~scitaste_hf.schema.failure_of`) keeps its reason, anything else is parsed with
     :func:`~scitaste_hf.scoring.parse_answer`; a reply that is not text is a failure (``other``)."""
     if not isinstance(text, str):  # what a model or an old cache hands back is not ours to trust
         return Failure("other", f"the model returned {type(text).__name__}, not text")

@@ -35,7 +35,7 @@ def load_records(source: str | Path, split: str = "selected") -> list[dict[str, 
     on_hub = not path.exists()
     instead = "give a local dataset folder or a .jsonl/.parquet file instead"
     if on_hub and not _cached(str(source)):
-        from scitaste_hf.hub import require_hub
+        from scitaste_hf.net.hub import require_hub
 
         require_hub(f"dataset {source}", instead)
     try:

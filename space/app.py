@@ -23,23 +23,16 @@ from scitaste_hf.errors import ScitasteError
 from scitaste_hf.leaderboard import Leaderboard
 from scitaste_hf.leaderboard.integrity import COPY_SHARE, COPY_TOLERANCE, RANKED_SHARE, RANKED_TOLERANCE
 from scitaste_hf.leaderboard.service import FLOOR_NAMES, MAX_BYTES, MAX_EVIDENCE_BYTES
-from scitaste_hf.leaderboard.setup import open_leaderboard, open_ratings, reported_results
+from scitaste_hf.leaderboard.setup import open_leaderboard, reported_results
 from scitaste_hf.leaderboard.store import EVIDENCE_CONSISTENT, FLAGGED, SELF_REPORTED
-from scitaste_hf.ratings import Ratings
+from scitaste_hf.modes import MODE_SPECS, MODES
+from scitaste_hf.ratings import Ratings, open_ratings
 from scitaste_hf.ratings.guide import GUIDE, NUMBERS, SCALE, guide_markdown, label
 from scitaste_hf.ratings.report import report_tables, summary
-from scitaste_hf.schema import (
-    CITATION,
-    DEFAULT_WEIGHTS,
-    DIMENSION_LETTERS,
-    DISCIPLINES,
-    MODE_SPECS,
-    MODES,
-    WAPE_BANDS,
-    weights_note,
-)
+from scitaste_hf.schema import CITATION, DIMENSION_LETTERS, DISCIPLINES, WAPE_BANDS
 from scitaste_hf.scoring.describe import scheme1_text
 from scitaste_hf.scoring.ranks import RANK_RESAMPLES
+from scitaste_hf.weights import DEFAULT_WEIGHTS, weights_note
 
 ALL = "all"
 #: The board's columns: what the order rests on first (rank interval, top group, skill over the constant floor),
@@ -729,7 +722,7 @@ def _agreement_tab(ratings: Ratings, board: Leaderboard) -> None:
 
 def build_app(board: Leaderboard, synthetic: bool = False, ratings: Ratings | None = None) -> gr.Blocks:
     """The leaderboard app over ``board``, with the Annotate and Expert agreement tabs over ``ratings`` (default: the
-    board's folder's, :func:`~scitaste_hf.leaderboard.setup.open_ratings`)."""
+    board's folder's, :func:`~scitaste_hf.ratings.open_ratings`)."""
     ratings = open_ratings(board) if ratings is None else ratings
     # The full window width: the table has twenty-seven columns.
     with gr.Blocks(title="SciTaste-Bench leaderboard", fill_width=True) as demo:

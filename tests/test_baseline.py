@@ -2,10 +2,10 @@
 
 import pytest
 
-from scitaste_hf.baseline import PriorBaseline
 from scitaste_hf.errors import ScitasteError
 from scitaste_hf.schema import DIMENSIONS
 from scitaste_hf.scoring import parse_answer
+from scitaste_hf.scoring.floors import PriorBaseline
 
 
 def _record(discipline, score):

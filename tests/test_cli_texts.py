@@ -7,7 +7,8 @@ from pathlib import Path
 
 from scitaste_hf.agent.evidence import CONFIG
 from scitaste_hf.cli import first_sentence
-from scitaste_hf.schema import DEFAULT_WEIGHTS, HUB_DATASET
+from scitaste_hf.schema import HUB_DATASET
+from scitaste_hf.weights import DEFAULT_WEIGHTS
 
 SCITASTE = str(Path(sys.executable).with_name("scitaste"))
 

@@ -5,11 +5,10 @@ import json
 
 import pytest
 
-from scitaste_hf.agent.loop import failure_text
+from scitaste_hf.adapters.lmeval.tasks import process_results
 from scitaste_hf.errors import ScitasteError
-from scitaste_hf.lm_tasks import process_results
 from scitaste_hf.predictions import parse_predictions, prediction_lines
-from scitaste_hf.schema import DIMENSIONS, Answer, Failure
+from scitaste_hf.schema import DIMENSIONS, Answer, Failure, failure_text
 
 ANSWER = {"innovation_score": 61.5, "dimension_scores": {k: 40.0 + i for i, k in enumerate(DIMENSIONS)}}
 DOC = {"bibcode": "B1", "discipline": "physics", "innovation_score": 50.0,

@@ -6,7 +6,7 @@ from email.utils import format_datetime
 import pytest
 import tenacity
 
-from scitaste_hf.retry import AtLeastRetryAfter, retry_after_seconds
+from scitaste_hf.net.retry import AtLeastRetryAfter, retry_after_seconds
 
 
 @pytest.mark.parametrize(("value", "seconds"), [

@@ -6,15 +6,8 @@ import json
 import pytest
 
 from scitaste_hf.errors import ScitasteError
-from scitaste_hf.schema import (
-    DEFAULT_WEIGHTS,
-    DIMENSIONS,
-    WAPE_BANDS,
-    composite,
-    load_weights,
-    record_features,
-    validate_weights,
-)
+from scitaste_hf.schema import DIMENSIONS, WAPE_BANDS, record_features
+from scitaste_hf.weights import DEFAULT_WEIGHTS, composite, load_weights, validate_weights
 
 
 def test_default_weights_are_the_published_figures_and_an_equal_split():

@@ -50,7 +50,7 @@ def test_the_space_and_the_card_state_the_weights_generated():
     import importlib.util
 
     from scitaste_hf.builder.layout import card
-    from scitaste_hf.schema import DEFAULT_WEIGHTS, weights_note
+    from scitaste_hf.weights import DEFAULT_WEIGHTS, weights_note
 
     note = weights_note()
     assert "37.99" in note and "19.73" in note and "128.86" in note and "71.14" in note

@@ -1,8 +1,8 @@
-"""The scitaste task family's hooks for lm-eval; everything lives in :mod:`scitaste_hf.lm_tasks` (and the task class
-in :mod:`scitaste_hf.lm_chat_task`)."""
+"""The scitaste task family's hooks for lm-eval; everything lives in :mod:`scitaste_hf.adapters.lmeval.tasks`
+(and the task class in :mod:`scitaste_hf.adapters.lmeval.chat_task`)."""
 
-from scitaste_hf.lm_chat_task import ScitasteTask
-from scitaste_hf.lm_tasks import (
+from scitaste_hf.adapters.lmeval.chat_task import ScitasteTask
+from scitaste_hf.adapters.lmeval.tasks import (
     BOUNDS,
     PER_DISCIPLINE,
     SKILL_METRICS,

@@ -6,8 +6,8 @@ A thin ``evaluate`` wrapper over :func:`scitaste_hf.rtaste.summaries.ranking_sum
 
 import evaluate
 
+from scitaste_hf.adapters.metrics.inputs import FEATURES, KeepInputs, decode
 from scitaste_hf.errors import ScitasteError
-from scitaste_hf.metric_inputs import FEATURES, KeepInputs, decode
 from scitaste_hf.rtaste.schema import CITATION, N_MVES
 from scitaste_hf.rtaste.summaries import ranking_summary
 

@@ -2,7 +2,7 @@
 
 from pathlib import Path
 
-from scitaste_hf.metric_app import build_metric_app
+from scitaste_hf.adapters.metrics.app import build_metric_app
 
 demo = build_metric_app(Path(__file__).resolve().parent)
 

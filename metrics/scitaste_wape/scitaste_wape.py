@@ -5,8 +5,8 @@ A thin ``evaluate`` wrapper over :mod:`scitaste_hf.scoring`; the formula lives t
 
 import evaluate
 
+from scitaste_hf.adapters.metrics.inputs import FEATURES, KeepInputs, decode
 from scitaste_hf.errors import ScitasteError
-from scitaste_hf.metric_inputs import FEATURES, KeepInputs, decode
 from scitaste_hf.schema import CITATION, HUB_DATASET
 from scitaste_hf.scoring import score_pairs
 from scitaste_hf.scoring.describe import wape_bands_text

@@ -3,7 +3,7 @@
 Some endpoints reject what others accept (temperature or reasoning effort together with tools,
 ``tool_choice: "required"``, a null ``content`` beside ``tool_calls``: the loop always sends ``"auto"`` and
 ``""``); a :class:`Profile` says what else to send. Retries run on tenacity with the pieces every HTTP client of
-the package shares (:mod:`scitaste_hf.retry`): on 429, 5xx and connection errors the backoff doubles from 0.5 s to
+the package shares (:mod:`scitaste_hf.net.retry`): on 429, 5xx and connection errors the backoff doubles from 0.5 s to
 30 s and is never shorter than ``Retry-After`` (seconds or an HTTP date, up to ``max_retry_after``). Every wait is
 bounded: a request by ``timeout`` (the whole reply, not each read), a paper by the caller's deadline; a request
 that timed out is retried once at most, since a model too slow once is too slow again and the server keeps
@@ -28,7 +28,7 @@ from typing import Any
 import httpx
 import tenacity
 
-from scitaste_hf.retry import AtLeastRetryAfter, retry_after_seconds
+from scitaste_hf.net.retry import AtLeastRetryAfter, retry_after_seconds
 
 log = logging.getLogger(__name__)
 #: Largest reply body read; a longer one is not a chat completion this benchmark can use.
@@ -161,7 +161,7 @@ class ChatClient:
         Longest ``Retry-After`` honoured; a server asking for more is waited on this long (with a warning).
     transport : httpx.AsyncBaseTransport, optional
         For tests and special networking, as httpx allows (requests run on an event loop, so that one deadline
-        bounds each of them whole: :mod:`scitaste_hf.bounded`).
+        bounds each of them whole: :mod:`scitaste_hf.net.bounded`).
     """
 
     def __init__(self, base_url: str, model: str, *, api_key: str | None = None, profile: Profile | None = None,
@@ -265,7 +265,7 @@ class ChatClient:
 
     def _post(self, body: dict[str, Any], limit: float) -> tuple[int, httpx.Headers, bytes]:
         """Status, headers and body of one request, the whole exchange within ``limit`` seconds."""
-        from scitaste_hf.bounded import TooLarge, exchange
+        from scitaste_hf.net.bounded import TooLarge, exchange
 
         try:
             return exchange("POST", self.url, limit=limit, max_bytes=MAX_REPLY_BYTES, headers=self._headers,

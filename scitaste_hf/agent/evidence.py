@@ -175,7 +175,7 @@ def _config_rows(source: str) -> list[dict[str, Any]] | None:
     declares no such config or it has no files."""
     import datasets
 
-    from scitaste_hf.hub import require_hub
+    from scitaste_hf.net.hub import require_hub
     from scitaste_hf.records import _cached
 
     instead = "pass evidence_dir=... a local evidence folder"

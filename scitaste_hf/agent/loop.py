@@ -19,8 +19,8 @@ from typing import Any
 
 from scitaste_hf.agent.chat import ChatError, Reply
 from scitaste_hf.agent.tools import TOOL_NAMES, TOOL_SCHEMAS
+from scitaste_hf.modes import MODE_SPECS
 from scitaste_hf.prompts import ANSWER_INSTRUCTION, paper_prompt
-from scitaste_hf.schema import MODE_SPECS
 
 ROLE = "You are a senior academic reviewer assessing the innovativeness of scientific papers."
 REVIEWER = (f"{ROLE} You have nine bibliometric tools. Run all nine for the paper, analyse the evidence, score each "
@@ -34,23 +34,6 @@ TOOL_MODES = tuple(m for m, spec in MODE_SPECS.items() if spec.tools != "none")
 SEARCH_MODES = tuple(m for m, spec in MODE_SPECS.items() if spec.search)
 #: Most tool calls executed for one paper (a model that keeps calling is cut off here).
 MAX_CALLS = 18
-#: How a failed item reaches lm-eval's ``process_results``: the reply text starts with this, then the reason.
-FAILURE_PREFIX = "[scitaste failure: "
-#: Failures of the endpoint rather than of the model's answer: asking again later may succeed.
-TRANSIENT_FAILURES = ("api_error", "timeout")
-
-
-def failure_text(reason: str, detail: str = "") -> str:
-    """The reply text that carries a failure and its reason through lm-eval to ``process_results``."""
-    return f"{FAILURE_PREFIX}{reason}] {detail}".strip()
-
-
-def failure_of(text: str) -> str | None:
-    """The reason carried by :func:`failure_text`, or None for an ordinary reply."""
-    if not text.startswith(FAILURE_PREFIX):
-        return None
-    return text[len(FAILURE_PREFIX):].split("]", 1)[0]
-
 
 @dataclass
 class Outcome:
@@ -75,7 +58,7 @@ def run_item(chat: Callable[..., Reply], tools: Any, record: Mapping[str, Any], 
     record : mapping
         The benchmark record (``bibcode``, ``discipline``, ``title``, ``abstract``).
     mode : str
-        One of :data:`~scitaste_hf.schema.MODES`.
+        One of :data:`~scitaste_hf.modes.MODES`.
     workers : int
         Tool calls executed concurrently.
     time_budget : float, optional

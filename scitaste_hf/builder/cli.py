@@ -101,8 +101,8 @@ def run(args: argparse.Namespace) -> int:
 
     from scitaste_hf.builder.pipeline import Build, BuildConfig
     from scitaste_hf.builder.summary import tables
-    from scitaste_hf.schema import load_weights
     from scitaste_hf.taxonomy import load_taxonomy
+    from scitaste_hf.weights import load_weights
 
     source, snapshot = _source(args.source)
     if snapshot is not None and args.max_retries is not None:

@@ -18,18 +18,14 @@ from scitaste_hf.errors import ScitasteError
 from scitaste_hf.output import temporary_dir
 from scitaste_hf.schema import (
     CITATION,
-    DEFAULT_VECTOR,
-    DEFAULT_WEIGHTS,
     DIMENSION_LETTERS,
     DIMENSIONS,
     DISCIPLINES,
     HUB_DATASET,
     SPLITS,
-    DisciplineWeights,
-    Weights,
     record_features,
-    weights_note,
 )
+from scitaste_hf.weights import DEFAULT_VECTOR, DEFAULT_WEIGHTS, DisciplineWeights, Weights, weights_note
 
 
 def _size_category(n: int) -> str:

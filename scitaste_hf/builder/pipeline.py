@@ -33,10 +33,11 @@ from scitaste_hf.builder.sample import PER_DISCIPLINE, SELECTED_PER_DISCIPLINE, 
 from scitaste_hf.builder.workdir import check_folders, claimed, remove_stale
 from scitaste_hf.errors import ScitasteError
 from scitaste_hf.output import write_bytes_atomic
-from scitaste_hf.schema import BIBCODE_MAP_FILE, DisciplineWeights, Weights, vector_for
+from scitaste_hf.schema import BIBCODE_MAP_FILE
 from scitaste_hf.sources.credentials import require_secret
 from scitaste_hf.sources.errors import BudgetExhausted
 from scitaste_hf.taxonomy import Taxonomy, load_taxonomy
+from scitaste_hf.weights import DisciplineWeights, Weights, vector_for
 
 log = logging.getLogger("scitaste_hf.builder")
 
@@ -110,7 +111,7 @@ class BuildConfig:
         everywhere (candidates, references, citers) and citation counts are those up to it. None: the services'
         present state.
     weights : mapping or DisciplineWeights, optional
-        The composite's weights (:func:`scitaste_hf.schema.load_weights`: one vector, or one per discipline, each
+        The composite's weights (:func:`scitaste_hf.weights.load_weights`: one vector, or one per discipline, each
         record's picked by the discipline it is labelled with); the packaged default when None.
     previous : path, optional
         A release this build refreshes (a folder ``scitaste build`` wrote): within the same quotas and balance,
@@ -431,7 +432,7 @@ class Build:
     def _publish(self, sampled: Mapping[str, Any], summary: str, graph: Mapping[str, int],
                  source: Mapping[str, Any]) -> None:
         from scitaste_hf.release.folder import CITATION_COUNTS_FILE, provenance
-        from scitaste_hf.schema import DEFAULT_WEIGHTS
+        from scitaste_hf.weights import DEFAULT_WEIGHTS
 
         self.reporter.start("publish", 1)
         records = [*sampled["selected"], *sampled["backup"]]

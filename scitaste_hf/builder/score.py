@@ -19,7 +19,8 @@ from collections.abc import Mapping, Sequence
 from datetime import date
 from typing import Any
 
-from scitaste_hf.schema import DIMENSIONS, JOURNAL_TIERS, Weights, composite
+from scitaste_hf.schema import DIMENSIONS, JOURNAL_TIERS
+from scitaste_hf.weights import Weights, composite
 
 
 def journal_table(sources: Sequence[Mapping[str, Any]]):

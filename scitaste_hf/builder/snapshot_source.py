@@ -31,9 +31,9 @@ from typing import Any
 from scitaste_hf.builder.classify import keyword_hits
 from scitaste_hf.builder.collect import CANDIDATE_MARGIN, cell_limit, work_dict
 from scitaste_hf.errors import ScitasteError, first_line
-from scitaste_hf.schema import Weights
 from scitaste_hf.snapshot.layout import EntityFiles
 from scitaste_hf.taxonomy import SubDiscipline, Taxonomy
+from scitaste_hf.weights import Weights
 
 #: The index engine's folder inside the build's work directory (its own resumable stages).
 INDEX_FOLDER = "snapshot-index"
@@ -138,9 +138,9 @@ def _flatten(snapshot: Snapshot, index_dir: Path) -> Path:
     """Run the index engine's read stage (skipped when done before); the glob of the flat records it wrote."""
     import duckdb
 
+    from scitaste_hf.progress import StageProgress
     from scitaste_hf.scale.duck import DuckIndex
     from scitaste_hf.scale.options import IndexOptions
-    from scitaste_hf.scale.progress import StageProgress
     from scitaste_hf.snapshot.focal import Focal
 
     engine = DuckIndex(snapshot.path, index_dir, IndexOptions(focal=Focal("all")), StageProgress(enabled=False))

@@ -105,7 +105,7 @@ def run(args: argparse.Namespace) -> int:
                 raise ScitasteError("freezing the tool evidence failed (see above); run the demo again to resume")
     finally:
         mirror.stop()
-    from scitaste_hf.lm_tasks import TASKS
+    from scitaste_hf.adapters.lmeval.tasks import TASKS
 
     _step(console, f"3/5 the {len(TASKS)} modes with scitaste-baseline through lm-eval")
     missing = [task for task in TASKS.values() if not _samples(results, task)]
@@ -174,12 +174,13 @@ def _store(console, out: Path, dataset: Path, results: Path):
     metrics, and store them in the leaderboard (with the samples log as evidence, so the run is
     evidence-consistent)."""
     from scitaste_hf import load_metric
+    from scitaste_hf.adapters.lmeval.tasks import TASKS
     from scitaste_hf.errors import ScitasteError
     from scitaste_hf.leaderboard import Leaderboard
-    from scitaste_hf.lm_tasks import TASKS
+    from scitaste_hf.modes import MODES
     from scitaste_hf.predictions import prediction_lines, read_predictions
     from scitaste_hf.records import load_records
-    from scitaste_hf.schema import MODES, Answer
+    from scitaste_hf.schema import Answer
 
     gold = load_records(dataset, "selected")
     board = Leaderboard(out, gold, backup=load_records(dataset, "backup"))

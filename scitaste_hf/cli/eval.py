@@ -40,11 +40,11 @@ def _print_help() -> None:
     import inspect
 
     try:
-        from scitaste_hf.lm_models import AgentLM, BaselineLM
+        from scitaste_hf.adapters.lmeval.models import AgentLM, BaselineLM
     except ImportError:
         AgentLM = BaselineLM = None
     print(__doc__)
-    from scitaste_hf.schema import MODE_SPECS
+    from scitaste_hf.modes import MODE_SPECS
 
     print("tasks (scitaste: the group of the paper's four modes):")
     for mode, spec in MODE_SPECS.items():
@@ -185,7 +185,6 @@ def _named_baseline(args: list[str]) -> list[str]:
 def run_passthrough(argv: list[str]) -> int:
     """Register the models, add the task path, and hand ``argv`` to lm-eval's own command line."""
     import os
-    import sys
     from pathlib import Path
 
     from scitaste_hf.errors import ScitasteError, TaskUnavailable
@@ -198,19 +197,12 @@ def run_passthrough(argv: list[str]) -> int:
         raise ScitasteError("--tasks is required: e.g. --tasks scitaste_pure_qa (`scitaste eval --help` lists the "
                             "tasks)")
     if _data_dir(argv) is None:  # the tasks will read the Hub dataset: say now, not after lm-eval's start-up
-        from scitaste_hf.hub import require_hub
+        from scitaste_hf.net.hub import require_hub
         from scitaste_hf.schema import HUB_DATASET
 
         require_hub(f"dataset {HUB_DATASET} (the tasks' default data)",
                     "pass --metadata '{\"data_dir\": \"DIR\"}' with a local dataset folder, or set SCITASTE_DATA_DIR")
-    from scitaste_hf.resources import install_hint
-
-    try:
-        import lm_eval.models  # noqa: F401  lm-eval imports its built-in models only into an empty registry
-        from lm_eval.__main__ import cli_evaluate
-    except ImportError:
-        raise ScitasteError(f"scitaste eval needs lm-eval: {install_hint('lmeval')}") from None
-    import scitaste_hf.lm_models  # noqa: F401  registers scitaste-baseline
+    from scitaste_hf.adapters.lmeval.run import run_lm_eval
     from scitaste_hf.resources import bundled_dir
 
     args = _named_baseline(list(argv))
@@ -220,19 +212,12 @@ def run_passthrough(argv: list[str]) -> int:
     if output and "SCITASTE_TRACE" not in os.environ:  # the agent's traces go beside lm-eval's own output
         folder = Path(output).parent if output.endswith(".json") else Path(output)
         os.environ["SCITASTE_TRACE"] = str(folder / "scitaste-traces.jsonl")
-    saved = sys.argv
-    sys.argv = ["lm_eval", *args]
     try:
-        cli_evaluate()
+        return run_lm_eval(args)
     except TaskUnavailable as exc:
         raise ScitasteError(str(exc)) from None
     except ValueError as exc:
         if str(exc).startswith("Tasks not found:"):
             raise ScitasteError(_tasks_not_found(str(exc))) from None
         raise
-    except SystemExit as exc:
-        return int(exc.code or 0) if isinstance(exc.code, int) else 1
-    finally:
-        sys.argv = saved
-    return 0
 

@@ -9,7 +9,7 @@ snapshot's population, out of core with DuckDB, as a Spark job, or in memory (do
 
 Writes OUT/index.parquet (one row per focal paper) and OUT/index.json (counts, recall, seconds per stage). The
 DuckDB and Spark engines keep each stage's output in OUT/stages: a rerun skips the stages whose inputs did not
-change. Under spark-submit, run scitaste_hf/scale/spark_submit.py with these arguments (docs/scale.md#spark).
+change. Under spark-submit, run scitaste_hf/cli/spark_submit.py with these arguments (docs/scale.md#spark).
 """
 
 from __future__ import annotations
@@ -61,11 +61,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Score the focal papers and print where the results are."""
+    from scitaste_hf.progress import StageProgress
     from scitaste_hf.scale.options import IndexOptions, memory_limit, spark_conf
-    from scitaste_hf.scale.progress import StageProgress
     from scitaste_hf.scale.run import index_snapshot
-    from scitaste_hf.schema import load_weights
     from scitaste_hf.snapshot.focal import parse_focal
+    from scitaste_hf.weights import load_weights
 
     options = IndexOptions(focal=parse_focal(args.focal), format=args.format,
                            memory_limit=memory_limit(args.memory_limit), threads=args.threads,

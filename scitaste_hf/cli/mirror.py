@@ -66,7 +66,7 @@ def _faults(specs: list[str]) -> dict[str, float]:
 
 
 def _snapshot(args: argparse.Namespace) -> int:
-    from scitaste_hf.scale.progress import StageProgress
+    from scitaste_hf.progress import StageProgress
     from scitaste_hf.snapshot.writer import write_snapshot
 
     with StageProgress() as progress:

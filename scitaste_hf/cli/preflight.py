@@ -59,13 +59,11 @@ def _settings(args: argparse.Namespace) -> dict:
             raise ScitasteError("preflight needs --base-url and --model, or scitaste-agent's --model_args")
         return {"base_url": args.base_url, "model": args.model, "profile": args.profile, "max_gen_toks": None,
                 "timeout": args.timeout, "data_dir": args.data_dir}
-    from lm_eval.utils import simple_parse_args_string
-
-    from scitaste_hf.lm_models import AgentLM
+    from scitaste_hf.adapters.lmeval.models import AgentLM, parse_model_args
 
     if args.model not in (None, AgentLM.name):
         raise ScitasteError(f"with --model_args, --model is {AgentLM.name} (or left out), not {args.model!r}")
-    given = simple_parse_args_string(args.model_args)
+    given = parse_model_args(args.model_args)
     AgentLM.check_model_args(given)
     if "base_url" not in given or "model" not in given:
         raise ScitasteError("--model_args needs base_url=URL and model=NAME")
@@ -85,8 +83,8 @@ def run(args: argparse.Namespace) -> int:
 
     from scitaste_hf.agent.chat import make_client
     from scitaste_hf.agent.evidence import EVIDENCE_DIR, FrozenToolBox
+    from scitaste_hf.modes import MODE_SPECS
     from scitaste_hf.records import load_records
-    from scitaste_hf.schema import MODE_SPECS
 
     settings = _settings(args)
     client = make_client(**{k: settings[k] for k in _CLIENT_ARGS}, max_retries=1)

@@ -180,7 +180,7 @@ def write_wheel(pkg: Package, out_dir: Path) -> Path:
 
 def wheel_url(repo_id: str, filename: str) -> str:
     """Where the Space ``repo_id`` serves a file of its repo (on the Hub that ``$HF_ENDPOINT`` names)."""
-    from scitaste_hf.hub import endpoint
+    from scitaste_hf.net.hub import endpoint
 
     return f"{endpoint()}/spaces/{repo_id}/resolve/main/{filename}"
 
@@ -365,7 +365,7 @@ def run(args: argparse.Namespace) -> int:
 
     from huggingface_hub import HfApi, get_token
 
-    from scitaste_hf.hub import bound_hub_calls, hub_errors, require_hub
+    from scitaste_hf.net.hub import bound_hub_calls, hub_errors, require_hub
 
     bound_hub_calls()  # a Hub that takes the connection and never answers would otherwise hold the push for good
     token = get_token()

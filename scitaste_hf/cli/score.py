@@ -57,9 +57,9 @@ def run(args: argparse.Namespace) -> int:
     from scitaste_hf.cli.tables import fitted
     from scitaste_hf.predictions import read_predictions
     from scitaste_hf.records import load_records
-    from scitaste_hf.schema import load_weights
     from scitaste_hf.scoring import score_run
     from scitaste_hf.scoring.bootstrap import N_RESAMPLES
+    from scitaste_hf.weights import load_weights
 
     console = make_console(200)
     predictions_path, gold_path = args.predictions, args.gold

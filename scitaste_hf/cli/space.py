@@ -20,15 +20,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Load the Space app by path and launch it."""
+    import importlib.util
     import runpy
 
     from scitaste_hf.errors import ScitasteError
     from scitaste_hf.resources import bundled_dir, install_hint
 
-    try:
-        import gradio  # noqa: F401
-    except ImportError:
-        raise ScitasteError(f"the Space needs Gradio: {install_hint('space')}") from None
+    if importlib.util.find_spec("gradio") is None:
+        raise ScitasteError(f"the Space needs Gradio: {install_hint('space')}")
     _check_port(args.port)
     if args.gold:  # read now, so that a wrong one is one line before anything is served
         from scitaste_hf.records import load_records

@@ -22,7 +22,8 @@ from scitaste_hf.index.embed import Embedder, WordLlamaEmbedder
 from scitaste_hf.index.journals import JournalTable
 from scitaste_hf.index.normalise import pca_score
 from scitaste_hf.index.population import Embeddings, Population
-from scitaste_hf.schema import DIMENSIONS, DisciplineWeights, Weights, composite, vector_for
+from scitaste_hf.schema import DIMENSIONS
+from scitaste_hf.weights import DisciplineWeights, Weights, composite, vector_for
 
 
 def work_embeddings(population: Population, embedder: Embedder | None = None) -> Embeddings:
@@ -72,7 +73,7 @@ def compute_index(
         Document embedder for dimension C when the population has no precomputed embeddings; the offline
         default :class:`~scitaste_hf.index.embed.WordLlamaEmbedder` when None.
     weights : mapping of dimension key to weight, or DisciplineWeights, optional
-        The composite's weights (see :func:`scitaste_hf.schema.load_weights`); the packaged default
+        The composite's weights (see :func:`scitaste_hf.weights.load_weights`); the packaged default
         (docs/index-dimensions.md#weights) when None. Per-discipline weights need ``disciplines``.
     cd_window_days : int, optional
         Count only citers within this many days after the paper for the CD index (CD_t); all when None.

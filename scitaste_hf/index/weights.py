@@ -10,8 +10,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from scitaste_hf.errors import ScitasteError, first_line
-from scitaste_hf.schema import DEFAULT_VECTOR, DIMENSIONS, WAPE_BANDS, validate_weights
+from scitaste_hf.schema import DIMENSIONS, WAPE_BANDS
 from scitaste_hf.taxonomy import discipline_order
+from scitaste_hf.weights import DEFAULT_VECTOR, validate_weights
 
 #: The regressors of the derivation (docs/weights.md#weights-derive), by name.
 MODELS: tuple[str, ...] = ("linear", "ridge", "lasso", "random_forest", "gradient_boosting")
@@ -415,8 +416,8 @@ def transfer(dims: np.ndarray, own: np.ndarray, other: np.ndarray, *, n_resample
         Scheme-2 WAPE of predicting ``own``'s composites with ``other``'s), each ``{"value": x, "interval":
         [lo, hi]}``; and ``n``.
     """
-    from scitaste_hf.scoring._arrays import Counts, Ranked, spearman
     from scitaste_hf.scoring.bootstrap import percentile_interval, resample_counts
+    from scitaste_hf.scoring.stats import Counts, Ranked, spearman
 
     x, y = dims @ own, dims @ other
     n = x.shape[0]

@@ -123,7 +123,7 @@ def _gold_residuals(P: np.ndarray, G: np.ndarray) -> np.ndarray:
 def _spearman(P: np.ndarray, G: np.ndarray) -> np.ndarray:
     """Per column, the Spearman correlation of ``P`` and ``G`` (NaN where either is constant), with the scoring
     package's own rank correlation."""
-    from scitaste_hf.scoring._arrays import Counts, Ranked, spearman
+    from scitaste_hf.scoring.stats import Counts, Ranked, spearman
 
     once = Counts(np.ones((1, G.shape[0])))
     return np.array([spearman(Ranked(P[:, j]), Ranked(G[:, j]), once)[0] for j in range(G.shape[1])])
@@ -158,7 +158,7 @@ def gold_copy_reason(P: np.ndarray, G: np.ndarray) -> str | None:
 def near_gold(predictions: Mapping[str, Answer | Failure], gold: Sequence[Mapping[str, Any]]) -> str | None:
     """Why the answers are a disguised copy of the gold labels (:func:`gold_copy_reason` on the scored papers),
     or None."""
-    from scitaste_hf.scoring._arrays import as_answer_matrix
+    from scitaste_hf.scoring.inputs import as_answer_matrix
 
     scored = [r for r in gold if isinstance(predictions.get(r["bibcode"]), Answer)]
     if not scored:
@@ -171,8 +171,8 @@ def _reply(obj: Mapping[str, Any]) -> Answer | Failure | None:
     """The answer an evidence line records, or None when it records no reply.
 
     An lm-eval samples line holds the reply in ``filtered_resps`` / ``resps``; an agent trace line (written by
-    :mod:`scitaste_hf.lm_models`) holds the conversation in ``messages``, whose last assistant message is the
-    reply, or an ``error`` for an item that failed and so has no reply; a plain ``{"bibcode", "response"}``
+    :mod:`scitaste_hf.adapters.lmeval.models`) holds the conversation in ``messages``, whose last assistant message is
+    the reply, or an ``error`` for an item that failed and so has no reply; a plain ``{"bibcode", "response"}``
     line holds it as ``response``.
     """
     if isinstance(obj.get("response"), str):

@@ -15,7 +15,6 @@ import json
 import logging
 import re
 import threading
-import time
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -26,25 +25,24 @@ from typing import Any
 import numpy as np
 
 from scitaste_hf.errors import ScitasteError
-from scitaste_hf.leaderboard.hub_mirror import copy_in_background
 from scitaste_hf.leaderboard.integrity import RULE_VERSION, near_gold, verify_evidence
 from scitaste_hf.leaderboard.store import EVIDENCE_CONSISTENT, FLAGGED, SELF_REPORTED, Meta, Store
 from scitaste_hf.leaderboard.views import RunCache, order_key
+from scitaste_hf.modes import MODES
+from scitaste_hf.net.guard import RateLimit, SubmissionError, check_name
+from scitaste_hf.net.hub_copy import HUB_COPY_WAIT, copy_in_background
 from scitaste_hf.predictions import is_samples_log, parse_predictions
 from scitaste_hf.records import jsonl_lines
-from scitaste_hf.schema import DEFAULT_WEIGHTS, DIMENSIONS, MODES, Answer, Failure
+from scitaste_hf.schema import DIMENSIONS, Answer, Failure
 from scitaste_hf.scoring import paired_bootstrap, score_run
-from scitaste_hf.scoring._arrays import as_answer_matrix
 from scitaste_hf.scoring.bootstrap import N_RESAMPLES, SEED
 from scitaste_hf.scoring.floors import FLOORS, floor_matrices
+from scitaste_hf.scoring.inputs import as_answer_matrix
 from scitaste_hf.scoring.ranks import RANK_RESAMPLES, detectable_difference, replicates
-from scitaste_hf.sources.limits import SlidingWindow
 from scitaste_hf.taxonomy import OVERALL, RESERVED_NAMES, discipline_order
+from scitaste_hf.weights import DEFAULT_WEIGHTS
 
 logger = logging.getLogger(__name__)
-
-#: Seconds a submission (or the start) waits for its Hub copy before telling the user that it is pending.
-HUB_COPY_WAIT = 10.0
 
 #: Largest accepted predictions file: 300 raw replies with reasoning fit in well under this.
 MAX_BYTES = 5 * 1024 * 1024
@@ -64,12 +62,7 @@ ATTEMPTS_PER_ACCEPTED = 12
 DERIVED_VERSION = 1
 #: How the board names the no-information floors (:data:`scitaste_hf.scoring.floors.FLOORS`) in its reference rows.
 FLOOR_NAMES = {"constant": "floor: constant (knows nothing)", "discipline_prior": "floor: discipline prior"}
-_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9 ._:/+()@-]{0,99}$")
 _LINK = re.compile(r"^https?://[^\s<>\"'`]{1,300}$")
-
-
-class SubmissionError(ScitasteError):
-    """A submission that is rejected; the message says why, in one line."""
 
 
 @dataclass(frozen=True)
@@ -80,48 +73,6 @@ class SubmitResult:
     status: str
     duplicate: bool
     message: str
-
-
-class RateLimit:
-    """At most ``limit`` events per key (a submitter, a rater) in any ``window`` seconds; thread-safe. What counts
-    as an event is the caller's: every attempt, or only what was accepted (:meth:`check` with ``record=False``
-    first, then with ``record=True`` once accepted).
-
-    Parameters
-    ----------
-    limit, window : int, float
-        Attempts allowed per window, and the window in seconds.
-    what : str
-        What is attempted, for the message ("submissions", "ratings").
-    """
-
-    def __init__(self, limit: int, window: float, what: str) -> None:
-        self.limit, self.window, self.what = limit, window, what
-        self._attempts: dict[str, SlidingWindow] = {}
-        self._lock = threading.Lock()
-
-    def check(self, key: str, *, record: bool = True) -> None:
-        """Raise :class:`SubmissionError` (with the wait) when ``key`` is at the limit; else count an event by it
-        (with ``record``), in the same step, so that concurrent callers never pass the limit together."""
-        now = time.monotonic()
-        with self._lock:
-            attempts = self._attempts.setdefault(key, SlidingWindow(self.window))
-            if attempts.count(now) >= self.limit:
-                wait = int(attempts.wait(now)) + 1
-                raise SubmissionError(f"too many {self.what}: at most {self.limit} per {int(self.window)} s; try "
-                                      f"again in {wait} s")
-            if record:
-                attempts.add(now)
-
-
-def check_name(value: str, what: str, *, required: bool = True) -> str:
-    """A name typed into the Space (a model, an organisation, a rater), stripped: plain text of 1-100 letters,
-    digits, spaces and ``._:/+()@-``, so that no markup reaches a page; ``required=False`` allows it empty."""
-    value = (value or "").strip() if isinstance(value, str) else value
-    if not isinstance(value, str) or ((value or required) and not _NAME.match(value)):
-        size = "1-100" if required else "up to 100"
-        raise SubmissionError(f"{what}: {size} letters, digits, spaces and ._:/+()@- only (no markup)")
-    return value
 
 
 def check_meta(model: str, mode: str, organisation: str = "", link: str = "") -> tuple[str, str, str, str]:
@@ -208,7 +159,7 @@ class Leaderboard:
         At most this many accepted submissions per submitter per this many seconds, and
         :data:`ATTEMPTS_PER_ACCEPTED` times as many attempts of any outcome; None: no limit (a local board).
     mirror : callable, optional
-        The Hub dataset copy (:class:`~scitaste_hf.leaderboard.hub_mirror.HubMirror`): called with the store
+        The Hub dataset copy (:class:`~scitaste_hf.net.hub_copy.HubMirror`): called with the store
         after each new run and on start, it copies the runs the store lists as pending and returns whether none
         is left; its failure never loses a run.
     backup : sequence of records, optional
@@ -376,7 +327,7 @@ class Leaderboard:
         ----------
         wait : float
             Seconds to wait for the copy before it goes on in the background
-            (:func:`~scitaste_hf.leaderboard.hub_mirror.copy_in_background`).
+            (:func:`~scitaste_hf.net.hub_copy.copy_in_background`).
         """
         return copy_in_background(self.mirror, self.store, wait)
 

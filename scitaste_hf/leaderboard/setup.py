@@ -7,14 +7,11 @@ import json
 import os
 from importlib import resources
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from scitaste_hf.errors import ScitasteError
 from scitaste_hf.leaderboard.service import RATE_LIMIT, Leaderboard
 from scitaste_hf.records import load_records
-
-if TYPE_CHECKING:
-    from scitaste_hf.ratings import Ratings
 
 _EXAMPLES = resources.files("scitaste_hf").joinpath("data/examples")
 
@@ -79,24 +76,14 @@ def _card_tags(card: Path) -> list[str]:
 
 def hub_mirror_from_env(*, private_only: bool = False):
     """A Hub copy to ``SCITASTE_RESULTS_REPO`` with ``HF_TOKEN`` when both are set, else None (no copy). Each store
-    gets one of its own (:class:`~scitaste_hf.leaderboard.hub_mirror.HubMirror`); ``private_only`` copies only
+    gets one of its own (:class:`~scitaste_hf.net.hub_copy.HubMirror`); ``private_only`` copies only
     while that repo is private."""
     repo, token = os.environ.get("SCITASTE_RESULTS_REPO"), os.environ.get("HF_TOKEN")
     if not (repo and token):
         return None
-    from scitaste_hf.leaderboard.hub_mirror import HubMirror
+    from scitaste_hf.net.hub_copy import HubMirror
 
     return HubMirror(repo, token, private_only=private_only)
-
-
-def open_ratings(board: Leaderboard) -> Ratings:
-    """The expert ratings of the board's papers, stored in its data folder; with ``HF_TOKEN`` and
-    ``SCITASTE_RESULTS_REPO`` set, each new rating also updates the pseudonymised ``expert_ratings`` configuration in
-    that dataset repo while it is private (retried on start and with the next rating when the Hub is unreachable or
-    the repo public)."""
-    from scitaste_hf.ratings import Ratings
-
-    return Ratings(board.store.root, board.gold, mirror=hub_mirror_from_env(private_only=True))
 
 
 def open_leaderboard(data_dir: str | Path, gold: str | None = None) -> tuple[Leaderboard, bool]:

@@ -34,7 +34,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from scitaste_hf.mirror.replay import ReplayStore
-from scitaste_hf.sources.limits import SlidingWindow
+from scitaste_hf.net.guard import SlidingWindow
 
 #: Kinds of random fault that ``fault_rates`` may ask for.
 FAULT_KINDS = ("429", "500", "empty", "truncated", "slow")

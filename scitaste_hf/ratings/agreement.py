@@ -28,8 +28,8 @@ import numpy as np
 
 from scitaste_hf.errors import ScitasteError
 from scitaste_hf.ratings.guide import NUMBERS
-from scitaste_hf.scoring._arrays import Counts, Ranked, spearman
 from scitaste_hf.scoring.bootstrap import CONFIDENCE, N_RESAMPLES, SEED, percentile_interval, resample_counts
+from scitaste_hf.scoring.stats import Counts, Ranked, spearman
 
 #: A paper enters the consensus and the agreement statistics once it has this many ratings (of raters not flagged).
 MIN_RATERS = 3

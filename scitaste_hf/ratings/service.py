@@ -13,8 +13,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from scitaste_hf.leaderboard.hub_mirror import copy_in_background
-from scitaste_hf.leaderboard.service import HUB_COPY_WAIT, RateLimit, check_name
+from scitaste_hf.net.guard import RateLimit, check_name
+from scitaste_hf.net.hub_copy import HUB_COPY_WAIT, copy_in_background
 from scitaste_hf.ratings.agreement import agreement, consensus_records, released
 from scitaste_hf.ratings.export import export
 from scitaste_hf.ratings.guide import NUMBERS
@@ -89,7 +89,7 @@ class Ratings:
     gold : sequence of records
         The papers that can be rated (the board's ``selected`` split), with their gold labels for the report.
     mirror : callable, optional
-        The Hub copy (:class:`~scitaste_hf.leaderboard.hub_mirror.HubMirror`, one of its own): called with the
+        The Hub copy (:class:`~scitaste_hf.net.hub_copy.HubMirror`, one of its own): called with the
         store after each new rating and on start; it uploads the pseudonymised export, never the raw ids.
     rate_limit : (int, float)
         At most this many ratings and skips per rater per this many seconds.
@@ -195,7 +195,7 @@ class Ratings:
 
     def copy_to_hub(self, wait: float = HUB_COPY_WAIT) -> bool:
         """Copy the ratings whose Hub copy is pending; True when none is left or no copy is configured
-        (:func:`~scitaste_hf.leaderboard.hub_mirror.copy_in_background`)."""
+        (:func:`~scitaste_hf.net.hub_copy.copy_in_background`)."""
         return copy_in_background(self.mirror, self.store, wait)
 
     def report(self, board: Leaderboard | None = None, *, n_runs: int = N_RUNS, n_resamples: int = N_RESAMPLES,
@@ -236,3 +236,13 @@ class Ratings:
                                 "experts": board.score_on(run["run"], consensus, n_resamples=n_resamples,
                                                           seed=seed)})
         return out
+
+
+def open_ratings(board: Leaderboard) -> Ratings:
+    """The expert ratings of the board's papers, stored in its data folder; with ``HF_TOKEN`` and
+    ``SCITASTE_RESULTS_REPO`` set, each new rating also updates the pseudonymised ``expert_ratings`` configuration in
+    that dataset repo while it is private (retried on start and with the next rating when the Hub is unreachable or
+    the repo public)."""
+    from scitaste_hf.leaderboard.setup import hub_mirror_from_env
+
+    return Ratings(board.store.root, board.gold, mirror=hub_mirror_from_env(private_only=True))

@@ -56,7 +56,7 @@ def diff_releases(old: Release, new: Release, runs: Sequence[Any] = (), *, n_res
         When the releases share no paper.
     """
     from scitaste_hf.release import drift, rescore
-    from scitaste_hf.schema import DEFAULT_WEIGHTS
+    from scitaste_hf.weights import DEFAULT_WEIGHTS
 
     shared = drift.shared_papers(old, new)
     boot = {"n_resamples": n_resamples, "seed": seed}

@@ -22,8 +22,9 @@ from pathlib import Path
 from typing import Any
 
 from scitaste_hf.errors import ScitasteError, short_repr
-from scitaste_hf.schema import DIMENSIONS, SCORE_MAX, SCORE_MIN, SPLITS, DisciplineWeights
+from scitaste_hf.schema import DIMENSIONS, SCORE_MAX, SCORE_MIN, SPLITS
 from scitaste_hf.taxonomy import Taxonomy
+from scitaste_hf.weights import DisciplineWeights
 
 #: The key of the release's provenance in the card's front matter.
 PROVENANCE_KEY = "scitaste_release"

@@ -22,8 +22,8 @@ from scitaste_hf.errors import ScitasteError
 from scitaste_hf.release.folder import Release
 from scitaste_hf.schema import Answer, Failure
 from scitaste_hf.scoring import paired_bootstrap, scheme1, wape, wape_score
-from scitaste_hf.scoring._arrays import as_answer_matrix
 from scitaste_hf.scoring.bootstrap import CONFIDENCE, percentile_interval, resampled_statistics
+from scitaste_hf.scoring.inputs import as_answer_matrix
 
 #: The statistics re-scored, and the one that orders runs (the leaderboard's headline, docs/scoring.md#scheme-1).
 STATISTICS = ("scheme1", "scheme2")

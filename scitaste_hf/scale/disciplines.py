@@ -6,8 +6,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from scitaste_hf.errors import ScitasteError
-from scitaste_hf.schema import DEFAULT_VECTOR, DisciplineWeights, Weights
 from scitaste_hf.taxonomy import Taxonomy, load_taxonomy
+from scitaste_hf.weights import DEFAULT_VECTOR, DisciplineWeights, Weights
 
 
 def subfield_disciplines(taxonomy: Taxonomy) -> dict[str, str]:

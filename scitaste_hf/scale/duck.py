@@ -28,12 +28,12 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from scitaste_hf.errors import ScitasteError
+from scitaste_hf.progress import StageProgress
 from scitaste_hf.scale import sql
 from scitaste_hf.scale.options import IndexOptions, size_bytes
-from scitaste_hf.scale.progress import StageProgress
 from scitaste_hf.scale.stages import Stages, key_of, replace
-from scitaste_hf.schema import DisciplineWeights
 from scitaste_hf.snapshot.layout import EntityFiles, find_entity
+from scitaste_hf.weights import DisciplineWeights
 
 #: Focal -> reference -> citer paths per CD block: bounds the block's join and aggregation (about 1 GB).
 CD_BLOCK_PATHS = 40_000_000
@@ -446,7 +446,8 @@ def assemble(feats: pa.Table, cd_counts: np.ndarray, neighbours: np.ndarray, sem
     each paper's weight vector."""
     from scitaste_hf.index.dimensions import SUBPARAMETERS, citation_impact, journal_impact
     from scitaste_hf.index.normalise import pca_score
-    from scitaste_hf.schema import DIMENSIONS, composite, vector_for
+    from scitaste_hf.schema import DIMENSIONS
+    from scitaste_hf.weights import composite, vector_for
 
     n = feats.num_rows
     labels = [None] * n if disciplines is None else list(disciplines)

@@ -13,8 +13,8 @@ from pathlib import Path
 import pyarrow as pa
 
 from scitaste_hf.errors import ScitasteError
+from scitaste_hf.progress import StageProgress
 from scitaste_hf.scale.options import IndexOptions
-from scitaste_hf.scale.progress import StageProgress
 from scitaste_hf.snapshot.focal import Focal
 from scitaste_hf.snapshot.layout import find_entity
 from scitaste_hf.snapshot.reader import iter_records, journal_key, paper_text, read_journals

@@ -7,8 +7,8 @@ from dataclasses import dataclass, field
 
 from scitaste_hf.errors import ScitasteError
 from scitaste_hf.index.embed import Embedder
-from scitaste_hf.schema import Weights
 from scitaste_hf.snapshot.focal import Focal
+from scitaste_hf.weights import Weights
 
 _SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(B|KB|MB|GB|TB|KIB|MIB|GIB|TIB)\s*$", re.IGNORECASE)
 _UNITS = {"B": 1, "KB": 1e3, "MB": 1e6, "GB": 1e9, "TB": 1e12, "KIB": 2**10, "MIB": 2**20, "GIB": 2**30, "TIB": 2**40}

@@ -10,8 +10,8 @@ from pathlib import Path
 
 from scitaste_hf.errors import ScitasteError, first_line
 from scitaste_hf.output import check_writable, held_lock, write_bytes_atomic
+from scitaste_hf.progress import StageProgress
 from scitaste_hf.scale.options import IndexOptions
-from scitaste_hf.scale.progress import StageProgress
 
 ENGINES = ("duckdb", "memory", "spark")
 

@@ -22,13 +22,13 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from scitaste_hf.errors import ScitasteError
+from scitaste_hf.progress import StageProgress
 from scitaste_hf.scale import sql
 from scitaste_hf.scale.duck import DuckIndex, _literal
 from scitaste_hf.scale.options import IndexOptions
-from scitaste_hf.scale.progress import StageProgress
 from scitaste_hf.scale.spark_session import spark_session
 from scitaste_hf.scale.stages import key_of, replace
-from scitaste_hf.schema import DisciplineWeights
+from scitaste_hf.weights import DisciplineWeights
 
 #: Data files read per Spark job of the reading stage, per core of the session: progress between jobs without
 #: starving the cores (a gzip file is one task).

@@ -19,10 +19,11 @@ from typing import Any
 import numpy as np
 
 from scitaste_hf.errors import ScitasteError
-from scitaste_hf.schema import DEFAULT_WEIGHTS, validate_weights
-from scitaste_hf.scoring._arrays import Counts, as_answer_matrix, as_scores, check_same_length
+from scitaste_hf.scoring.inputs import as_answer_matrix, as_scores, check_same_length
 from scitaste_hf.scoring.scheme1 import scheme1_batch
+from scitaste_hf.scoring.stats import Counts
 from scitaste_hf.scoring.wape import check_defined, wape_batch, wape_scores
+from scitaste_hf.weights import DEFAULT_WEIGHTS, validate_weights
 
 N_RESAMPLES = 1000
 #: The most resamples :func:`bootstrap` accepts: far beyond what a stable 95% interval needs (a few thousand),
@@ -130,7 +131,7 @@ def bootstrap(predictions: Any, references: Any, *, weights: Mapping[str, float]
         Innovation scores (floats) for WAPE and Scheme 2 only, or answers (dicts, ``Answer`` objects or an
         (n, 8) array) for all three. Scored items only.
     weights : mapping, optional
-        Part-B weights of Scheme 1; default :data:`~scitaste_hf.schema.DEFAULT_WEIGHTS`.
+        Part-B weights of Scheme 1; default :data:`~scitaste_hf.weights.DEFAULT_WEIGHTS`.
     n_resamples : int
         Number of resamples of the papers (default 1,000).
     seed : int

@@ -8,7 +8,7 @@ Every score is therefore reported beside two floors, computed on the same papers
 - ``constant``: the mean of each of the eight numbers over the public ``backup`` split, the same answer for
   every paper;
 - ``discipline_prior``: the offline baseline's answer in the tool-free modes
-  (:class:`~scitaste_hf.baseline.PriorBaseline`): the median of each number over the ``backup`` papers of the
+  (:class:`PriorBaseline`): the median of each number over the ``backup`` papers of the
   paper's discipline (the constant where the split has none of that discipline).
 
 Without a ``backup`` split (a bare gold file, an ``evaluate`` metric given only references) both come from
@@ -20,10 +20,14 @@ floor is :func:`scitaste_hf.scoring.bootstrap.skill`.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import json
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
+
+from scitaste_hf.errors import ScitasteError
+from scitaste_hf.schema import DIMENSIONS
 
 #: The floors, in the order they are reported; skill is measured over the first.
 FLOORS = ("constant", "discipline_prior")
@@ -59,8 +63,7 @@ def floor_matrices(G: np.ndarray, disciplines: Sequence[str] | None = None,
     dict
         :data:`FLOORS` name -> ndarray shaped like ``G``.
     """
-    from scitaste_hf.baseline import PriorBaseline
-    from scitaste_hf.scoring._arrays import as_answer_matrix
+    from scitaste_hf.scoring.inputs import as_answer_matrix
 
     if backup is not None:
         source = as_answer_matrix(list(backup), "backup")[:, :G.shape[1]]
@@ -73,3 +76,32 @@ def floor_matrices(G: np.ndarray, disciplines: Sequence[str] | None = None,
         return {"constant": constant}
     prior = np.array([priors.get(d, constant[0]) for d in disciplines], dtype=np.float64).reshape(G.shape)
     return {"constant": constant, "discipline_prior": prior}
+
+
+class PriorBaseline:
+    """Per-discipline medians of the innovation score and the seven dimensions."""
+
+    def __init__(self, priors: Mapping[str, tuple[float, ...]]) -> None:
+        self.priors = dict(priors)
+
+    @classmethod
+    def fit(cls, records: Iterable[Mapping[str, Any]]) -> PriorBaseline:
+        """Learn the priors from records (the ``backup`` split)."""
+        records = list(records)
+        if not records:
+            raise ScitasteError("the baseline needs records to learn its priors from (the backup split is empty)")
+        M = np.array([[r["innovation_score"], *(r["dimension_scores"][k] for k in DIMENSIONS)] for r in records])
+        medians = discipline_medians(M, [r["discipline"] for r in records])
+        return cls({d: tuple(round(float(v), 2) for v in row) for d, row in medians.items()})
+
+    def answer(self, record: Mapping[str, Any]) -> dict[str, Any]:
+        """The answer for one paper: its discipline's priors."""
+        prior = self.priors.get(record["discipline"])
+        if prior is None:
+            raise ScitasteError(f"the baseline has no prior for discipline {record['discipline']!r}")
+        return {"innovation_score": prior[0], "dimension_scores": dict(zip(DIMENSIONS, prior[1:])),
+                "reasoning": f"median of the {record['discipline']} papers of the backup split", "confidence": 0.1}
+
+    def reply(self, record: Mapping[str, Any]) -> str:
+        """The answer as a model would give it: one JSON object."""
+        return json.dumps(self.answer(record))

@@ -13,8 +13,8 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from scitaste_hf.scoring._arrays import Counts
 from scitaste_hf.scoring.bootstrap import CONFIDENCE, SEED, _count_blocks, _skill_values, _statistics
+from scitaste_hf.scoring.stats import Counts
 
 #: Resamples behind a board's rank intervals: enough for stable 2.5/97.5 percentiles of ranks, and small enough
 #: to keep for every run of a board of 10,000.

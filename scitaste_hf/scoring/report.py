@@ -11,24 +11,15 @@ from typing import Any
 import numpy as np
 
 from scitaste_hf.errors import ScitasteError
-from scitaste_hf.schema import (
-    DEFAULT_WEIGHTS,
-    DIMENSIONS,
-    SCORE_MAX,
-    SCORE_MIN,
-    Answer,
-    DisciplineWeights,
-    Failure,
-    Weights,
-    vector_for,
-)
-from scitaste_hf.scoring._arrays import as_answer_matrix, as_scores
+from scitaste_hf.schema import DIMENSIONS, SCORE_MAX, SCORE_MIN, Answer, Failure
 from scitaste_hf.scoring.answers import validate_answer
 from scitaste_hf.scoring.bootstrap import CONFIDENCE, N_RESAMPLES, SEED, intervals_and_skill
 from scitaste_hf.scoring.floors import floor_matrices
+from scitaste_hf.scoring.inputs import as_answer_matrix, as_scores
 from scitaste_hf.scoring.scheme1 import scheme1
 from scitaste_hf.scoring.wape import wape, wape_grade, wape_score
 from scitaste_hf.taxonomy import discipline_order, packaged_disciplines
+from scitaste_hf.weights import DEFAULT_WEIGHTS, DisciplineWeights, Weights, vector_for
 
 
 def summarize(P: np.ndarray, G: np.ndarray, *, n_total: int, failures: Mapping[str, int] | None = None,

@@ -8,24 +8,10 @@ from typing import Any
 
 import numpy as np
 
-from scitaste_hf.schema import (
-    DEFAULT_WEIGHTS,
-    DIMENSIONS,
-    SCHEME1_GRADES,
-    SCHEME1_PARTS,
-    SCHEME1_POINTS,
-    validate_weights,
-)
-from scitaste_hf.scoring._arrays import (
-    Counts,
-    Ranked,
-    as_answer_matrix,
-    check_same_length,
-    mean_abs_dev,
-    pearson,
-    spearman,
-    variance,
-)
+from scitaste_hf.schema import DIMENSIONS, SCHEME1_GRADES, SCHEME1_PARTS, SCHEME1_POINTS
+from scitaste_hf.scoring.inputs import as_answer_matrix, check_same_length
+from scitaste_hf.scoring.stats import Counts, Ranked, mean_abs_dev, pearson, spearman, variance
+from scitaste_hf.weights import DEFAULT_WEIGHTS, validate_weights
 
 
 def scheme1_grade(score: float) -> str:
@@ -124,7 +110,7 @@ def scheme1(predictions: Any, references: Any, weights: Mapping[str, float] | No
         dimensions in :data:`~scitaste_hf.schema.DIMENSIONS` order. Only scored items: failures are
         excluded before this call and reported as coverage.
     weights : mapping, optional
-        Dimension weights for Part B; default :data:`~scitaste_hf.schema.DEFAULT_WEIGHTS`.
+        Dimension weights for Part B; default :data:`~scitaste_hf.weights.DEFAULT_WEIGHTS`.
 
     Returns
     -------

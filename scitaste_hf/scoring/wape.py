@@ -9,7 +9,7 @@ import numpy as np
 
 from scitaste_hf.errors import ScitasteError
 from scitaste_hf.schema import WAPE_BANDS
-from scitaste_hf.scoring._arrays import as_scores, check_same_length
+from scitaste_hf.scoring.inputs import as_scores, check_same_length
 
 # The bands join without jumps, so the score is one piecewise-linear curve through the band edges.
 _EDGES = np.array([b.low for b in WAPE_BANDS] + [WAPE_BANDS[-1].high])

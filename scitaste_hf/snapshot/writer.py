@@ -1,4 +1,4 @@
-"""Write a simulated world (:mod:`scitaste_hf.snapshot.world`) in OpenAlex's snapshot layout
+"""Write a simulated world (:mod:`scitaste_hf.simworld.stream`) in OpenAlex's snapshot layout
 (:mod:`scitaste_hf.snapshot.layout`): the works as gzip JSON Lines and optionally as Parquet, and the journals as
 the sources entity, streamed chunk by chunk so that memory stays that of the world's graph."""
 
@@ -10,9 +10,9 @@ import shutil
 from pathlib import Path
 
 from scitaste_hf.errors import ScitasteError
-from scitaste_hf.scale.progress import StageProgress
+from scitaste_hf.progress import StageProgress
+from scitaste_hf.simworld.stream import UPDATED_DATES, generate, records, source_record, updated_date
 from scitaste_hf.snapshot.layout import partition_file, write_manifest
-from scitaste_hf.snapshot.world import UPDATED_DATES, generate, records, source_record, updated_date
 
 #: Records per data file (OpenAlex keeps each file under 2 GB; a tenth of that here).
 DEFAULT_PART_RECORDS = 50_000

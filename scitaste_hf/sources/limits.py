@@ -18,57 +18,17 @@ import asyncio
 import contextlib
 import threading
 import time
-from collections import deque
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
+from scitaste_hf.net.guard import SlidingWindow
 from scitaste_hf.sources.errors import BudgetExhausted
 
 # Reset headers are either epoch seconds (ADS) or seconds from now (OpenAlex); no relative reset is a decade.
 _EPOCH_THRESHOLD = 315_360_000
 # How often a caller waiting only for in-flight requests to end looks again.
 _POLL_S = 0.005
-
-
-class SlidingWindow:
-    """The times of the events of the last ``period_s`` seconds: the one sliding-window log behind every rate limit
-    of the package (the clients' :class:`HostThrottle`, the mirror's 429s, the leaderboard's submissions).
-
-    It takes no lock: each caller already holds its own around the check and the :meth:`add` that follows.
-    """
-
-    def __init__(self, period_s: float) -> None:
-        """:param period_s: length of the window in seconds."""
-        self.period_s = period_s
-        self._times: deque[float] = deque()
-
-    def count(self, now: float) -> int:
-        """Events in the window that ends at ``now``; older ones are forgotten.
-
-        :param now: the current time on the clock the events were stamped with.
-        """
-        while self._times and self._times[0] <= now - self.period_s:
-            self._times.popleft()
-        return len(self._times)
-
-    def add(self, now: float) -> None:
-        """Record an event.
-
-        :param now: its time on the window's clock.
-        """
-        self._times.append(now)
-
-    def wait(self, now: float) -> float:
-        """Seconds from ``now`` until the oldest event leaves the window; 0 when the window is empty.
-
-        :param now: the current time, after a :meth:`count` at that time.
-        """
-        return self._times[0] + self.period_s - now if self._times else 0.0
-
-    def clear(self) -> None:
-        """Forget every event."""
-        self._times.clear()
 
 
 class HostThrottle:

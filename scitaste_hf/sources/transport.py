@@ -33,7 +33,7 @@ import httpx
 import tenacity
 
 from scitaste_hf import __version__
-from scitaste_hf.retry import AtLeastRetryAfter, retry_after_seconds
+from scitaste_hf.net.retry import AtLeastRetryAfter, retry_after_seconds
 from scitaste_hf.sources.cache import CachedResponse, ResponseCache
 from scitaste_hf.sources.errors import (
     AuthError,

@@ -70,7 +70,8 @@ SHAPES = [
 def _dataset(tmp_path, n):
     from scitaste_hf.builder.layout import write_dataset
     from scitaste_hf.records import load_records
-    from scitaste_hf.schema import DEFAULT_WEIGHTS, record_features
+    from scitaste_hf.schema import record_features
+    from scitaste_hf.weights import DEFAULT_WEIGHTS
 
     gold = load_records(ROOT / "scitaste_hf" / "data" / "examples" / "gold.jsonl")
     full = [{**dict.fromkeys(record_features()), **r} for r in gold[:n + 5]]
@@ -178,7 +179,7 @@ def _requests(records, mode="pure_qa"):
     """lm-eval's requests for ``records``, as the task builds them."""
     from lm_eval.api.instance import Instance
 
-    from scitaste_hf.lm_tasks import doc_to_text
+    from scitaste_hf.adapters.lmeval.tasks import doc_to_text
 
     return [Instance("generate_until", {**r, "scitaste_mode": mode}, (doc_to_text(r), {"until": []}), k)
             for k, r in enumerate(records)]
@@ -188,9 +189,9 @@ def test_outages_are_not_replayed_from_the_cache(servers, scripted_chat, tmp_pat
     # lm-eval's own cache wrapper around the model, in process, over a server that is down and then up
     from lm_eval.api.model import CachingLM
 
-    from scitaste_hf.agent.loop import failure_of
-    from scitaste_hf.lm_models import AgentLM
+    from scitaste_hf.adapters.lmeval.models import AgentLM
     from scitaste_hf.records import load_records
+    from scitaste_hf.schema import failure_of
 
     records = load_records(ROOT / "scitaste_hf" / "data" / "examples" / "gold.jsonl")[:6]
     cache, trace = str(tmp_path / "cache.db"), str(tmp_path / "trace.jsonl")
@@ -212,8 +213,8 @@ def test_outages_are_not_replayed_from_the_cache(servers, scripted_chat, tmp_pat
 
 
 def test_tool_mode_without_evidence_stops_before_any_request(servers, scripted_chat, tmp_path):
+    from scitaste_hf.adapters.lmeval.models import AgentLM
     from scitaste_hf.errors import ScitasteError
-    from scitaste_hf.lm_models import AgentLM
     from scitaste_hf.records import load_records
 
     records = load_records(ROOT / "scitaste_hf" / "data" / "examples" / "gold.jsonl")[:3]

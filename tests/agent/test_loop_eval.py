@@ -8,11 +8,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from scitaste_hf.adapters.lmeval.tasks import TASKS
 from scitaste_hf.agent.chat import ChatClient, Profile
-from scitaste_hf.agent.loop import failure_of, run_item
+from scitaste_hf.agent.loop import run_item
 from scitaste_hf.agent.tools import TOOL_NAMES
-from scitaste_hf.lm_tasks import TASKS
-from scitaste_hf.schema import DIMENSIONS, Answer
+from scitaste_hf.schema import DIMENSIONS, Answer, failure_of
 from scitaste_hf.scoring import parse_answer
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -109,7 +109,7 @@ def test_the_harness_makes_round_one_in_dimagent_v3(scripted):
     run_item(client.chat, _Tools(), _record("ALLTOOLS"), "dimagent_v3", evidence_as_text=True)
     as_text = json.loads(log.read_text().splitlines()[-1])["messages"]
     assert len(as_text) == 1 and as_text[0]["content"].count('"ok": true') == 9
-    from scitaste_hf.lm_models import AgentLM
+    from scitaste_hf.adapters.lmeval.models import AgentLM
 
     plain, llama = AgentLM(f"{url}/v1", "m"), AgentLM(f"{url}/v1", "m", profile="llama-cpp")
     assert [(m.evidence_as_text({"evidence_as": e}), e) for m in (plain, llama) for e in ("auto", "text", "messages")] \
@@ -141,8 +141,8 @@ def test_profiles_shape_the_request():
 
 
 def test_failure_text_round_trip():
-    from scitaste_hf.agent.loop import failure_text
-    from scitaste_hf.lm_tasks import process_results
+    from scitaste_hf.adapters.lmeval.tasks import process_results
+    from scitaste_hf.schema import failure_text
 
     text = failure_text("timeout", "no reply")
     assert failure_of(text) == "timeout" and failure_of("{}") is None
@@ -153,7 +153,8 @@ def test_failure_text_round_trip():
 def _world_dataset(world, tmp_path):
     """Selected: two papers per discipline of the shared mirror's world; backup: two more each."""
     from scitaste_hf.builder.layout import write_dataset
-    from scitaste_hf.schema import DEFAULT_WEIGHTS, DISCIPLINES, composite, record_features
+    from scitaste_hf.schema import DISCIPLINES, record_features
+    from scitaste_hf.weights import DEFAULT_WEIGHTS, composite
 
     rng = np.random.default_rng(0)
     splits = {"selected": [], "backup": []}

@@ -22,7 +22,8 @@ def _evidence_dataset(tmp_path):
     from scitaste_hf.agent.evidence import FILE
     from scitaste_hf.builder.layout import write_dataset
     from scitaste_hf.records import load_records
-    from scitaste_hf.schema import DEFAULT_WEIGHTS, record_features
+    from scitaste_hf.schema import record_features
+    from scitaste_hf.weights import DEFAULT_WEIGHTS
 
     gold = load_records(ROOT / "scitaste_hf" / "data" / "examples" / "gold.jsonl")
     full = [{**dict.fromkeys(record_features()), **r} for r in gold[:6]]
@@ -96,8 +97,8 @@ def test_preflight_settings_errors_are_one_line(argv, message, capsys):
 
 
 def test_agent_model_refuses_a_mistyped_model_arg_and_honours_max_gen_toks():
+    from scitaste_hf.adapters.lmeval.models import AgentLM, BaselineLM
     from scitaste_hf.errors import ScitasteError
-    from scitaste_hf.lm_models import AgentLM, BaselineLM
 
     with pytest.raises(ScitasteError, match="scitaste-agent does not take num_concurent in --model_args; it takes "
                                             "base_url, model, num_concurrent"):

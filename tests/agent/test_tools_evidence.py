@@ -66,7 +66,8 @@ def test_bad_calls_answer_errors_for_the_model(mirror, papers):
 
 def test_freeze_then_answer_identically_and_fast(mirror, papers, tmp_path):
     from scitaste_hf.builder.layout import write_dataset
-    from scitaste_hf.schema import DEFAULT_WEIGHTS, DIMENSIONS, record_features
+    from scitaste_hf.schema import DIMENSIONS, record_features
+    from scitaste_hf.weights import DEFAULT_WEIGHTS
 
     refs, _, _ = papers
     records = [{**dict.fromkeys(record_features()), "bibcode": b, "discipline": p.discipline,
@@ -166,7 +167,8 @@ def test_arguments_that_are_no_object_are_the_models_error(arguments):
 
 def _dataset(tmp_path, refs):
     from scitaste_hf.builder.layout import write_dataset
-    from scitaste_hf.schema import DEFAULT_WEIGHTS, DIMENSIONS, record_features
+    from scitaste_hf.schema import DIMENSIONS, record_features
+    from scitaste_hf.weights import DEFAULT_WEIGHTS
 
     records = [{**dict.fromkeys(record_features()), "bibcode": b, "discipline": p.discipline,
                 "openalex_id": p.openalex_id, "doi": p.doi, "title": "t", "abstract": "a", "year": 2000,
@@ -181,9 +183,9 @@ def test_a_dataset_folder_serves_its_evidence_as_the_tool_evidence_config(mirror
     loads it by name, the default config stays the two splits, and the tasks' loader reads it that way."""
     import datasets
 
+    from scitaste_hf.adapters.lmeval.models import _tools
+    from scitaste_hf.adapters.lmeval.tasks import toolbox
     from scitaste_hf.agent.evidence import EVIDENCE_DIR
-    from scitaste_hf.lm_models import _tools
-    from scitaste_hf.lm_tasks import toolbox
 
     refs, _, _ = papers
     dataset = _dataset(tmp_path, refs)
@@ -222,8 +224,8 @@ def test_a_card_from_before_the_config_still_finds_the_folder(papers, tmp_path):
 
 
 def test_evidence_of_a_hub_dataset_without_the_hub_is_one_line(tmp_path, monkeypatch):
+    from scitaste_hf.adapters.lmeval.tasks import toolbox
     from scitaste_hf.errors import ScitasteError
-    from scitaste_hf.lm_tasks import toolbox
 
     monkeypatch.chdir(tmp_path)
     assert toolbox(str(tmp_path / "no-such-dataset")) is None  # a missing folder: tool modes stop later

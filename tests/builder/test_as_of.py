@@ -15,7 +15,8 @@ import numpy as np
 import pyarrow.parquet as pq
 import pytest
 
-from scitaste_hf.schema import DEFAULT_WEIGHTS, SPLITS
+from scitaste_hf.schema import SPLITS
+from scitaste_hf.weights import DEFAULT_WEIGHTS
 
 SCITASTE = str(Path(sys.executable).with_name("scitaste"))
 #: The world's present (simworld TODAY) and five years before it.
@@ -184,7 +185,8 @@ def test_a_rebuild_with_weights_per_discipline(releases, mirror):
     build with one line before anything is fetched."""
     from huggingface_hub import DatasetCard
 
-    from scitaste_hf.schema import DIMENSIONS, composite
+    from scitaste_hf.schema import DIMENSIONS
+    from scitaste_hf.weights import composite
 
     default = releases["default"][0]
     physics = {d: 0.1 for d in DIMENSIONS} | {"citation_impact": 0.4}

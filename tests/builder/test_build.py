@@ -13,8 +13,9 @@ from pathlib import Path
 import httpx
 import pytest
 
-from scitaste_hf.schema import DIMENSIONS, DISCIPLINES, composite, record_features
+from scitaste_hf.schema import DIMENSIONS, DISCIPLINES, record_features
 from scitaste_hf.taxonomy import load_taxonomy
+from scitaste_hf.weights import composite
 
 SCITASTE = str(Path(sys.executable).with_name("scitaste"))
 PAPERS, SEED = 600, 5
@@ -265,7 +266,7 @@ def test_a_write_killed_midway_leaves_nothing_that_looks_complete(built, tmp_pat
         import os, signal
         import pyarrow.parquet as pq
         from scitaste_hf.builder import layout
-        from scitaste_hf.schema import DEFAULT_WEIGHTS
+        from scitaste_hf.weights import DEFAULT_WEIGHTS
 
         rows = pq.read_table({str(out / "data" / "selected-00000-of-00001.parquet")!r}).to_pylist()
         write = pq.write_table

@@ -10,8 +10,9 @@ from scitaste_hf.builder.classify import classify_physics, deduplicate, keyword_
 from scitaste_hf.builder.layout import write_dataset
 from scitaste_hf.builder.sample import sample_splits, stratified
 from scitaste_hf.errors import ScitasteError
-from scitaste_hf.schema import DEFAULT_WEIGHTS, DIMENSIONS, DISCIPLINES, composite, record_features
+from scitaste_hf.schema import DIMENSIONS, DISCIPLINES, record_features
 from scitaste_hf.taxonomy import load_taxonomy
+from scitaste_hf.weights import DEFAULT_WEIGHTS, composite
 
 TAX = load_taxonomy()
 PHYSICS = TAX.of("physics")

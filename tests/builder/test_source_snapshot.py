@@ -19,9 +19,9 @@ from scitaste_hf.builder.sample import quotas
 from scitaste_hf.cli import main
 from scitaste_hf.errors import ScitasteError
 from scitaste_hf.schema import DIMENSIONS, SPLITS
+from scitaste_hf.simworld.stream import UPDATED_DATES
 from scitaste_hf.snapshot.layout import find_entity
 from scitaste_hf.snapshot.reader import iter_records
-from scitaste_hf.snapshot.world import UPDATED_DATES
 from scitaste_hf.sources.openalex import parse_work
 from scitaste_hf.taxonomy import load_taxonomy
 

@@ -70,7 +70,7 @@ def test_a_task_typo_names_the_close_tasks():
 ])
 def test_a_model_args_typo_or_gap_is_one_line(model_args, message):
     pytest.importorskip("lm_eval")
-    from scitaste_hf.lm_models import AgentLM
+    from scitaste_hf.adapters.lmeval.models import AgentLM
 
     with pytest.raises(ScitasteError, match=message):
         AgentLM.create_from_arg_string(model_args, {"batch_size": 1, "device": None})

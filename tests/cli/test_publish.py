@@ -173,7 +173,8 @@ def test_publish_dataset(fake_hub, tmp_path, capsys):
     from scitaste_hf.agent.evidence import FILE, FrozenToolBox
     from scitaste_hf.builder.layout import write_dataset
     from scitaste_hf.records import load_records
-    from scitaste_hf.schema import DEFAULT_WEIGHTS, record_features
+    from scitaste_hf.schema import record_features
+    from scitaste_hf.weights import DEFAULT_WEIGHTS
 
     gold = load_records(ROOT / "scitaste_hf" / "data" / "examples" / "gold.jsonl")
     full = [{**dict.fromkeys(record_features()), **r} for r in gold[:8]]
@@ -212,7 +213,8 @@ def test_publish_dataset_refuses_evidence_its_card_does_not_declare(tmp_path, ca
     """Evidence beside a card written before the tool_evidence config existed would be pushed and never load."""
     from scitaste_hf.builder.layout import write_dataset
     from scitaste_hf.records import load_records
-    from scitaste_hf.schema import DEFAULT_WEIGHTS, record_features
+    from scitaste_hf.schema import record_features
+    from scitaste_hf.weights import DEFAULT_WEIGHTS
 
     gold = load_records(ROOT / "scitaste_hf" / "data" / "examples" / "gold.jsonl")
     full = [{**dict.fromkeys(record_features()), **r} for r in gold[:4]]
@@ -245,7 +247,8 @@ def test_publish_argument_errors(tmp_path, capsys):
 def test_dry_run_refuses_what_a_real_push_would(tmp_path, capsys):
     from scitaste_hf.builder.layout import write_dataset
     from scitaste_hf.records import load_records
-    from scitaste_hf.schema import DEFAULT_WEIGHTS, record_features
+    from scitaste_hf.schema import record_features
+    from scitaste_hf.weights import DEFAULT_WEIGHTS
 
     assert main(["publish", "metrics", "--org", "bad org", "--dry-run"]) == 2
     gold = load_records(ROOT / "scitaste_hf" / "data" / "examples" / "gold.jsonl")
@@ -269,7 +272,7 @@ def test_a_hub_that_never_answers_ends_the_push_with_one_line(fake_hub):
 
     env, _ = fake_hub
     httpx.post(f"{env['HF_ENDPOINT']}/_fault", json={"mode": "hold", "match": "/repos/create"}, timeout=5)
-    code = ("import sys, scitaste_hf.hub as hub; hub.HUB_TIMEOUT = 2.0; from scitaste_hf.cli import main; "
+    code = ("import sys, scitaste_hf.net.hub as hub; hub.HUB_TIMEOUT = 2.0; from scitaste_hf.cli import main; "
             "sys.exit(main(['publish', 'metrics', '--org', 'test-org']))")
     proc = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
     held = httpx.get(f"{env['HF_ENDPOINT']}/_fault", timeout=5).json()["held"]

@@ -150,7 +150,7 @@ from pathlib import Path
 
 import evaluate
 
-from scitaste_hf.metric_app import example_inputs
+from scitaste_hf.adapters.metrics.app import example_inputs
 
 for folder in sys.argv[1:]:
     name = Path(folder).name

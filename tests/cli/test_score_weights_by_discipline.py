@@ -11,9 +11,10 @@ import pytest
 from scitaste_hf.cli import main
 from scitaste_hf.predictions import read_predictions
 from scitaste_hf.records import load_records
-from scitaste_hf.schema import DEFAULT_WEIGHTS, DIMENSIONS, DISCIPLINES
+from scitaste_hf.schema import DIMENSIONS, DISCIPLINES
 from scitaste_hf.scoring import scheme1
-from scitaste_hf.scoring._arrays import as_answer_matrix
+from scitaste_hf.scoring.inputs import as_answer_matrix
+from scitaste_hf.weights import DEFAULT_WEIGHTS
 
 EXAMPLES = Path(str(resources.files("scitaste_hf").joinpath("data/examples")))
 

@@ -6,7 +6,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from scitaste_hf.schema import MODES
+from scitaste_hf.modes import MODES
 
 SCITASTE = str(Path(sys.executable).with_name("scitaste"))
 

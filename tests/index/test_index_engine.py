@@ -10,7 +10,8 @@ import pytest
 from scitaste_hf.errors import ScitasteError
 from scitaste_hf.index import JournalTable, WordLlamaEmbedder, compute_index, work_embeddings
 from scitaste_hf.index.normalise import pca_score
-from scitaste_hf.schema import DIMENSIONS, composite, load_weights
+from scitaste_hf.schema import DIMENSIONS
+from scitaste_hf.weights import composite, load_weights
 
 FIXTURES = Path(__file__).resolve().parents[2] / "scitaste_hf" / "data" / "recorded" / "openalex"
 JOURNALS = JournalTable([{"name": "J", "impact_factor": 3.0, "jcr_quartile": "Q2", "cas_zone": 1},

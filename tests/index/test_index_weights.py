@@ -10,7 +10,8 @@ import pytest
 from scitaste_hf.cli import weights as cli
 from scitaste_hf.errors import ScitasteError
 from scitaste_hf.index.weights import derive_weights, fit_weights, load_records
-from scitaste_hf.schema import DEFAULT_WEIGHTS, DIMENSIONS, composite
+from scitaste_hf.schema import DIMENSIONS
+from scitaste_hf.weights import DEFAULT_WEIGHTS, composite
 
 
 def synthetic(n=200, seed=0, weights=None):

@@ -22,9 +22,9 @@ from scitaste_hf.index.weights import (
     load_records_by_discipline,
     transfer,
 )
-from scitaste_hf.schema import (
+from scitaste_hf.schema import DIMENSIONS
+from scitaste_hf.weights import (
     DEFAULT_WEIGHTS,
-    DIMENSIONS,
     DisciplineWeights,
     composite,
     load_weights,

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from scitaste_hf.metric_app import example_inputs, read_inputs
+from scitaste_hf.adapters.metrics.app import example_inputs, read_inputs
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -10,9 +10,9 @@ import pytest
 
 from scitaste_hf.cli import main
 from scitaste_hf.leaderboard.service import _compact
-from scitaste_hf.leaderboard.setup import open_leaderboard, open_ratings
+from scitaste_hf.leaderboard.setup import open_leaderboard
 from scitaste_hf.predictions import parse_predictions
-from scitaste_hf.ratings import NUMBERS
+from scitaste_hf.ratings import NUMBERS, open_ratings
 from scitaste_hf.scoring import score_run
 
 #: Honest raters' error SDs; the fourth rater answers at random.

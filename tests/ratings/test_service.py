@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from scitaste_hf.errors import ScitasteError
-from scitaste_hf.leaderboard.service import SubmissionError
+from scitaste_hf.net.guard import SubmissionError
 from scitaste_hf.ratings import NUMBERS, RatingError, Ratings, RatingStore, blind, check_scores
 from scitaste_hf.ratings.service import BLIND_FIELDS
 from scitaste_hf.schema import DIMENSIONS, DISCIPLINES

@@ -18,8 +18,9 @@ from scitaste_hf.release import diff_releases
 from scitaste_hf.release.drift import score_quartiles
 from scitaste_hf.release.folder import CITATION_COUNTS_FILE, provenance, read_release
 from scitaste_hf.release.rescore import Run, load_runs
-from scitaste_hf.schema import DEFAULT_WEIGHTS, DIMENSIONS, Failure, record_features
+from scitaste_hf.schema import DIMENSIONS, Failure, record_features
 from scitaste_hf.taxonomy import load_taxonomy
+from scitaste_hf.weights import DEFAULT_WEIGHTS
 
 BOOT = {"n_resamples": 200, "seed": 0}
 

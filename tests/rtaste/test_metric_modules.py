@@ -4,8 +4,8 @@ import math
 
 import pytest
 
+from scitaste_hf.adapters.metrics.app import example_inputs
 from scitaste_hf.errors import ScitasteError
-from scitaste_hf.metric_app import example_inputs
 
 
 def test_brier_public_surface(brier):

@@ -4,9 +4,9 @@ import numpy as np
 import pyarrow.parquet as pq
 import pytest
 
+from scitaste_hf.progress import StageProgress
 from scitaste_hf.scale import duck
 from scitaste_hf.scale.options import IndexOptions
-from scitaste_hf.scale.progress import StageProgress
 from scitaste_hf.scale.run import index_snapshot
 from scitaste_hf.snapshot.focal import parse_focal
 

@@ -9,16 +9,17 @@ import pytest
 
 from scitaste_hf.cli import main
 from scitaste_hf.errors import ScitasteError
+from scitaste_hf.progress import StageProgress
 from scitaste_hf.scale.disciplines import paper_disciplines
 from scitaste_hf.scale.options import IndexOptions
-from scitaste_hf.scale.progress import StageProgress
 from scitaste_hf.scale.run import index_snapshot
-from scitaste_hf.schema import DIMENSIONS, load_weights, parse_weights
+from scitaste_hf.schema import DIMENSIONS
 from scitaste_hf.snapshot.focal import parse_focal
 from scitaste_hf.snapshot.layout import find_entity
 from scitaste_hf.snapshot.reader import iter_records
 from scitaste_hf.sources.openalex import parse_work
 from scitaste_hf.taxonomy import load_taxonomy
+from scitaste_hf.weights import load_weights, parse_weights
 
 DISCIPLINES = load_taxonomy().names
 

@@ -4,9 +4,9 @@ and an interrupted CD stage keeps its finished blocks."""
 import numpy as np
 import pyarrow.parquet as pq
 
+from scitaste_hf.progress import StageProgress
 from scitaste_hf.scale import duck
 from scitaste_hf.scale.options import IndexOptions
-from scitaste_hf.scale.progress import StageProgress
 from scitaste_hf.scale.run import index_snapshot
 from scitaste_hf.snapshot.focal import parse_focal
 from scitaste_hf.snapshot.writer import write_snapshot

@@ -7,9 +7,9 @@ import orjson
 import pytest
 
 from scitaste_hf.errors import ScitasteError
+from scitaste_hf.simworld.stream import generate
 from scitaste_hf.snapshot.layout import find_entity
 from scitaste_hf.snapshot.reader import iter_records, read_journals
-from scitaste_hf.snapshot.world import generate
 from scitaste_hf.snapshot.writer import write_snapshot
 
 

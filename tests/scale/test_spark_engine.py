@@ -11,8 +11,8 @@ import pyarrow.parquet as pq
 import pytest
 
 from scitaste_hf.errors import ScitasteError
+from scitaste_hf.progress import StageProgress
 from scitaste_hf.scale.options import IndexOptions, spark_conf
-from scitaste_hf.scale.progress import StageProgress
 from scitaste_hf.scale.run import index_snapshot
 from scitaste_hf.scale.spark_session import EXTRA, java_home, spark_session
 from scitaste_hf.snapshot.focal import parse_focal
@@ -96,8 +96,8 @@ def test_a_focal_id_missing_from_the_snapshot_is_one_line(spark, snapshot, tmp_p
 
 
 def test_the_spark_submit_entry_runs_scitaste_index_with_spark(monkeypatch, tmp_path):
+    from scitaste_hf.cli.spark_submit import main
     from scitaste_hf.scale import run
-    from scitaste_hf.scale.spark_submit import main
 
     calls = []
     monkeypatch.setattr(run, "index_snapshot", lambda works, out, engine, options, progress: calls.append(

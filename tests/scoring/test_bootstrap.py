@@ -6,11 +6,11 @@ import numpy as np
 import pytest
 
 from scitaste_hf.errors import ScitasteError
-from scitaste_hf.schema import DEFAULT_WEIGHTS
 from scitaste_hf.scoring import bootstrap, paired_bootstrap, scheme1, wape, wape_score
-from scitaste_hf.scoring._arrays import Counts
 from scitaste_hf.scoring.bootstrap import MAX_RESAMPLES, resample_counts
 from scitaste_hf.scoring.scheme1 import scheme1_batch
+from scitaste_hf.scoring.stats import Counts
+from scitaste_hf.weights import DEFAULT_WEIGHTS
 
 # The module, not the function of the same name that scitaste_hf.scoring exports.
 bootstrap_module = importlib.import_module("scitaste_hf.scoring.bootstrap")

@@ -6,8 +6,9 @@ import numpy as np
 import pytest
 
 from scitaste_hf.records import load_records
-from scitaste_hf.schema import DEFAULT_WEIGHTS, DIMENSIONS
+from scitaste_hf.schema import DIMENSIONS
 from scitaste_hf.scoring.ranks import detectable_difference, rank_intervals, replicates, top_group
+from scitaste_hf.weights import DEFAULT_WEIGHTS
 
 ROOT = Path(__file__).resolve().parents[2]
 G = np.array([[r["innovation_score"], *(r["dimension_scores"][k] for k in DIMENSIONS)]

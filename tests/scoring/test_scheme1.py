@@ -5,8 +5,9 @@ import pytest
 from scipy import stats
 
 from scitaste_hf.errors import ScitasteError
-from scitaste_hf.schema import DEFAULT_WEIGHTS, DIMENSIONS
+from scitaste_hf.schema import DIMENSIONS
 from scitaste_hf.scoring import scheme1, scheme1_grade
+from scitaste_hf.weights import DEFAULT_WEIGHTS
 
 
 def _answers(matrix):

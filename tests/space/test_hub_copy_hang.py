@@ -15,7 +15,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from scitaste_hf.leaderboard import Leaderboard
-from scitaste_hf.leaderboard.hub_mirror import HubMirror
+from scitaste_hf.net.hub_copy import HubMirror
 from scitaste_hf.ratings import NUMBERS, Ratings
 from scitaste_hf.ratings.export import FILE
 from scitaste_hf.schema import DIMENSIONS, DISCIPLINES
@@ -73,7 +73,7 @@ def test_ratings_pending_while_the_hub_hangs_go_up_after_it_recovers(hub, caplog
     service = Ratings(out.parent / "data", GOLD, mirror=mirror, rate_limit=(1000, 3600))
     try:
         _fault(url, "hang")
-        with caplog.at_level(logging.WARNING, "scitaste_hf.leaderboard.hub_mirror"):
+        with caplog.at_level(logging.WARNING, "scitaste_hf.net.hub_copy"):
             messages = []
             for rater in ("local:ann", "local:bob", "local:cy"):
                 paper = service.next_paper(rater, DISCIPLINES[0])
@@ -101,7 +101,7 @@ def test_a_runs_copy_stuck_in_a_trickling_hub_is_abandoned_and_the_runs_go_up_af
     board = Leaderboard(out.parent / "lb", GOLD, mirror=mirror, rate_limit=(1000, 3600))
     try:
         _fault(url, "trickle")
-        with caplog.at_level(logging.WARNING, "scitaste_hf.leaderboard.hub_mirror"):
+        with caplog.at_level(logging.WARNING, "scitaste_hf.net.hub_copy"):
             result = board.submit(_answers(1), "Model-T", "pure_qa", submitter="198.51.100.23")
             assert result.message.endswith("its copy to the Hub dataset repo is pending and will be retried")
             key = board.store.copy_pending()
@@ -175,7 +175,7 @@ def test_a_hub_that_answers_a_huge_body_leaves_the_run_pending_and_it_goes_up_la
     bound) ends each call at the bound, the run stays pending and goes up once the Hub answers again; nothing
     of it arrives in between. 8 MiB with no Content-Length: read up to the bound; 1 GiB: refused on its
     Content-Length."""
-    from scitaste_hf.hub import bound_hub_calls
+    from scitaste_hf.net.hub import bound_hub_calls
 
     url, token, out = hub
     mirror = HubMirror("org/results", token, endpoint=url, **FAST)
@@ -183,7 +183,7 @@ def test_a_hub_that_answers_a_huge_body_leaves_the_run_pending_and_it_goes_up_la
     board = Leaderboard(out.parent / "lb", GOLD, mirror=mirror, rate_limit=(1000, 3600))
     try:
         httpx.post(f"{url}/_fault", json={"mode": "huge", "size": size, "length": length}, timeout=5)
-        with caplog.at_level(logging.WARNING, "scitaste_hf.leaderboard.hub_mirror"):
+        with caplog.at_level(logging.WARNING, "scitaste_hf.net.hub_copy"):
             result = board.submit(_answers(1), "Model-H", "pure_qa")
             assert result.message.endswith("its copy to the Hub dataset repo is pending and will be retried")
         assert len(board.store.copy_pending()) == 1 and not (out / "org" / "results").exists()

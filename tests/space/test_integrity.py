@@ -15,7 +15,7 @@ from scitaste_hf.leaderboard.store import EVIDENCE_CONSISTENT, FLAGGED, SELF_REP
 from scitaste_hf.predictions import parse_predictions
 from scitaste_hf.records import jsonl_lines, load_records
 from scitaste_hf.schema import DIMENSIONS, Answer, Failure
-from scitaste_hf.scoring._arrays import as_answer_matrix
+from scitaste_hf.scoring.inputs import as_answer_matrix
 
 EXAMPLES = resources.files("scitaste_hf").joinpath("data/examples")
 GOLD = load_records(str(EXAMPLES.joinpath("gold.jsonl")))
@@ -113,7 +113,7 @@ def _answers(P, gold=GOLD):
 
 
 def test_offline_baselines_and_the_bundled_example_are_not_flagged():
-    from scitaste_hf.baseline import PriorBaseline
+    from scitaste_hf.scoring.floors import PriorBaseline
 
     constant = _answers(np.full(G.shape, 50.0))
     medians = PriorBaseline.fit(GOLD)  # per-discipline medians of these very labels

@@ -289,7 +289,8 @@ def test_demo_dataset_is_recognised_as_synthetic(tmp_path):
     """A dataset folder in DATA/dataset is the gold set; its card's `synthetic` tag turns the Space's banner on."""
     from scitaste_hf.builder.layout import write_dataset
     from scitaste_hf.leaderboard.setup import gold_source
-    from scitaste_hf.schema import DEFAULT_WEIGHTS, record_features
+    from scitaste_hf.schema import record_features
+    from scitaste_hf.weights import DEFAULT_WEIGHTS
 
     rows = [{**dict.fromkeys(record_features()), **r, "title": "t", "year": 2000} for r in GOLD[:4]]
     for synthetic in (True, False):
@@ -347,9 +348,11 @@ def test_default_evidence_limit_refuses_a_22_mb_samples_log(tmp_path):
 def _baseline_trace(mode, fit_on, fail=()):
     """Run the offline baseline through the agent loop as `scitaste eval` does: the predictions file lines it
     yields (lm-eval's reply per paper) and the trace lines `_LoopLM._trace` writes."""
+    from scitaste_hf.agent.baseline import BaselineChat
     from scitaste_hf.agent.chat import ChatError
-    from scitaste_hf.agent.loop import failure_text, run_item
-    from scitaste_hf.baseline import BaselineChat, PriorBaseline
+    from scitaste_hf.agent.loop import run_item
+    from scitaste_hf.schema import failure_text
+    from scitaste_hf.scoring.floors import PriorBaseline
 
     baseline = BaselineChat(PriorBaseline.fit(fit_on))
 

@@ -166,7 +166,8 @@ def test_every_filter_combination_renders_runs_with_undefined_statistics(space, 
     from gradio_client import Client, handle_file
 
     from scitaste_hf.leaderboard import Leaderboard
-    from scitaste_hf.schema import DISCIPLINES, MODES, WAPE_BANDS
+    from scitaste_hf.modes import MODES
+    from scitaste_hf.schema import DISCIPLINES, WAPE_BANDS
 
     url, data_dir = space
     client = Client(url, verbose=False)

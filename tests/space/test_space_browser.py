@@ -209,7 +209,7 @@ def test_scheme2_chart_draws_the_modes_side_by_side(page):
     import numpy as np
     from PIL import Image
 
-    from scitaste_hf.schema import MODES
+    from scitaste_hf.modes import MODES
 
     board = [dict(zip(COLUMNS, row)) for row in _rows(page, "top group")]
     scheme2 = {(r["model"], r["mode"]): float(r["Scheme-2"]) for r in board}

@@ -20,7 +20,7 @@ from scitaste_hf.records import load_records
 from scitaste_hf.resources import bundled_dir
 from scitaste_hf.schema import DIMENSIONS
 from scitaste_hf.scoring import wape
-from scitaste_hf.scoring._arrays import as_answer_matrix
+from scitaste_hf.scoring.inputs import as_answer_matrix
 
 GOLD = load_records(str(resources.files("scitaste_hf").joinpath("data/examples/gold.jsonl")))
 G = as_answer_matrix(GOLD, "gold")

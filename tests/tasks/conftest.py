@@ -33,7 +33,8 @@ def evidence_dataset(tmp_path_factory):
     """The 300 example papers with a backup split, and their frozen evidence written by `freeze`."""
     from scitaste_hf.agent.evidence import EVIDENCE_DIR, freeze
     from scitaste_hf.builder.layout import write_dataset
-    from scitaste_hf.schema import DEFAULT_WEIGHTS, record_features
+    from scitaste_hf.schema import record_features
+    from scitaste_hf.weights import DEFAULT_WEIGHTS
 
     tmp = tmp_path_factory.mktemp("anybackend")
     rows = [{**dict.fromkeys(record_features()), **r} for r in GOLD]

@@ -14,11 +14,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "fixtures"))
 
 from stock_samples import reply  # every kind of answer the parser meets
 
+from scitaste_hf.adapters.lmeval.tasks import ANY_MODEL, METRICS, OVERALL, TASKS, load_docs
 from scitaste_hf.agent.tools import TOOL_NAMES
-from scitaste_hf.lm_tasks import ANY_MODEL, METRICS, OVERALL, TASKS, load_docs
+from scitaste_hf.modes import MODE_SPECS
 from scitaste_hf.prompts import ANSWER_INSTRUCTION
 from scitaste_hf.records import load_records
-from scitaste_hf.schema import MODE_SPECS
 
 ROOT = Path(__file__).resolve().parents[2]
 SCITASTE = str(Path(sys.executable).with_name("scitaste"))
@@ -123,8 +123,8 @@ def test_stock_lm_eval_runs_dimagent_like_scitaste_eval(evidence_dataset, stand_
 
 def test_what_a_model_cannot_run_stops_with_one_line(evidence_dataset, server, include, tmp_path):
     pytest.importorskip("lm_eval", reason="needs lm-eval: pip install 'scitaste-hf[lmeval]'")
+    from scitaste_hf.adapters.lmeval.models import AgentLM
     from scitaste_hf.errors import TaskUnavailable
-    from scitaste_hf.lm_models import AgentLM
 
     url, log = server
     before = len(log.read_text().splitlines())
@@ -151,7 +151,8 @@ def test_what_a_model_cannot_run_stops_with_one_line(evidence_dataset, server, i
 def test_a_tool_mode_without_evidence_stops_before_any_paper(tmp_path):
     from scitaste_hf.builder.layout import write_dataset
     from scitaste_hf.errors import TaskUnavailable
-    from scitaste_hf.schema import DEFAULT_WEIGHTS, record_features
+    from scitaste_hf.schema import record_features
+    from scitaste_hf.weights import DEFAULT_WEIGHTS
 
     rows = [{**dict.fromkeys(record_features()), **r} for r in GOLD[:12]]
     data = write_dataset(tmp_path / "ds", {"selected": rows, "backup": rows}, DEFAULT_WEIGHTS, synthetic=True)
@@ -179,8 +180,8 @@ def test_modes_that_share_a_prompt_do_not_share_lm_evals_cache_key(evidence_data
     pytest.importorskip("lm_eval", reason="needs lm-eval: pip install 'scitaste-hf[lmeval]'")
     from lm_eval.tasks import TaskManager
 
+    from scitaste_hf.adapters.lmeval.models import BaselineLM
     from scitaste_hf.errors import TaskUnavailable
-    from scitaste_hf.lm_models import BaselineLM
 
     baseline = BaselineLM(data_dir=str(evidence_dataset))  # may run every mode
     tasks = TaskManager(include_path=subprocess.run([SCITASTE, "tasks-path"], capture_output=True, text=True,
@@ -240,9 +241,9 @@ def _api_template(messages, add_generation_prompt=True):
 @pytest.mark.parametrize("evidence_as", ["auto", "messages", "text"])
 def test_the_rendering_follows_the_template(evidence_dataset, stand_in_evidence, chat_templates, evidence_as):
     pytest.importorskip("lm_eval", reason="needs lm-eval: pip install 'scitaste-hf[lmeval]'")
+    from scitaste_hf.adapters.lmeval.chat_task import _as_messages
+    from scitaste_hf.adapters.lmeval.tasks import doc_to_text
     from scitaste_hf.errors import TaskUnavailable
-    from scitaste_hf.lm_chat_task import _as_messages
-    from scitaste_hf.lm_tasks import doc_to_text
 
     doc = load_docs(str(evidence_dataset), scitaste_task_mode="dimagent_v3", evidence_as=evidence_as)["test"][3]
     result = json.dumps(stand_in_evidence.call("references", {"bibcode": doc["bibcode"]}), sort_keys=True)

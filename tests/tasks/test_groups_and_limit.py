@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from scitaste_hf.lm_tasks import ANY_MODEL, PER_DISCIPLINE_NAMES, doc_order, load_docs
+from scitaste_hf.adapters.lmeval.tasks import ANY_MODEL, PER_DISCIPLINE_NAMES, doc_order, load_docs
 from scitaste_hf.records import load_records
 from scitaste_hf.schema import DIMENSIONS
 

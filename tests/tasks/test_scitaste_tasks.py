@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from scitaste_hf.lm_tasks import BOUNDS, METRICS, OVERALL, SKILL_METRICS, process_results, scheme2, wape
+from scitaste_hf.adapters.lmeval.tasks import BOUNDS, METRICS, OVERALL, SKILL_METRICS, process_results, scheme2, wape
 from scitaste_hf.records import load_records
 from scitaste_hf.schema import DIMENSIONS
 from scitaste_hf.scoring import score_run
@@ -31,7 +31,8 @@ def _answer(record, shift):
 
 def _dataset(tmp_path, records, backup):
     from scitaste_hf.builder.layout import write_dataset
-    from scitaste_hf.schema import DEFAULT_WEIGHTS, record_features
+    from scitaste_hf.schema import record_features
+    from scitaste_hf.weights import DEFAULT_WEIGHTS
 
     def full(rows):
         return [{**dict.fromkeys(record_features()), **r} for r in rows]
@@ -143,8 +144,8 @@ def test_lm_eval_run_against_a_scripted_chat_server(tmp_path, servers, scripted_
 def test_scitaste_eval_with_the_baseline(tmp_path):
     """`scitaste eval` passes lm_eval's arguments through, adds the tasks and registers scitaste-baseline."""
     pytest.importorskip("lm_eval", reason="needs lm-eval: pip install 'scitaste-hf[lmeval]'")
-    from scitaste_hf.baseline import PriorBaseline
     from scitaste_hf.schema import Answer
+    from scitaste_hf.scoring.floors import PriorBaseline
 
     selected = [r for k, r in enumerate(GOLD) if k % 5 == 0]
     backup = [r for k, r in enumerate(GOLD) if k % 5 != 0]

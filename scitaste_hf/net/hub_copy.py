@@ -2,7 +2,7 @@
 (:class:`~scitaste_hf.leaderboard.store.Store`) or the expert ratings (:class:`~scitaste_hf.ratings.store.RatingStore`).
 The local store stays the source of truth: what fails to be copied stays listed as pending in the store and goes
 up with a later copy (a retry scheduled after the failure, the next run or rating, or the next start), never lost
-and never fatal. Every Hub request has a timeout (:func:`scitaste_hf.hub.bound_hub_calls`), and a copy still
+and never fatal. Every Hub request has a timeout (:func:`scitaste_hf.net.hub.bound_hub_calls`), and a copy still
 under way after :data:`COPY_DEADLINE` seconds (a Hub that trickles its answer a byte at a time) is abandoned: the
 next attempt starts afresh instead of waiting behind it. Each commit is made on top of the head it read, so one that
 the Hub carries out after its client gave up on it never replaces the newer files of a later one."""
@@ -16,9 +16,12 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from scitaste_hf.errors import first_line
-from scitaste_hf.hub import HUB_TIMEOUT, bound_hub_calls
+from scitaste_hf.net.hub import HUB_TIMEOUT, bound_hub_calls
 
 logger = logging.getLogger(__name__)
+
+#: Seconds a submission (or the start) waits for its Hub copy before telling the user that it is pending.
+HUB_COPY_WAIT = 10.0
 
 #: Seconds a copy may take before a later one abandons it and starts again.
 COPY_DEADLINE = 300.0
@@ -83,7 +86,7 @@ class HubMirror:
     endpoint : str, optional
         The Hub's URL (default: huggingface_hub's, ``$HF_ENDPOINT``).
     timeout : float
-        Seconds per network operation of each Hub request (:func:`scitaste_hf.hub.bound_hub_calls`, for the whole
+        Seconds per network operation of each Hub request (:func:`scitaste_hf.net.hub.bound_hub_calls`, for the whole
         process: huggingface_hub shares one client).
     deadline : float
         Seconds after which a copy still under way is abandoned by the next call (:data:`COPY_DEADLINE`).

@@ -3,7 +3,7 @@ script. The master, deploy mode and executors' resources are spark-submit's; the
 ``scitaste index``'s (docs/scale.md#spark)::
 
     spark-submit --master yarn --executor-memory 16g \\
-        "$(python -c 'import scitaste_hf.scale.spark_submit as m; print(m.__file__)')" \\
+        "$(python -c 'import scitaste_hf.cli.spark_submit as m; print(m.__file__)')" \\
         --works /shared/openalex --focal all --out /shared/run
 
 The Spark jobs are SQL only (no Python functions run on the executors), so the executors need Spark and Java, not

@@ -48,7 +48,7 @@ def require_hub(what: str, instead: str) -> None:
     """
     import httpx
 
-    from scitaste_hf.bounded import TooLarge, exchange
+    from scitaste_hf.net.bounded import TooLarge, exchange
 
     if offline():
         raise ScitasteError(f"HF_HUB_OFFLINE is set, so {what} cannot be fetched from the Hub; {instead}")

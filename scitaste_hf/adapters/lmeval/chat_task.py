@@ -1,6 +1,7 @@
 """The lm-eval task class of the scitaste modes (``class:`` in the task YAMLs): a ``ConfigurableTask`` that, under
 ``--apply_chat_template``, renders a tool mode's fixed round 1 as chat messages with tool roles where the model's
-chat template is seen to render them, and as text (:func:`scitaste_hf.lm_tasks.doc_to_text`) where it is not.
+chat template is seen to render them, and as text (:func:`scitaste_hf.adapters.lmeval.tasks.doc_to_text`) where it
+is not.
 
 Which rendering a document gets follows its ``evidence_as`` (``--metadata '{"evidence_as": ...}'``):
 
@@ -20,9 +21,9 @@ from typing import Any
 
 from lm_eval.api.task import ConfigurableTask
 
+from scitaste_hf.adapters.lmeval.tasks import doc_to_messages
 from scitaste_hf.errors import TaskUnavailable
-from scitaste_hf.lm_tasks import doc_to_messages
-from scitaste_hf.schema import MODE_SPECS
+from scitaste_hf.modes import MODE_SPECS
 
 #: lm-eval's hint, logged for every task with a custom dataset, that such a task takes keys through --metadata.
 METADATA_HINT = "Custom kwargs can be passed to `--metadata`"

@@ -1,51 +1,20 @@
-"""The offline baseline's rules for the tool-free mode: per-discipline priors learned from the ``backup`` split.
+"""The offline baseline as a chat model: the stand-in that runs through the same loop as any model.
 
-Deterministic and transparent: every paper of a discipline gets that discipline's median innovation score and
-median dimensions over the backup papers. It is the floor of the leaderboard: its Spearman is undefined (it does
-not rank papers within a discipline), and its error is what knowing the discipline alone buys.
+Deterministic and transparent. Without tools it answers with the discipline priors of the leaderboard's floor
+(:class:`~scitaste_hf.scoring.floors.PriorBaseline`); in the tool modes it calls all nine tools in round 1 and
+maps their raw evidence to the seven dimensions with fixed, documented rules (:func:`evidence_answer`).
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
 
 from scitaste_hf.errors import ScitasteError
-from scitaste_hf.schema import DIMENSIONS
-
-
-class PriorBaseline:
-    """Per-discipline medians of the innovation score and the seven dimensions."""
-
-    def __init__(self, priors: Mapping[str, tuple[float, ...]]) -> None:
-        self.priors = dict(priors)
-
-    @classmethod
-    def fit(cls, records: Iterable[Mapping[str, Any]]) -> PriorBaseline:
-        """Learn the priors from records (the ``backup`` split)."""
-        from scitaste_hf.scoring.floors import discipline_medians
-
-        records = list(records)
-        if not records:
-            raise ScitasteError("the baseline needs records to learn its priors from (the backup split is empty)")
-        M = np.array([[r["innovation_score"], *(r["dimension_scores"][k] for k in DIMENSIONS)] for r in records])
-        medians = discipline_medians(M, [r["discipline"] for r in records])
-        return cls({d: tuple(round(float(v), 2) for v in row) for d, row in medians.items()})
-
-    def answer(self, record: Mapping[str, Any]) -> dict[str, Any]:
-        """The answer for one paper: its discipline's priors."""
-        prior = self.priors.get(record["discipline"])
-        if prior is None:
-            raise ScitasteError(f"the baseline has no prior for discipline {record['discipline']!r}")
-        return {"innovation_score": prior[0], "dimension_scores": dict(zip(DIMENSIONS, prior[1:])),
-                "reasoning": f"median of the {record['discipline']} papers of the backup split", "confidence": 0.1}
-
-    def reply(self, record: Mapping[str, Any]) -> str:
-        """The answer as a model would give it: one JSON object."""
-        return json.dumps(self.answer(record))
+from scitaste_hf.scoring.floors import PriorBaseline
 
 
 def _saturate(x: float, scale: float) -> float:
@@ -65,7 +34,7 @@ def evidence_answer(evidence: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]
     - team_collaboration: authors and countries (``authorship``);
     - journal_impact: the journal's two-year mean citedness (``journal_profile``).
     """
-    from scitaste_hf.schema import composite
+    from scitaste_hf.weights import composite
 
     def get(tool: str) -> Mapping[str, Any]:
         value = evidence.get(tool) or {}

@@ -17,9 +17,10 @@ from typing import Any
 import numpy as np
 
 from scitaste_hf.agent.loop import ROUND_TWO, evidence_text, fixed_round, opening, tool_turn
+from scitaste_hf.modes import MODE_SPECS
 from scitaste_hf.predictions import reply_answer
 from scitaste_hf.prompts import paper_prompt
-from scitaste_hf.schema import DIMENSIONS, HUB_DATASET, MODE_SPECS, Answer, Failure
+from scitaste_hf.schema import DIMENSIONS, HUB_DATASET, Answer, Failure
 from scitaste_hf.scoring import score_run
 from scitaste_hf.taxonomy import packaged_disciplines
 
@@ -93,8 +94,8 @@ def load_docs(data_dir: str | None = None, split: str = "selected", scitaste_tas
     from scitaste_hf.errors import ScitasteError, TaskUnavailable
     from scitaste_hf.records import load_records
     from scitaste_hf.schema import record_features
-    from scitaste_hf.scoring._arrays import as_answer_matrix
     from scitaste_hf.scoring.floors import floor_matrices
+    from scitaste_hf.scoring.inputs import as_answer_matrix
 
     mode = scitaste_task_mode
     if mode not in MODE_SPECS:
@@ -135,7 +136,7 @@ def _check_runnable(mode: str) -> None:
     spec = MODE_SPECS[mode]
     if spec.tools != "live" and not spec.search:
         return
-    models = sys.modules.get("scitaste_hf.lm_models")
+    models = sys.modules.get("scitaste_hf.adapters.lmeval.models")
     if models is not None and models.can_run(mode):
         return
     instead = f"with this model, run {' or '.join(ANY_MODEL)}"

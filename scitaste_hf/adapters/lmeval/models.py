@@ -28,13 +28,21 @@ from typing import Any
 from lm_eval.api.model import LM
 from lm_eval.api.registry import register_model
 
-from scitaste_hf.agent.loop import TOOL_MODES, TRANSIENT_FAILURES, failure_of, failure_text, run_item
+from scitaste_hf.agent.loop import TOOL_MODES, run_item
 from scitaste_hf.errors import ScitasteError
-from scitaste_hf.schema import HUB_DATASET, MODE_SPECS
+from scitaste_hf.modes import MODE_SPECS
+from scitaste_hf.schema import HUB_DATASET, TRANSIENT_FAILURES, failure_of, failure_text
 
 #: What lm-eval's runner adds to every model's arguments (from ``--batch_size`` and ``--device``); these models
 #: have nothing to do with them.
 _RUNNER_ARGS = frozenset({"batch_size", "max_batch_size", "device"})
+
+
+def parse_model_args(text: str) -> dict[str, Any]:
+    """``--model_args`` (``key=value,key=value``) as lm-eval itself parses it, values typed as it types them."""
+    from lm_eval.utils import simple_parse_args_string
+
+    return simple_parse_args_string(text)
 
 
 def _tools(evidence_dir: str | None):
@@ -125,9 +133,7 @@ class _LoopLM(LM):
     def create_from_arg_string(cls, arg_string: str, additional_config: dict | None = None):
         """lm-eval's constructor from ``--model_args``: an unknown key (a typo) or a missing one is one line
         naming it, not a ``TypeError`` from ``__init__``."""
-        from lm_eval.utils import simple_parse_args_string
-
-        return cls.create_from_arg_obj(simple_parse_args_string(arg_string), additional_config)
+        return cls.create_from_arg_obj(parse_model_args(arg_string), additional_config)
 
     @classmethod
     def create_from_arg_obj(cls, arg_dict: Mapping[str, Any], additional_config: dict | None = None):
@@ -152,7 +158,7 @@ class _LoopLM(LM):
 
     def _toolbox(self, request):
         """The model's own evidence, else the one the request's task found (None when neither has any)."""
-        from scitaste_hf.lm_tasks import toolbox
+        from scitaste_hf.adapters.lmeval.tasks import toolbox
 
         source = request.doc.get("evidence")
         return self.tools if self.tools is not None else toolbox(source) if source else None
@@ -271,8 +277,9 @@ class BaselineLM(_LoopLM):
 
     def __init__(self, data_dir: str | None = None, evidence_dir: str | None = None, trace_path: str | None = None,
                  num_concurrent: int = 4, model: str = "scitaste-baseline", **lm_eval_options: Any) -> None:
-        from scitaste_hf.baseline import BaselineChat, PriorBaseline
+        from scitaste_hf.agent.baseline import BaselineChat
         from scitaste_hf.records import load_records
+        from scitaste_hf.scoring.floors import PriorBaseline
 
         self.check_model_args(lm_eval_options)
 
