@@ -562,6 +562,13 @@ def _rtaste_constants() -> str:
     return "Owner: `scitaste_hf.rtaste.schema` unless named.\n\n" + table(("constant", "value"), rows)
 
 
+@generator("layers")
+def _layers() -> str:
+    order = const("tests.test_layers", "ORDER")
+    return ("Owner: `ORDER` in `tests/test_layers.py`. Each unit imports only units after it in this list, from the "
+            "top of the stack down:\n\n" + " > ".join(f"`{unit}`" for unit in reversed(order)))
+
+
 @generator("mirror-layout")
 def _mirror_layout() -> str:
     from scitaste_hf.sources.endpoints import LIVE, MIRROR_PREFIXES
