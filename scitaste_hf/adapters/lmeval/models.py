@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import inspect
 import json
-import os
 import threading
 import weakref
 from collections.abc import Mapping
@@ -28,6 +27,7 @@ from typing import Any
 from lm_eval.api.model import LM
 from lm_eval.api.registry import register_model
 
+from scitaste_hf import constants
 from scitaste_hf.agent.loop import TOOL_MODES, run_item
 from scitaste_hf.errors import ScitasteError
 from scitaste_hf.modes import MODE_SPECS
@@ -50,7 +50,7 @@ def _tools(evidence_dir: str | None):
     set (then each document's ``evidence``, where its task found it, is used)."""
     from scitaste_hf.agent.evidence import FrozenToolBox
 
-    source = evidence_dir or os.environ.get("SCITASTE_EVIDENCE_DIR")
+    source = evidence_dir or constants.read(constants.SCITASTE_EVIDENCE_DIR)
     return FrozenToolBox.load(source) if source else None
 
 
@@ -76,7 +76,7 @@ class _LoopLM(LM):
         self.chat, self.tools = chat, tools
         self.num_concurrent = max(1, int(num_concurrent))
         self.item_timeout = item_timeout
-        self.trace_path = Path(trace_path or os.environ.get("SCITASTE_TRACE", "scitaste-traces.jsonl"))
+        self.trace_path = Path(trace_path or constants.trace_file())
         self._lock = threading.Lock()
         _ALIVE.add(self)
 
@@ -283,6 +283,6 @@ class BaselineLM(_LoopLM):
 
         self.check_model_args(lm_eval_options)
 
-        source = data_dir or os.environ.get("SCITASTE_DATA_DIR") or HUB_DATASET
+        source = data_dir or constants.read(constants.SCITASTE_DATA_DIR) or HUB_DATASET
         chat = BaselineChat(PriorBaseline.fit(load_records(source, "backup")))
         super().__init__(chat, _tools(evidence_dir), num_concurrent=int(num_concurrent), trace_path=trace_path)

@@ -10,12 +10,12 @@ from __future__ import annotations
 import functools
 import json
 import math
-import os
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
+from scitaste_hf import constants
 from scitaste_hf.agent.loop import ROUND_TWO, evidence_text, fixed_round, opening, tool_turn
 from scitaste_hf.modes import MODE_SPECS
 from scitaste_hf.predictions import reply_answer
@@ -103,7 +103,7 @@ def load_docs(data_dir: str | None = None, split: str = "selected", scitaste_tas
     if evidence_as not in EVIDENCE_AS:
         raise TaskUnavailable(f"evidence_as must be one of {', '.join(EVIDENCE_AS)}, not {evidence_as!r}")
     _check_runnable(mode)
-    source = data_dir or os.environ.get("SCITASTE_DATA_DIR") or HUB_DATASET
+    source = data_dir or constants.read(constants.SCITASTE_DATA_DIR) or HUB_DATASET
     evidence = _evidence_source(evidence_dir, source) if MODE_SPECS[mode].tools != "none" else ""
     records = load_records(source, split)
     if evidence and (missing := [r["bibcode"] for r in records if r["bibcode"] not in toolbox(evidence).papers]):
@@ -155,7 +155,7 @@ def _evidence_source(evidence_dir: str | None, data_source: str) -> str:
     """Where a tool mode's frozen evidence is, checked now: a task without it must not start."""
     from scitaste_hf.errors import TaskUnavailable
 
-    source = evidence_dir or os.environ.get("SCITASTE_EVIDENCE_DIR") or str(data_source)
+    source = evidence_dir or constants.read(constants.SCITASTE_EVIDENCE_DIR) or str(data_source)
     if toolbox(source) is None:
         raise TaskUnavailable(
             f"the tool modes need frozen tool evidence and {source} has none: pass --metadata "
