@@ -1,5 +1,5 @@
-"""Test-wide settings: no test may reach the internet, and Hugging Face caches stay inside the test run; which
-tests are opt-in and which are slow."""
+"""Test-wide settings: no test may reach the internet or a developer's credentials, Hugging Face caches stay inside
+the test run; the suite's markers, and which of them are opt-in."""
 
 import json
 import os
@@ -12,57 +12,61 @@ from pathlib import Path
 
 import pytest
 
+from scitaste_hf.constants import CREDENTIAL_VARIABLES, SCITASTE_CREDENTIALS
+
 # Set before any test imports datasets/evaluate/huggingface_hub, which read these at import time.
 _CACHE = tempfile.mkdtemp(prefix="scitaste-hf-tests-")
-os.environ.setdefault("HF_HOME", _CACHE)
+#: What the credential variables become in every test (and so in every process a test starts): unset, but for the
+#: credentials file and the Hugging Face token file, which point into the run's own empty cache (no such files).
+_NO_CREDENTIALS = {SCITASTE_CREDENTIALS: str(Path(_CACHE) / "no-credentials.toml"), "HF_HOME": _CACHE,
+                   "HF_TOKEN_PATH": str(Path(_CACHE) / "no-token")}
+for _name in CREDENTIAL_VARIABLES:
+    os.environ.pop(_name, None)
+os.environ.update(_NO_CREDENTIALS)  # here too, for imports and session fixtures, which start before any test
 os.environ["HF_HUB_OFFLINE"] = "1"
 os.environ["HF_DATASETS_OFFLINE"] = "1"
 os.environ["HF_EVALUATE_OFFLINE"] = "1"
 os.environ["GRADIO_ANALYTICS_ENABLED"] = "False"
-os.environ.pop("HF_TOKEN", None)
 
-#: Tests that need something the suite does not install; each runs only when `-m` names it (`pytest -m llm`).
-OPT_IN = ("llm", "hf", "hub_install")
-#: The end-to-end tests (a build, lm-eval, a Space, the demo, a browser: 5-40 s each), left out by
-#: `pytest -m "not slow"`, the inner loop; by file, or by test id.
-SLOW = ("tests/builder/test_build.py", "tests/builder/test_as_of.py", "tests/builder/test_extended.py",
-        "tests/builder/test_source_snapshot.py",
-        "tests/scale/test_record_contract.py::test_both_engines_accept_the_same_records_with_the_same_results",
-        "tests/demo/test_demo.py",
-        "tests/space/test_space_app.py", "tests/space/test_space_browser.py", "tests/space/test_hub_copy_hang.py",
-        "tests/tasks/test_dimagent_any_backend.py", "tests/tasks/test_scitaste_tasks.py",
-        "tests/tasks/test_samples_to_score.py", "tests/space/test_space_samples_browser.py",
-        "tests/tasks/test_groups_and_limit.py::test_stock_lm_eval_runs_the_group_and_a_limit_spans_disciplines",
-        "tests/cli/test_one_line_messages.py::test_a_task_typo_and_a_model_args_typo_under_scitaste_eval_are_one_line",
-        "tests/cli/test_one_line_messages.py::test_space_refuses_a_taken_port_and_a_wrong_gold_before_serving",
-        "tests/cli/test_narrow_terminals.py",
-        "tests/agent/test_eval_reliability.py",
-        "tests/agent/test_loop_eval.py::test_scitaste_eval_every_mode_with_the_baseline",
-        "tests/mirror/test_mirror_faults_scale.py", "tests/rtaste/test_judge_task.py",
-        "tests/metrics/test_metric_apps.py",
-        "tests/scoring/test_answers.py::test_work_is_linear_in_the_reply", "tests/cli/test_publish.py",
-        "tests/metrics/test_metric_modules.py::test_installed_wheel_carries_the_metrics",
-        "tests/space/test_space_annotate.py", "tests/space/test_space_annotate_browser.py",
-        "tests/space/test_space_hub_signin.py", "tests/ratings/test_report_privacy.py",
-        "tests/space/test_space_about.py",
-        "tests/space/test_annotate_app.py::test_the_hub_app_has_a_sign_in_button_and_the_local_one_a_name_box",
-        "tests/ratings/test_service.py::test_two_processes_opening_a_new_folder_agree_on_one_salt",
-        "tests/index/test_weights_by_discipline.py::test_derive_by_discipline_recovers_each_vector_and_shows_the_loss",
-        "tests/index/test_weights_by_discipline.py::test_derive_by_discipline_finds_no_loss_where_disciplines_agree",
-        "tests/scale/test_snapshot.py", "tests/scale/test_engines_agree.py", "tests/scale/test_resume.py",
-        "tests/scale/test_cli_scale.py::test_snapshot_then_index",
-        "tests/ratings/test_agreement.py::test_reliability_intervals_cover_the_icc_of_raters_in_general")
+
+@pytest.fixture(autouse=True)
+def no_credentials(monkeypatch):
+    """Every test starts without the developer's tokens, keys and credential files
+    (:data:`scitaste_hf.constants.CREDENTIAL_VARIABLES`, ~/.config/scitaste/credentials.toml, the Hugging Face
+    token file), whatever an earlier test left in ``os.environ``; a test that needs one sets it itself."""
+    for name in CREDENTIAL_VARIABLES:
+        monkeypatch.delenv(name, raising=False)
+    for name, value in _NO_CREDENTIALS.items():
+        monkeypatch.setenv(name, value)
+
+
+#: The suite's markers, declared here only (registered in :func:`pytest_configure`; ``--strict-markers`` refuses
+#: any other): name -> (opt-in, description). A test carries its marker itself, as ``pytestmark`` or a decorator.
+#: An opt-in test needs something the suite does not install and runs only when ``-m`` names its marker
+#: (``pytest -m llm``); ``slow`` ones are left out by ``pytest -m "not slow"``, the inner loop.
+MARKERS = {
+    "slow": (False, "an end-to-end test (a build, lm-eval, a Space, the demo, a browser: 5-40 s); "
+                    "pytest -m 'not slow' is the inner loop"),
+    "llm": (True, "needs a real local model (llama-cpp-python and a GGUF); run with pytest -m llm"),
+    "hf": (True, "runs stock lm_eval --model hf on a tiny random model (needs torch, transformers, accelerate); "
+                 "pytest -m hf"),
+    "hub_install": (True, "builds the pushed Spaces in fresh virtual environments from PyPI (minutes); "
+                          "pytest -m hub_install"),
+}
+
+
+def pytest_configure(config):
+    """Register :data:`MARKERS`."""
+    for name, (_, description) in MARKERS.items():
+        config.addinivalue_line("markers", f"{name}: {description}")
 
 
 def pytest_collection_modifyitems(config, items):
-    """Mark the slow tests; skip an opt-in test unless `-m` asks for its marker."""
+    """Skip an opt-in test unless `-m` asks for its marker."""
     chosen = config.getoption("markexpr") or ""
-    root = Path(__file__).parent.parent
+    opt_in = [name for name, (opt, _) in MARKERS.items() if opt]
     for item in items:
-        node = f"{Path(item.fspath).relative_to(root).as_posix()}::{item.name.split('[')[0]}"
-        if any(node == slow or node.startswith(slow + "::") for slow in SLOW):
-            item.add_marker(pytest.mark.slow)
-        for name in OPT_IN:
+        for name in opt_in:
             if item.get_closest_marker(name) and name not in chosen:
                 item.add_marker(pytest.mark.skip(reason=f"opt-in: run with pytest -m {name}"))
 

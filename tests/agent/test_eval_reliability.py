@@ -13,6 +13,8 @@ import pytest
 
 from scitaste_hf.schema import DIMENSIONS
 
+pytestmark = pytest.mark.slow
+
 pytest.importorskip("lm_eval", reason="needs lm-eval: pip install 'scitaste-hf[lmeval]'")
 
 ROOT = Path(__file__).resolve().parents[2]

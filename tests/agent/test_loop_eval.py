@@ -171,6 +171,7 @@ def _world_dataset(world, tmp_path):
     return write_dataset(tmp_path / "dataset", splits, DEFAULT_WEIGHTS, synthetic=True)
 
 
+@pytest.mark.slow
 def test_scitaste_eval_every_mode_with_the_baseline(world, mirror, tmp_path):
     pytest.importorskip("lm_eval", reason="needs lm-eval: pip install 'scitaste-hf[lmeval]'")
     from scitaste_hf.cli import main

@@ -23,7 +23,7 @@ SCITASTE = str(Path(sys.executable).with_name("scitaste"))
 OLD, NEW = date(2020, 12, 31), date(2025, 12, 31)
 QUOTAS = ["--per-discipline", "60", "--selected-per-discipline", "10"]
 #: The first test waits for three builds (a minute each on a busy machine), beyond the suite's 300 s per test.
-pytestmark = pytest.mark.timeout(900)
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
 
 
 def _requests(url: str) -> list[tuple[str, dict[str, str]]]:

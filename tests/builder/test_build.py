@@ -17,6 +17,8 @@ from scitaste_hf.schema import DIMENSIONS, DISCIPLINES, record_features
 from scitaste_hf.taxonomy import load_taxonomy
 from scitaste_hf.weights import composite
 
+pytestmark = pytest.mark.slow
+
 SCITASTE = str(Path(sys.executable).with_name("scitaste"))
 PAPERS, SEED = 600, 5
 #: Scaled-down quotas: 100 papers per discipline (the world has 100), 20 of them selected.

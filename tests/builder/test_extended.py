@@ -16,6 +16,8 @@ from scitaste_hf.records import load_records
 from scitaste_hf.schema import DIMENSIONS, DISCIPLINES
 from scitaste_hf.taxonomy import load_taxonomy
 
+pytestmark = pytest.mark.slow
+
 SCITASTE = str(Path(sys.executable).with_name("scitaste"))
 EXTENDED = load_taxonomy("extended")
 #: 50 papers per discipline, 10 of them selected: the smallest size at which every one of the 78 cells is full.

@@ -25,6 +25,8 @@ from scitaste_hf.snapshot.reader import iter_records
 from scitaste_hf.sources.openalex import parse_work
 from scitaste_hf.taxonomy import load_taxonomy
 
+pytestmark = pytest.mark.slow
+
 WORKS, WORLD_SEED = 3000, 3
 PER_DISCIPLINE, SELECTED, SEED = 60, 12, 1
 SETTINGS = ["--per-discipline", str(PER_DISCIPLINE), "--selected-per-discipline", str(SELECTED), "--seed", str(SEED)]

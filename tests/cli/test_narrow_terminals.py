@@ -15,6 +15,8 @@ from rich.console import Console
 from scitaste_hf.cli.demo import BOARD_STACK, board_table
 from scitaste_hf.cli.tables import fitted
 
+pytestmark = pytest.mark.slow
+
 SCITASTE = str(Path(sys.executable).with_name("scitaste"))
 
 

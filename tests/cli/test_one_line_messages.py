@@ -76,6 +76,7 @@ def test_a_model_args_typo_or_gap_is_one_line(model_args, message):
         AgentLM.create_from_arg_string(model_args, {"batch_size": 1, "device": None})
 
 
+@pytest.mark.slow
 def test_a_task_typo_and_a_model_args_typo_under_scitaste_eval_are_one_line(tmp_path):
     pytest.importorskip("lm_eval")
     data = json.dumps({"data_dir": str(GOLD)})
@@ -97,6 +98,7 @@ def test_score_refuses_a_split_of_a_gold_file(tmp_path, capsys):
                    "give the dataset folder or Hub id")
 
 
+@pytest.mark.slow
 def test_space_refuses_a_taken_port_and_a_wrong_gold_before_serving(tmp_path):
     pytest.importorskip("gradio")
     with socket.socket() as taken:

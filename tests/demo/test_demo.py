@@ -6,7 +6,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from scitaste_hf.modes import MODES
+
+pytestmark = pytest.mark.slow
 
 SCITASTE = str(Path(sys.executable).with_name("scitaste"))
 

@@ -281,6 +281,7 @@ def test_the_transfer_bootstrap_options_need_by_discipline(tmp_path):
 
 # -- weights derive --by discipline on synthetic disciplines (slow: the paper's derivation, many times) --------
 
+@pytest.mark.slow
 def test_derive_by_discipline_recovers_each_vector_and_shows_the_loss(tmp_path, capsys):
     dims, labels = world({"physics": (PHYSICS, 1000, 11), "finance": (FINANCE, 1000, 12)})
     path = write_records(tmp_path / "r.parquet", dims, labels)
@@ -314,6 +315,7 @@ def test_derive_by_discipline_recovers_each_vector_and_shows_the_loss(tmp_path, 
     assert vector_for(loaded, "biology") == result["shared"]["weights"]
 
 
+@pytest.mark.slow
 def test_derive_by_discipline_finds_no_loss_where_disciplines_agree(tmp_path):
     dims, labels = world({"physics": (PHYSICS, 400, 21), "finance": (PHYSICS, 400, 22)})
     result = derive_by_discipline(dims, labels, "rf", n_resamples=300)

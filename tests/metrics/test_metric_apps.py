@@ -8,6 +8,8 @@ import pytest
 
 from scitaste_hf.adapters.metrics.app import example_inputs, read_inputs
 
+pytestmark = pytest.mark.slow
+
 ROOT = Path(__file__).resolve().parents[2]
 
 

@@ -84,6 +84,7 @@ def test_bad_references_are_errors(data):
         load_metric("nope")
 
 
+@pytest.mark.slow
 def test_installed_wheel_carries_the_metrics(tmp_path):
     """A real (non-editable) install: build the wheel, install it alone, load both metrics elsewhere."""
     import subprocess

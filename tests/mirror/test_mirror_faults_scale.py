@@ -10,6 +10,8 @@ from scitaste_hf.cli import main
 from scitaste_hf.mirror.app import build_app
 from scitaste_hf.sources import OpenAlexClient
 
+pytestmark = pytest.mark.slow
+
 SCITASTE = str(Path(sys.executable).with_name("scitaste"))
 
 

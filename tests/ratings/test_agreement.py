@@ -283,6 +283,7 @@ def test_resampled_raters_are_the_table_with_each_rater_repeated_as_one_rater():
     assert np.allclose(rater_pair_confusions(t, 0).sum(axis=(0, 1)), pair_confusions(t, 0).sum(axis=0))
 
 
+@pytest.mark.slow
 def test_reliability_intervals_cover_the_icc_of_raters_in_general():
     """Sixty simulated collections of 60 papers rated by four raters drawn from a population whose average scores
     differ (variance components: papers 100, raters 100, error 100, so ICC(2,1) = 1/3 and ICC(2,4) = 2/3). The 95%

@@ -15,6 +15,8 @@ from scitaste_hf.ratings import NUMBERS, Ratings
 from scitaste_hf.ratings.agreement import MIN_PAPERS, MIN_RATERS, agreement
 from scitaste_hf.ratings.report import report_tables
 
+pytestmark = pytest.mark.slow
+
 N_PAPERS = 30
 RATERS = ("local:ann", "local:bob", "local:cy")  # ann is the one watching
 ATTACKER = RATERS[0]

@@ -269,6 +269,7 @@ def test_the_salt_is_secret_shared_and_stable(tmp_path):
         RatingStore(tmp_path / "one")
 
 
+@pytest.mark.slow
 def test_two_processes_opening_a_new_folder_agree_on_one_salt(tmp_path):
     import subprocess
     import sys

@@ -12,6 +12,8 @@ from scitaste_hf.resources import bundled_dir
 from scitaste_hf.rtaste.judge import judge_prompt, parse_probabilities
 from scitaste_hf.rtaste.release import load_release
 
+pytestmark = pytest.mark.slow
+
 TASKS = bundled_dir("lm_eval_tasks")
 
 

@@ -8,6 +8,7 @@ import pytest
 from scitaste_hf.cli import main
 
 
+@pytest.mark.slow
 def test_snapshot_then_index(tmp_path, capsys):
     snap, out = tmp_path / "snap", tmp_path / "run"
     assert main(["mirror", "snapshot", "--works", "400", "--out", str(snap), "--seed", "2"]) == 0

@@ -10,6 +10,8 @@ from scitaste_hf.scale.run import index_snapshot
 from scitaste_hf.schema import DIMENSIONS
 from scitaste_hf.snapshot.focal import parse_focal
 
+pytestmark = pytest.mark.slow
+
 
 def _run(snapshot, out, engine, **options):
     focal = parse_focal(options.pop("focal", "all"))

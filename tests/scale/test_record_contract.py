@@ -144,6 +144,7 @@ ACCEPTED = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case", ACCEPTED)
 def test_both_engines_accept_the_same_records_with_the_same_results(small, tmp_path, case):
     snap, _ = _hostile(small, tmp_path, ACCEPTED[case])

@@ -3,6 +3,7 @@ and an interrupted CD stage keeps its finished blocks."""
 
 import numpy as np
 import pyarrow.parquet as pq
+import pytest
 
 from scitaste_hf.progress import StageProgress
 from scitaste_hf.scale import duck
@@ -10,6 +11,8 @@ from scitaste_hf.scale.options import IndexOptions
 from scitaste_hf.scale.run import index_snapshot
 from scitaste_hf.snapshot.focal import parse_focal
 from scitaste_hf.snapshot.writer import write_snapshot
+
+pytestmark = pytest.mark.slow
 
 
 def _run(snapshot, out, focal="all"):

@@ -12,6 +12,8 @@ from scitaste_hf.snapshot.layout import find_entity
 from scitaste_hf.snapshot.reader import iter_records, read_journals
 from scitaste_hf.snapshot.writer import write_snapshot
 
+pytestmark = pytest.mark.slow
+
 
 def test_layout_partitions_and_manifest(snapshot):
     works = snapshot / "data" / "works"

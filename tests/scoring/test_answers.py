@@ -122,6 +122,7 @@ class _CountingDecoder(json.JSONDecoder):
         return value, end
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("unit", [
     'lorem {" not json ',                 # a failed attempt at every brace
     '{"k":[' + "1," * 500,                # each attempt decodes to the end of the reply: 400 levels deep

@@ -60,6 +60,7 @@ def _login_buttons(demo):
     return [b for b in demo.blocks.values() if isinstance(b, gr.LoginButton)]
 
 
+@pytest.mark.slow
 def test_the_hub_app_has_a_sign_in_button_and_the_local_one_a_name_box(app, tmp_path, monkeypatch):
     board = Leaderboard(tmp_path, GOLD)
     # Gradio attaches its OAuth routes to an app with a LoginButton, which needs gradio[oauth] (a Space has it);

@@ -20,6 +20,8 @@ from scitaste_hf.ratings import NUMBERS, Ratings
 from scitaste_hf.ratings.export import FILE
 from scitaste_hf.schema import DIMENSIONS, DISCIPLINES
 
+pytestmark = pytest.mark.slow
+
 GOLD = [{"bibcode": f"P{i:03d}", "discipline": DISCIPLINES[i % 2], "title": f"Paper {i}", "abstract": "Text.",
          "year": 2000 + i, "journal_name": "Journal", "journal_tier": "Q1", "doi": None,
          "innovation_score": float(10 + 3 * i), "dimension_scores": dict.fromkeys(DIMENSIONS, float(20 + 2 * i))}

@@ -11,6 +11,8 @@ from scitaste_hf.leaderboard.service import FLOOR_NAMES
 from scitaste_hf.leaderboard.setup import open_leaderboard
 from scitaste_hf.resources import bundled_dir
 
+pytestmark = pytest.mark.slow
+
 
 @pytest.fixture(scope="module")
 def app():

@@ -12,6 +12,8 @@ import pytest
 
 from scitaste_hf.records import load_records
 
+pytestmark = pytest.mark.slow
+
 GOLD = load_records(str(resources.files("scitaste_hf").joinpath("data/examples/gold.jsonl")))
 BY_ID = {r["bibcode"]: r for r in GOLD}
 #: The Annotate tab's outputs: the paper's text, its id, the eight sliders, the status.

@@ -7,8 +7,12 @@ import sqlite3
 from importlib import resources
 from pathlib import Path
 
+import pytest
+
 from scitaste_hf.ratings.guide import NUMBERS, label
 from scitaste_hf.records import load_records
+
+pytestmark = pytest.mark.slow
 
 GOLD = {r["bibcode"]: r for r in load_records(str(resources.files("scitaste_hf").joinpath(
     "data/examples/gold.jsonl")))}

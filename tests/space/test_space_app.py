@@ -7,6 +7,8 @@ import pytest
 from scitaste_hf.records import load_records
 from scitaste_hf.resources import bundled_dir
 
+pytestmark = pytest.mark.slow
+
 
 def _example_gold():
     from importlib import resources

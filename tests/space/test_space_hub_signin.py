@@ -14,6 +14,8 @@ from importlib import resources
 
 import pytest
 
+pytestmark = pytest.mark.slow
+
 SECRET = "test-oauth-secret"
 HUB_ENV = {"SYSTEM": "spaces", "SPACE_ID": "scitaste/leaderboard-test", "OAUTH_CLIENT_ID": "test-client",
            "OAUTH_CLIENT_SECRET": SECRET, "OAUTH_SCOPES": "openid profile",

@@ -24,7 +24,7 @@ ROOT = Path(__file__).resolve().parents[2]
 SCITASTE = str(Path(sys.executable).with_name("scitaste"))
 GOLD = load_records(ROOT / "scitaste_hf" / "data" / "examples" / "gold.jsonl")
 
-pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
+pytestmark = [pytest.mark.slow, pytest.mark.filterwarnings("ignore::DeprecationWarning")]
 
 
 @pytest.fixture(scope="module")

@@ -52,6 +52,7 @@ def test_the_task_documents_follow_doc_order(evidence_dataset):
     assert docs["bibcode"] == [records[k]["bibcode"] for k in doc_order(records)]
 
 
+@pytest.mark.slow
 def test_stock_lm_eval_runs_the_group_and_a_limit_spans_disciplines(evidence_dataset, scripted_chat, servers,
                                                                    tmp_path):
     pytest.importorskip("lm_eval", reason="needs lm-eval: pip install '.[lmeval]'")

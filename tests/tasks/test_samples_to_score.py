@@ -14,7 +14,7 @@ from stock_samples import SCITASTE, scripted_stock_run
 
 from scitaste_hf.records import load_records
 
-pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
+pytestmark = [pytest.mark.slow, pytest.mark.filterwarnings("ignore::DeprecationWarning")]
 
 
 @pytest.fixture(scope="module")

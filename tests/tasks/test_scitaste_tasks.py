@@ -15,6 +15,8 @@ from scitaste_hf.schema import DIMENSIONS
 from scitaste_hf.scoring import score_run
 from scitaste_hf.scoring.bootstrap import skill
 
+pytestmark = pytest.mark.slow
+
 ROOT = Path(__file__).resolve().parents[2]
 SCITASTE = str(Path(sys.executable).with_name("scitaste"))
 GOLD = load_records(ROOT / "scitaste_hf" / "data" / "examples" / "gold.jsonl")
