@@ -487,10 +487,15 @@ def _task_metrics() -> str:
     from scitaste_hf.taxonomy import packaged_disciplines
 
     lm = constants("scitaste_hf.adapters.lmeval.tasks")
-    metrics = ("scheme1", "scheme2", "wape", "coverage", *lm["INTERVALS"], *lm["SKILLS"],
-               *(f"scheme2_{d}" for d in packaged_disciplines()))
-    return ("Owner: `scitaste_hf.adapters.lmeval.tasks.METRICS` (the task YAML's `metric_list` must equal it).\n\n"
-            + ", ".join(f"`{m}`" for m in metrics)
+    overall = ("scheme1", "scheme2", "wape", "coverage", *lm["INTERVALS"], *lm["SKILLS"])
+    return ("Owner: `scitaste_hf.adapters.lmeval.tasks` (`OVERALL`, `aggregations`, `higher_is_better`). The task "
+            "YAMLs list no metric: the task class `ScitasteTask` supplies lm-eval's `aggregation()` and "
+            "`higher_is_better()`, for the overall metrics and for `scheme2_<discipline>` of every discipline of "
+            "its documents, a custom taxonomy's included.\n\n"
+            "Overall (every sample): " + ", ".join(f"`{m}`" for m in overall)
+            + ". Lower is better for " + ", ".join(f"`{m}`" for m in sorted(lm["LOWER_IS_BETTER"]))
+            + " only.\n\nPer discipline (the samples of each discipline the run's papers hold), for the packaged "
+            "taxonomies: " + ", ".join(f"`scheme2_{d}`" for d in packaged_disciplines())
             + ".\n\n`evidence_as` (`EVIDENCE_AS`): " + ", ".join(f"`{v}`" for v in lm["EVIDENCE_AS"]) + ".")
 
 

@@ -84,11 +84,11 @@ def test_score_tasks_and_space_list_the_ten(release, tmp_path):
     scopes = [line.split("│")[1].strip() for line in done.stdout.splitlines() if line.startswith("│")]
     assert scopes == ["overall", *ten]
 
-    from scitaste_hf.adapters.lmeval.tasks import PER_DISCIPLINE, process_results
+    from scitaste_hf.adapters.lmeval.tasks import aggregations, process_results
 
     gold = load_records(folder)
     items = [process_results(r, [json.dumps(p)])["scheme2"] for r, p in zip(gold, _answers(gold))]
-    assert all(PER_DISCIPLINE[f"scheme2_{d}"](items) == 100 for d in ten)
+    assert all(aggregations(ten)[f"scheme2_{d}"](items) == 100 for d in ten)
 
     from scitaste_hf.leaderboard import Leaderboard
     from scitaste_hf.resources import bundled_dir

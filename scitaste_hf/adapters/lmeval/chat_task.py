@@ -1,7 +1,12 @@
-"""The lm-eval task class of the scitaste modes (``class:`` in the task YAMLs): a ``ConfigurableTask`` that, under
-``--apply_chat_template``, renders a tool mode's fixed round 1 as chat messages with tool roles where the model's
-chat template is seen to render them, and as text (:func:`scitaste_hf.adapters.lmeval.tasks.doc_to_text`) where it
-is not.
+"""The lm-eval task class of the scitaste modes (``class:`` in the task YAMLs): a ``ConfigurableTask`` that
+supplies its metrics itself, and that, under ``--apply_chat_template``, renders a tool mode's fixed round 1 as chat
+messages with tool roles where the model's chat template is seen to render them, and as text
+(:func:`scitaste_hf.adapters.lmeval.tasks.doc_to_text`) where it is not.
+
+The metrics are those of :func:`scitaste_hf.adapters.lmeval.tasks.aggregations` for the disciplines of the task's
+documents: lm-eval aggregates every key that ``process_results`` returns with ``Task.aggregation()[key]``, and
+reports ``Task.higher_is_better()``, so a YAML ``metric_list`` (a fixed list) would only repeat them, and would
+leave out a custom taxonomy's disciplines.
 
 Which rendering a document gets follows its ``evidence_as`` (``--metadata '{"evidence_as": ...}'``):
 
@@ -21,16 +26,20 @@ from typing import Any
 
 from lm_eval.api.task import ConfigurableTask
 
-from scitaste_hf.adapters.lmeval.tasks import doc_to_messages
+from scitaste_hf.adapters.lmeval import tasks
 from scitaste_hf.errors import TaskUnavailable
 from scitaste_hf.modes import MODE_SPECS
+from scitaste_hf.taxonomy import discipline_order
 
 #: lm-eval's hint, logged for every task with a custom dataset, that such a task takes keys through --metadata.
 METADATA_HINT = "Custom kwargs can be passed to `--metadata`"
 
 
 class ScitasteTask(ConfigurableTask):
-    """A scitaste mode task; everything but the rendering of a fixed round 1 is lm-eval's own."""
+    """A scitaste mode task; everything but its metrics and the rendering of a fixed round 1 is lm-eval's own."""
+
+    #: The disciplines of the task's documents, in reporting order (set when they are loaded).
+    disciplines: tuple[str, ...] = ()
 
     def __init__(self, config: dict[str, Any] | None = None, **kwargs: Any) -> None:
         # lm-eval hands the YAML's `class` key to the class it names; TaskConfig has no such field
@@ -48,6 +57,16 @@ class ScitasteTask(ConfigurableTask):
             super().download(dataset_kwargs, **kwargs)
         finally:
             logger.removeFilter(hint)
+        self.disciplines = tuple(discipline_order(d for d in self.dataset["test"]["discipline"] if d))
+
+    def aggregation(self) -> dict[str, Callable[..., float]]:
+        """The aggregation of each metric (:func:`~scitaste_hf.adapters.lmeval.tasks.aggregations`): the overall
+        ones, then Scheme 2 of every discipline of the documents."""
+        return tasks.aggregations(self.disciplines)
+
+    def higher_is_better(self) -> dict[str, bool]:
+        """Whether a higher value is better, for each metric of :meth:`aggregation`."""
+        return tasks.higher_is_better(self.disciplines)
 
     def fewshot_context(self, doc, num_fewshot, **kwargs):
         """lm-eval's context, or the fixed round 1 rendered by the model's chat template as tool messages.
@@ -87,7 +106,7 @@ class ScitasteTask(ConfigurableTask):
 def _as_messages(doc: Mapping[str, Any], template: Callable[..., Any], system_instruction: str | None):
     """The chat template's rendering of the fixed round as tool messages, or None where text is the rendering."""
     forced = doc.get("evidence_as") == "messages"
-    messages = doc_to_messages(doc)
+    messages = tasks.doc_to_messages(doc)
     if messages is None:
         return None
     if system_instruction:

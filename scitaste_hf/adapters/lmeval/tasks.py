@@ -1,8 +1,9 @@
 """What the lm-eval task family ``lm_eval_tasks/scitaste`` calls: documents, prompts, per-item results and the
 aggregations (Scheme 1, Scheme 2, WAPE, coverage, per-discipline Scheme 2, and the bounds of the 95% bootstrap
 intervals of Scheme 1 and Scheme 2, which lm-eval cannot compute itself for these aggregations: it prints
-``stderr: N/A`` for them). The task folder's ``utils.py`` only re-exports these, so the formulas stay in
-:mod:`scitaste_hf.scoring`.
+``stderr: N/A`` for them). The task folder's ``utils.py`` only re-exports the hooks its YAMLs name; the
+aggregations reach lm-eval through the task class (:func:`aggregations`, :func:`higher_is_better`), so the
+formulas stay in :mod:`scitaste_hf.scoring` and no YAML lists a metric.
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from __future__ import annotations
 import functools
 import json
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -34,13 +35,21 @@ INTERVALS = {"scheme1_ci_low": ("scheme1", "scheme1", 0), "scheme1_ci_high": ("s
 SKILLS = {f"{scheme}_skill{suffix}": (scheme, end) for scheme in ("scheme1", "scheme2")
           for suffix, end in (("", None), ("_ci_low", 0), ("_ci_high", 1))}
 #: Metrics every sample reports: the overall figures, their interval bounds, and skill over the floor with its
-#: bounds.
+#: bounds. Each sample also reports Scheme 2 of its own discipline (:func:`per_discipline_metric`).
 OVERALL = ("scheme1", "scheme2", "wape", "coverage", *INTERVALS, *SKILLS)
-#: Metric names of every task (the YAML's ``metric_list``): :data:`OVERALL`, then Scheme 2 per discipline of the
-#: packaged taxonomies, of which a run reports only those of the disciplines its release holds.
-#: Scheme 2 per discipline of the packaged taxonomies: the YAML lists a fixed set, so a discipline of a custom
-#: taxonomy file has its papers in the overall metrics only.
-PER_DISCIPLINE_NAMES = tuple(f"scheme2_{d}" for d in packaged_disciplines())
+#: The metrics of which lower is better (an error); every other metric is a score.
+LOWER_IS_BETTER = frozenset({"wape"})
+
+
+def per_discipline_metric(discipline: str) -> str:
+    """The name of the metric that is Scheme 2 of ``discipline``'s papers (the paper's Table 10)."""
+    return f"scheme2_{discipline}"
+
+
+#: Scheme 2 per discipline of the packaged taxonomies; a release of another taxonomy reports its own disciplines'.
+PER_DISCIPLINE_NAMES = tuple(per_discipline_metric(d) for d in packaged_disciplines())
+#: What a run over a release of the packaged taxonomies can report: :data:`OVERALL`, then Scheme 2 of each of the
+#: disciplines the release holds.
 METRICS = (*OVERALL, *PER_DISCIPLINE_NAMES)
 #: How a task renders the fixed round 1 of a tool mode (``--metadata '{"evidence_as": ...}'``): ``auto`` sends
 #: chat messages with tool roles where the model's chat template is seen to render them, text otherwise.
@@ -206,17 +215,17 @@ def _gold(doc: Mapping[str, Any]) -> list[float]:
 
 def process_results(doc: Mapping[str, Any], results: Sequence[str]) -> dict[str, dict[str, Any]]:
     """One item per metric: the parsed answer (or its failure reason) beside the gold scores, JSON-safe so that
-    lm-eval can log it with the sample. Of the per-discipline metrics a sample reports its own discipline's only:
-    lm-eval aggregates only the metrics its samples report, so a six-discipline release shows six, not ten with
-    four NaN."""
+    lm-eval can log it with the sample. Of the per-discipline metrics a sample reports its own discipline's only
+    (whatever taxonomy it comes from): lm-eval aggregates only the metrics its samples report, so a six-discipline
+    release shows six, not ten with four NaN."""
     answer = reply_answer(results[0] if results else "")  # as a samples log's reply is read (scitaste score)
     item = {"bibcode": doc["bibcode"], "discipline": doc.get("discipline"), "gold": _gold(doc),
             "floor": [float(v) for v in doc["floor"]] if doc.get("floor") else None,
             "pred": list(answer.vector()) if isinstance(answer, Answer) else None,
             "reason": answer.reason if isinstance(answer, Failure) else None}
-    # a metric the YAML does not list would be aggregated by lm-eval's default mean, over dicts
-    own = f"scheme2_{doc.get('discipline')}"
-    return dict.fromkeys((*OVERALL, *([own] if own in PER_DISCIPLINE_NAMES else [])), item)
+    # the task class has an aggregation for the discipline of each of its documents (ScitasteTask.aggregation)
+    discipline = doc.get("discipline")
+    return dict.fromkeys((*OVERALL, *([per_discipline_metric(discipline)] if discipline else [])), item)
 
 
 def _canonical(items: Sequence[Mapping[str, Any]]) -> str:
@@ -322,16 +331,26 @@ def _skill_of(metric: str):
 SKILL_METRICS = {metric: _skill_of(metric) for metric in SKILLS}
 
 
-def _scheme2_of(discipline: str):
+@functools.cache
+def _scheme2_of(discipline: str) -> Callable[[Sequence[Mapping[str, Any]]], float]:
     def aggregate(items: Sequence[Mapping[str, Any]]) -> float:
         return _value(_run(items)["by_discipline"].get(discipline), "scheme2", "score")
 
-    aggregate.__name__ = f"scheme2_{discipline}"
+    aggregate.__name__ = per_discipline_metric(discipline)
     aggregate.__doc__ = f"Scheme-2 score of the scored {discipline} items."
     return aggregate
 
 
-#: ``scheme2_physics`` ... ``scheme2_social_sciences``: the per-discipline aggregations (the paper's Table 10),
-#: one for every discipline of the packaged taxonomies, so that the task lists the ten of an extended release;
-#: each gets only its discipline's samples (:func:`process_results`), and one the release does not hold is absent.
-PER_DISCIPLINE = {name: _scheme2_of(name.removeprefix("scheme2_")) for name in PER_DISCIPLINE_NAMES}
+def aggregations(disciplines: Iterable[str]) -> dict[str, Callable[[Sequence[Mapping[str, Any]]], float]]:
+    """The aggregation of every metric a task whose documents hold ``disciplines`` can report (lm-eval's
+    ``Task.aggregation()``): those of :data:`OVERALL`, then Scheme 2 of each discipline, a custom taxonomy's
+    included. Each per-discipline one gets only its discipline's samples (:func:`process_results`)."""
+    overall = {"scheme1": scheme1, "scheme2": scheme2, "wape": wape, "coverage": coverage, **BOUNDS,
+               **SKILL_METRICS}
+    return {**{m: overall[m] for m in OVERALL}, **{per_discipline_metric(d): _scheme2_of(d) for d in disciplines}}
+
+
+def higher_is_better(disciplines: Iterable[str]) -> dict[str, bool]:
+    """Whether a higher value is better, for every metric of :func:`aggregations` (lm-eval's
+    ``Task.higher_is_better()``): all but :data:`LOWER_IS_BETTER`."""
+    return {metric: metric not in LOWER_IS_BETTER for metric in aggregations(disciplines)}
