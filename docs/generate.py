@@ -528,6 +528,45 @@ def _service_limits() -> str:
         ("`FLOOR_NAMES`", "; ".join(f"`{k}`: {v}" for k, v in c["FLOOR_NAMES"].items()))]))
 
 
+def _environment_rows(names: tuple[str, ...] | None = None) -> list[tuple[str, str]]:
+    """(variable, what it is) of the variables of :mod:`scitaste_hf.constants`, from the ``#:`` comment above each
+    name, in :data:`~scitaste_hf.constants.VARIABLES`' order; a default named by its constant is shown as its
+    value."""
+    c = constants("scitaste_hf.constants")
+    comments: dict[str, str] = {}
+    above: list[str] = []
+    for line in _source("scitaste_hf.constants")[1].splitlines():
+        if line.startswith("#:"):
+            above.append(line[2:].strip())
+            continue
+        if (name := line.split(" = ", 1)[0]) in c["VARIABLES"] and above:
+            comments[name] = " ".join(above)
+        above = []
+
+    def plain(text: str) -> str:
+        text = re.sub(r":data:`(DEFAULT_\w+)`", lambda m: f"`{c[m.group(1)]}`", text)
+        return re.sub(r":\w+:`~?([\w.]+)`", r"`\1`", text).replace("``", "`")
+
+    return [(f"`{n}`", plain(comments[n])) for n in (names or c["VARIABLES"])]
+
+
+@generator("environment")
+def _environment() -> str:
+    return ("Owner: `scitaste_hf.constants` (every read of these variables goes through it; the Space uses the same "
+            "names).\n\n" + table(("variable", "what it is"), _environment_rows()))
+
+
+@generator("space-environment")
+def _space_environment() -> str:
+    service = constants("scitaste_hf.leaderboard.service")
+    limit, window = service["RATE_LIMIT"]
+    rows = _environment_rows(("SCITASTE_DATA", "SCITASTE_GOLD", "HF_TOKEN", "SCITASTE_RESULTS_REPO",
+                              "SCITASTE_SUBMIT_LIMIT"))
+    return (table(("variable", "what it is"), rows)
+            + f"\n\nThe board's `RATE_LIMIT` is `{limit}/{window:g}`; rejected attempts have a separate bound of "
+            f"{service['ATTEMPTS_PER_ACCEPTED']} times the limit. Owner: `scitaste_hf.constants`.")
+
+
 @generator("rating-guide")
 def _rating_guide() -> str:
     from scitaste_hf.ratings.guide import GUIDE, NUMBERS, SCALE, label

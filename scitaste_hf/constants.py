@@ -6,7 +6,8 @@ the same names) reads ``os.environ`` for these names, so that a variable's meani
 code that sets a variable for child code (``scitaste space``, ``scitaste eval``) writes it under these names.
 
 Values are read when asked for, not at import: a test or a command may set a variable after the import.
-An empty value counts as unset.
+An empty value counts as unset. Variables of other programs, consulted as those programs define them (the
+terminal's ``COLUMNS``, Java's ``JAVA_HOME``, the Space platform's ``SYSTEM``), are not repeated here.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from scitaste_hf.errors import ScitasteError
 
 #: The Hub endpoint (a mirror or a local Hub); default the public Hub (:data:`DEFAULT_HF_ENDPOINT`).
 HF_ENDPOINT = "HF_ENDPOINT"
-#: Offline mode: ``1``/``ON``/``YES``/``TRUE`` and no command reaches the Hub.
+#: Offline mode (``1``, ``ON``, ``YES`` or ``TRUE``): a command that needs the Hub says so at once instead of trying.
 HF_HUB_OFFLINE = "HF_HUB_OFFLINE"
 #: A Hugging Face token: writes the Space's Hub copy (with :data:`SCITASTE_RESULTS_REPO`) and ``scitaste publish``.
 HF_TOKEN = "HF_TOKEN"
@@ -28,7 +29,7 @@ HF_TOKEN = "HF_TOKEN"
 
 #: The NASA ADS API token (``--source live``).
 ADS_API_TOKEN = "ADS_API_TOKEN"
-#: An OpenAlex API key (optional: raises the service's rate limit).
+#: The OpenAlex API key (``--source live``).
 OPENALEX_API_KEY = "OPENALEX_API_KEY"
 #: The e-mail address sent to OpenAlex (its "polite pool"); personal, so kept with the credentials.
 OPENALEX_MAILTO = "OPENALEX_MAILTO"
@@ -39,10 +40,11 @@ SCITASTE_CREDENTIALS = "SCITASTE_CREDENTIALS"
 
 # -- the benchmark's data, for the lm-eval tasks and models ----------------------------------------------------------
 
-#: A local copy of the benchmark *dataset* (a folder of splits, or a Hub dataset id) that the lm-eval tasks and the
-#: prior baseline read instead of the Hub dataset. Not the board's data folder (:data:`SCITASTE_DATA`).
+#: The benchmark *dataset* the lm-eval tasks and the prior baseline read: a dataset folder, a ``.jsonl`` or
+#: ``.parquet`` file, or a Hub dataset id; default the Hub dataset. Not the board's data folder
+#: (:data:`SCITASTE_DATA`).
 SCITASTE_DATA_DIR = "SCITASTE_DATA_DIR"
-#: A folder of frozen tool evidence for the tool modes; default the evidence shipped in the dataset.
+#: A folder of frozen tool evidence for the tool modes; default the dataset's ``tool_evidence`` configuration.
 SCITASTE_EVIDENCE_DIR = "SCITASTE_EVIDENCE_DIR"
 #: The JSON-lines file the agent's traces are appended to; default :data:`DEFAULT_TRACE_FILE` (``scitaste eval``
 #: sets it beside lm-eval's ``--output_path``).
@@ -50,14 +52,17 @@ SCITASTE_TRACE = "SCITASTE_TRACE"
 
 # -- the leaderboard and its Space -----------------------------------------------------------------------------------
 
-#: The *leaderboard's* data folder (its runs, ratings and salts; written to), default :data:`DEFAULT_BOARD_DATA`.
-#: Not the benchmark dataset (:data:`SCITASTE_DATA_DIR`); the name is the one deployed Spaces set.
+#: The *leaderboard's* data folder: the local store (SQLite and the submitted files, the source of truth) and the
+#: ratings; default :data:`DEFAULT_BOARD_DATA`. Not the benchmark dataset (:data:`SCITASTE_DATA_DIR`); the name
+#: is the one deployed Spaces set.
 SCITASTE_DATA = "SCITASTE_DATA"
-#: The gold labels the board scores against: a dataset folder, a records file or a Hub dataset id.
+#: The gold labels of the ``selected`` split the board scores against: a Hub dataset id, a dataset folder or a
+#: records file; default ``DATA/dataset`` (``scitaste demo`` writes it), else the bundled synthetic example.
 SCITASTE_GOLD = "SCITASTE_GOLD"
-#: The dataset repo every new run and rating is copied to (with :data:`HF_TOKEN`).
+#: The dataset repo every new run and rating is copied to (with :data:`HF_TOKEN`); default none (no copy).
 SCITASTE_RESULTS_REPO = "SCITASTE_RESULTS_REPO"
-#: Accepted submissions per submitter: ``N``, ``N/SECONDS`` or ``off`` (see :func:`submit_limit`).
+#: Accepted submissions per submitter (the signed-in account, else the address): ``N``, ``N/SECONDS`` or ``off``;
+#: default the board's ``RATE_LIMIT``.
 SCITASTE_SUBMIT_LIMIT = "SCITASTE_SUBMIT_LIMIT"
 
 #: The variables that hold secrets or point at them: never echoed, and cleared where a test or child must not

@@ -19,6 +19,7 @@ from pathlib import Path
 import gradio as gr
 import pandas as pd
 
+from scitaste_hf import constants
 from scitaste_hf.errors import ScitasteError
 from scitaste_hf.leaderboard import Leaderboard
 from scitaste_hf.leaderboard.integrity import COPY_SHARE, COPY_TOLERANCE, RANKED_SHARE, RANKED_TOLERANCE
@@ -859,8 +860,9 @@ def theme() -> gr.themes.Base:
 
 
 def main_board() -> tuple[Leaderboard, bool]:
-    """The board as a Space opens it: data folder and gold labels from the environment."""
-    return open_leaderboard(os.environ.get("SCITASTE_DATA", "data"), os.environ.get("SCITASTE_GOLD"))
+    """The board as a Space opens it: data folder and gold labels from the environment (``SCITASTE_DATA``, and
+    ``SCITASTE_GOLD`` as :func:`~scitaste_hf.leaderboard.setup.gold_source` reads it)."""
+    return open_leaderboard(constants.board_data())
 
 
 def main_app() -> gr.Blocks:

@@ -19,7 +19,6 @@ import copy
 import dataclasses
 import json
 import logging
-import os
 import time
 from collections import Counter
 from dataclasses import dataclass, field
@@ -28,6 +27,7 @@ from typing import Any
 import httpx
 import tenacity
 
+from scitaste_hf import constants
 from scitaste_hf.net.retry import AtLeastRetryAfter, retry_after_seconds
 
 log = logging.getLogger(__name__)
@@ -104,7 +104,7 @@ def make_client(base_url: str, model: str, *, profile: str = "default", max_gen_
     chosen = PROFILES[profile]
     if max_gen_toks is not None:
         chosen = dataclasses.replace(chosen, max_tokens=int(max_gen_toks))
-    return ChatClient(base_url, model, api_key=os.environ.get("OPENAI_API_KEY"), profile=chosen,
+    return ChatClient(base_url, model, api_key=constants.read(constants.OPENAI_API_KEY), profile=chosen,
                       timeout=float(timeout), max_retries=int(max_retries), max_retry_after=float(max_retry_after))
 
 

@@ -126,10 +126,10 @@ def _metadata(args: list[str]) -> dict:
 def _data_dir(args: list[str]) -> str | None:
     """The local data the tasks will read: ``data_dir`` in ``--metadata`` or ``--model_args`` (lm-eval hands the
     model's arguments to the tasks too), else ``$SCITASTE_DATA_DIR``; None when they will read the Hub."""
-    import os
+    from scitaste_hf import constants
 
     found = _metadata(args).get("data_dir") or _pairs(_option(args, "--model_args")).get("data_dir")
-    return found or os.environ.get("SCITASTE_DATA_DIR") or None
+    return found or constants.read(constants.SCITASTE_DATA_DIR)
 
 
 def _task_names() -> list[str]:
@@ -187,6 +187,7 @@ def run_passthrough(argv: list[str]) -> int:
     import os
     from pathlib import Path
 
+    from scitaste_hf import constants
     from scitaste_hf.errors import ScitasteError, TaskUnavailable
 
     if any(a in ("-h", "--help") for a in argv):
@@ -209,9 +210,9 @@ def run_passthrough(argv: list[str]) -> int:
     if "--include_path" not in args and not any(a.startswith("--include_path=") for a in args):
         args += ["--include_path", str(bundled_dir("lm_eval_tasks"))]
     output = _option(args, "--output_path")
-    if output and "SCITASTE_TRACE" not in os.environ:  # the agent's traces go beside lm-eval's own output
+    if output and constants.read(constants.SCITASTE_TRACE) is None:  # the traces go beside lm-eval's own output
         folder = Path(output).parent if output.endswith(".json") else Path(output)
-        os.environ["SCITASTE_TRACE"] = str(folder / "scitaste-traces.jsonl")
+        os.environ[constants.SCITASTE_TRACE] = str(folder / constants.DEFAULT_TRACE_FILE)
     try:
         return run_lm_eval(args)
     except TaskUnavailable as exc:

@@ -180,9 +180,9 @@ def write_wheel(pkg: Package, out_dir: Path) -> Path:
 
 def wheel_url(repo_id: str, filename: str) -> str:
     """Where the Space ``repo_id`` serves a file of its repo (on the Hub that ``$HF_ENDPOINT`` names)."""
-    from scitaste_hf.net.hub import endpoint
+    from scitaste_hf.constants import hf_endpoint
 
-    return f"{endpoint()}/spaces/{repo_id}/resolve/main/{filename}"
+    return f"{hf_endpoint()}/spaces/{repo_id}/resolve/main/{filename}"
 
 
 def space_requirements(pkg: Package, url: str) -> str:

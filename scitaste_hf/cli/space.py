@@ -23,6 +23,7 @@ def run(args: argparse.Namespace) -> int:
     import importlib.util
     import runpy
 
+    from scitaste_hf import constants
     from scitaste_hf.errors import ScitasteError
     from scitaste_hf.resources import bundled_dir, install_hint
 
@@ -36,8 +37,8 @@ def run(args: argparse.Namespace) -> int:
             load_records(args.gold, "selected")
         except ScitasteError as exc:
             raise ScitasteError(f"--gold {args.gold}: {exc}") from None
-        os.environ["SCITASTE_GOLD"] = args.gold
-    os.environ["SCITASTE_DATA"] = str(args.data)
+        os.environ[constants.SCITASTE_GOLD] = args.gold
+    os.environ[constants.SCITASTE_DATA] = str(args.data)
     app = runpy.run_path(str(bundled_dir("space") / "app.py"), run_name="scitaste_space")
     print(f"leaderboard data in {os.path.abspath(args.data)}; serving on http://127.0.0.1:{args.port}/")
     try:

@@ -4,11 +4,11 @@ copy when configured, and give an empty offline board the bundled synthetic exam
 from __future__ import annotations
 
 import json
-import os
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from scitaste_hf import constants
 from scitaste_hf.errors import ScitasteError
 from scitaste_hf.leaderboard.service import RATE_LIMIT, Leaderboard
 from scitaste_hf.records import load_records
@@ -22,7 +22,7 @@ def gold_source(data_dir: str | Path, gold: str | None = None) -> tuple[str, boo
     In order: ``gold`` (a path or Hub id), the ``SCITASTE_GOLD`` environment variable, a dataset folder
     ``DATA/dataset`` (written by ``scitaste demo``), the bundled synthetic example.
     """
-    chosen = gold or os.environ.get("SCITASTE_GOLD")
+    chosen = gold or constants.read(constants.SCITASTE_GOLD)
     if chosen:
         return chosen, False
     dataset = Path(data_dir) / "dataset"
@@ -43,24 +43,6 @@ def backup_split(source: str) -> list[dict[str, Any]] | None:
         return None
 
 
-def rate_limit_from_env() -> tuple[int, float] | None:
-    """``SCITASTE_SUBMIT_LIMIT`` as ``N`` or ``N/SECONDS`` accepted submissions per submitter (default
-    :data:`~scitaste_hf.leaderboard.service.RATE_LIMIT`), or ``off`` for none (a board run locally)."""
-    value = os.environ.get("SCITASTE_SUBMIT_LIMIT")
-    if not value:
-        return RATE_LIMIT
-    if value.strip().lower() == "off":
-        return None
-    count, _, window = value.partition("/")
-    try:
-        limit = (int(count), float(window) if window else RATE_LIMIT[1])
-    except ValueError:
-        raise ScitasteError(f"SCITASTE_SUBMIT_LIMIT must be N, N/SECONDS or off, got {value!r}") from None
-    if limit[0] < 1 or limit[1] <= 0:
-        raise ScitasteError(f"SCITASTE_SUBMIT_LIMIT must be positive, got {value!r}")
-    return limit
-
-
 def _card_tags(card: Path) -> list[str]:
     """The ``tags`` of a dataset card's YAML metadata (empty without a card or metadata)."""
     from huggingface_hub import metadata_load
@@ -78,7 +60,7 @@ def hub_mirror_from_env(*, private_only: bool = False):
     """A Hub copy to ``SCITASTE_RESULTS_REPO`` with ``HF_TOKEN`` when both are set, else None (no copy). Each store
     gets one of its own (:class:`~scitaste_hf.net.hub_copy.HubMirror`); ``private_only`` copies only
     while that repo is private."""
-    repo, token = os.environ.get("SCITASTE_RESULTS_REPO"), os.environ.get("HF_TOKEN")
+    repo, token = constants.read(constants.SCITASTE_RESULTS_REPO), constants.read(constants.HF_TOKEN)
     if not (repo and token):
         return None
     from scitaste_hf.net.hub_copy import HubMirror
@@ -95,7 +77,7 @@ def open_leaderboard(data_dir: str | Path, gold: str | None = None) -> tuple[Lea
     """
     source, synthetic = gold_source(data_dir, gold)
     board = Leaderboard(data_dir, load_records(source, "selected"), mirror=hub_mirror_from_env(),
-                        rate_limit=rate_limit_from_env(), backup=backup_split(source))
+                        rate_limit=constants.submit_limit(RATE_LIMIT), backup=backup_split(source))
     if synthetic and not board.store.rows():
         board.submit(Path(str(_EXAMPLES.joinpath("predictions.jsonl"))).read_bytes(), "synthetic-example-model",
                      "dimagent_v3", "scitaste-hf (synthetic example)", kind="example")

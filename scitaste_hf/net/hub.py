@@ -10,8 +10,7 @@ a call for good; a process that writes to the Hub calls :func:`bound_hub_calls` 
 
 from __future__ import annotations
 
-import os
-
+from scitaste_hf.constants import hf_endpoint, hf_hub_offline
 from scitaste_hf.errors import ScitasteError
 
 #: Seconds the reachability probe may take.
@@ -24,16 +23,6 @@ HUB_TIMEOUT = 30.0
 #: copies' repos ever do, while an answer of gigabytes (measured: 4.4 GB of memory for a 3 GiB body) would take the
 #: Space down. File downloads (``/<repo>/resolve/...``) are streamed to disk and not bounded here.
 HUB_MAX_ANSWER = 64 * 2**20
-
-
-def endpoint() -> str:
-    """The Hub endpoint huggingface_hub uses (``$HF_ENDPOINT``, else the public Hub)."""
-    return os.environ.get("HF_ENDPOINT", "https://huggingface.co").rstrip("/")
-
-
-def offline() -> bool:
-    """Whether the environment asks for offline mode (``HF_HUB_OFFLINE``, as huggingface_hub reads it)."""
-    return os.environ.get("HF_HUB_OFFLINE", "").strip().upper() in ("1", "ON", "YES", "TRUE")
 
 
 def require_hub(what: str, instead: str) -> None:
@@ -50,12 +39,12 @@ def require_hub(what: str, instead: str) -> None:
 
     from scitaste_hf.net.bounded import TooLarge, exchange
 
-    if offline():
+    if hf_hub_offline():
         raise ScitasteError(f"HF_HUB_OFFLINE is set, so {what} cannot be fetched from the Hub; {instead}")
     try:  # any answer at all means reachable; the whole exchange is bounded, a trickle included
-        exchange("HEAD", f"{endpoint()}/api/whoami-v2", limit=PROBE_TIMEOUT, max_bytes=1 << 16)
+        exchange("HEAD", f"{hf_endpoint()}/api/whoami-v2", limit=PROBE_TIMEOUT, max_bytes=1 << 16)
     except (httpx.HTTPError, TooLarge) as exc:
-        raise ScitasteError(f"cannot reach the Hugging Face Hub at {endpoint()} for {what} "
+        raise ScitasteError(f"cannot reach the Hugging Face Hub at {hf_endpoint()} for {what} "
                             f"({type(exc).__name__}); {instead}") from None
 
 

@@ -12,6 +12,7 @@ import operator
 import re
 from collections.abc import Callable, Iterable, Iterator
 
+from scitaste_hf.constants import ADS_API_TOKEN
 from scitaste_hf.sources.credentials import missing_secret, resolve_secret
 from scitaste_hf.sources.endpoints import LIVE
 from scitaste_hf.sources.entities import ADSRecord, in_order
@@ -163,7 +164,7 @@ class ADSClient(ServiceClient):
                  max_connections: int = 4, rows: int = MAX_ROWS, timeout: float = 60.0,
                  max_retries: int = 5, backoff: tuple[float, float] = (0.5, 30.0)) -> None:
         creds = []
-        if tok := resolve_secret(token, "ADS_API_TOKEN"):
+        if tok := resolve_secret(token, ADS_API_TOKEN):
             creds.append(Credential(tok, header="Authorization", prefix="Bearer "))
         self.rows = max(1, min(rows, MAX_ROWS))
         options = ClientOptions(base_url=base_url, cache_dir=cache_dir, offline=offline, record=record,
@@ -171,9 +172,9 @@ class ADSClient(ServiceClient):
                                 max_retries=max_retries, backoff=backoff)
         self.transport = Transport(
             "NASA ADS", options, expect="json", credentials=tuple(creds),
-            credential_env=("ADS_API_TOKEN",), budget_scope="path",
-            required_credential=missing_secret("ADS_API_TOKEN", "NASA ADS needs the API token of your ADS account "
-                                                                "(its settings page; or pass token=)"))
+            credential_env=(ADS_API_TOKEN,), budget_scope="path",
+            required_credential=missing_secret(ADS_API_TOKEN, "NASA ADS needs the API token of your ADS account "
+                                                              "(its settings page; or pass token=)"))
 
     def budget(self, endpoint: str = "/search/query") -> RateLimitStatus:
         """The daily budget ADS last reported for an endpoint (limit, remaining, reset time).

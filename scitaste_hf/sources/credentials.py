@@ -7,16 +7,9 @@ from __future__ import annotations
 
 import os
 
+from scitaste_hf import constants
 from scitaste_hf.errors import ScitasteError
 from scitaste_hf.sources.errors import AuthError
-
-#: The credentials file: TOML with the environment variables' names as keys (``ADS_API_TOKEN = "..."``).
-CREDENTIALS_FILE = "~/.config/scitaste/credentials.toml"
-
-
-def credentials_path() -> str:
-    """The credentials file in use: ``$SCITASTE_CREDENTIALS``, else :data:`CREDENTIALS_FILE` (expanded)."""
-    return os.path.expanduser(os.environ.get("SCITASTE_CREDENTIALS", CREDENTIALS_FILE))
 
 
 def _credentials_file() -> dict[str, str]:
@@ -26,7 +19,7 @@ def _credentials_file() -> dict[str, str]:
 
     from scitaste_hf.bounded_load import read_text
 
-    path = credentials_path()
+    path = constants.credentials_file()
     if not os.path.lexists(path):
         return {}
     text = read_text(path, "credentials file")
@@ -42,12 +35,14 @@ def _credentials_file() -> dict[str, str]:
 
 def resolve_secret(value: str | None, env_var: str) -> str | None:
     """A credential from a keyword argument, else from the environment, else from the credentials file
-    (:func:`credentials_path`), else None.
+    (:func:`scitaste_hf.constants.credentials_file`: TOML with the variables' names as keys,
+    ``ADS_API_TOKEN = "..."``), else None.
 
     :param value: the value passed by the caller, if any.
-    :param env_var: environment variable (and key of the credentials file) to fall back on.
+    :param env_var: environment variable (and key of the credentials file) to fall back on, one of
+        :data:`scitaste_hf.constants.CREDENTIAL_VARIABLES`.
     """
-    return value or os.environ.get(env_var) or _credentials_file().get(env_var) or None
+    return value or constants.read(env_var) or _credentials_file().get(env_var) or None
 
 
 def missing_secret(env_var: str, needed: str) -> str:
@@ -56,7 +51,7 @@ def missing_secret(env_var: str, needed: str) -> str:
     :param env_var: the environment variable (and key of the credentials file).
     :param needed: who needs it, as the message begins (``"--source live needs a NASA ADS API token"``).
     """
-    return f"{needed}: set {env_var} in the environment or in the credentials file {credentials_path()}"
+    return f"{needed}: set {env_var} in the environment or in the credentials file {constants.credentials_file()}"
 
 
 def require_secret(value: str | None, env_var: str, needed: str) -> str:

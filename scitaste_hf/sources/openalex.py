@@ -14,6 +14,7 @@ import re
 from collections.abc import Callable, Iterable, Iterator
 from datetime import date
 
+from scitaste_hf.constants import OPENALEX_API_KEY, OPENALEX_MAILTO
 from scitaste_hf.sources.credentials import resolve_secret
 from scitaste_hf.sources.endpoints import LIVE
 from scitaste_hf.sources.entities import Authorship, Concept, Institution, Snowball, Source, Topic, Work, in_order
@@ -298,16 +299,16 @@ class OpenAlexClient(ServiceClient):
                  rate_limit: tuple[int, float] = (10, 1.0), max_connections: int = 8, page_size: int = 200,
                  timeout: float = 30.0, max_retries: int = 5, backoff: tuple[float, float] = (0.5, 30.0)) -> None:
         creds = []
-        if key := resolve_secret(api_key, "OPENALEX_API_KEY"):
+        if key := resolve_secret(api_key, OPENALEX_API_KEY):
             creds.append(Credential(key, query_param="api_key"))
-        if mail := resolve_secret(mailto, "OPENALEX_MAILTO"):
+        if mail := resolve_secret(mailto, OPENALEX_MAILTO):
             creds.append(Credential(mail, query_param="mailto"))
         self.page_size = page_size
         options = ClientOptions(base_url=base_url, cache_dir=cache_dir, offline=offline, record=record,
                                 rate_limit=rate_limit, max_connections=max_connections, timeout=timeout,
                                 max_retries=max_retries, backoff=backoff)
         self.transport = Transport("OpenAlex", options, expect="json", credentials=tuple(creds),
-                                   credential_env=("OPENALEX_API_KEY",))
+                                   credential_env=(OPENALEX_API_KEY,))
 
     @property
     def rate_limit_status(self) -> RateLimitStatus:

@@ -43,14 +43,17 @@ def test_no_token_anywhere_is_one_line_naming_both_places(tmp_path):
 
 def test_require_secret_takes_the_argument_the_environment_then_the_file(tmp_path, monkeypatch):
     path = tmp_path / "credentials.toml"
-    path.write_text('SOME_TOKEN = "from-file"\n')
+    path.write_text('OPENALEX_API_KEY = "from-file"\n')
     monkeypatch.setenv("SCITASTE_CREDENTIALS", str(path))
-    monkeypatch.delenv("SOME_TOKEN", raising=False)
-    assert require_secret(None, "SOME_TOKEN", "x") == "from-file"
-    monkeypatch.setenv("SOME_TOKEN", "from-env")
-    assert require_secret(None, "SOME_TOKEN", "x") == "from-env"
-    assert require_secret("from-arg", "SOME_TOKEN", "x") == "from-arg"
+    monkeypatch.delenv("OPENALEX_API_KEY", raising=False)
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    assert require_secret(None, "OPENALEX_API_KEY", "x") == "from-file"
+    monkeypatch.setenv("OPENALEX_API_KEY", "from-env")
+    assert require_secret(None, "OPENALEX_API_KEY", "x") == "from-env"
+    assert require_secret("from-arg", "OPENALEX_API_KEY", "x") == "from-arg"
     with pytest.raises(AuthError) as missing:
-        require_secret(None, "OTHER_TOKEN", "the thing needs a token")
-    assert str(missing.value) == missing_secret("OTHER_TOKEN", "the thing needs a token") == (
-        f"the thing needs a token: set OTHER_TOKEN in the environment or in the credentials file {path}")
+        require_secret(None, "OPENAI_API_KEY", "the thing needs a token")
+    assert str(missing.value) == missing_secret("OPENAI_API_KEY", "the thing needs a token") == (
+        f"the thing needs a token: set OPENAI_API_KEY in the environment or in the credentials file {path}")
+    with pytest.raises(KeyError, match="OPENAI_KEY is not one of scitaste_hf.constants.VARIABLES"):
+        require_secret(None, "OPENAI_KEY", "x")  # a misspelt name fails at once, not as a missing token

@@ -15,7 +15,8 @@ def test_precedence(tmp_path, monkeypatch):
     monkeypatch.setenv("ADS_API_TOKEN", "from-env")
     assert resolve_secret(None, "ADS_API_TOKEN") == "from-env"
     assert resolve_secret("from-arg", "ADS_API_TOKEN") == "from-arg"
-    assert resolve_secret(None, "NOT_THERE") is None
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    assert resolve_secret(None, "OPENAI_API_KEY") is None
 
 
 def test_client_reads_the_file(tmp_path, monkeypatch, recorded):
