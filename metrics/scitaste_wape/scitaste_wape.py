@@ -6,7 +6,6 @@ A thin ``evaluate`` wrapper over :mod:`scitaste_hf.scoring`; the formula lives t
 import evaluate
 
 from scitaste_hf.adapters.metrics.inputs import FEATURES, KeepInputs, decode
-from scitaste_hf.errors import ScitasteError
 from scitaste_hf.schema import CITATION, HUB_DATASET
 from scitaste_hf.scoring import score_pairs
 from scitaste_hf.scoring.describe import wape_bands_text
@@ -58,14 +57,9 @@ class ScitasteWape(KeepInputs, evaluate.Metric):
         )
 
     def _compute(self, predictions, references, n_resamples=1000, seed=0):
-        predictions = decode(predictions)
-        references = decode(references)
-        for i, r in enumerate(references):
-            # score_pairs reads references with numpy, which would take True as 1.0 and "50" as 50.0
-            if isinstance(r, bool) or not isinstance(r, int | float):
-                raise ScitasteError(f"references[{i}] = {r!r} is not a number: references are gold innovation "
-                                    "scores, 0-100")
-        summary = score_pairs(predictions, references, with_dimensions=False, n_resamples=n_resamples, seed=seed)
+        # a reference that is not a number (a bool, a string) is refused by scitaste_hf.scoring.inputs, naming it
+        summary = score_pairs(decode(predictions), decode(references), with_dimensions=False,
+                              n_resamples=n_resamples, seed=seed)
         scheme2 = summary["scheme2"] or {"wape": None, "score": None, "grade": None, "ci": None}
         floor = (summary["floors"] or {}).get("constant")
         return {**scheme2, "coverage": summary["coverage"], "n_scored": summary["n_scored"],
