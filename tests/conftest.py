@@ -29,6 +29,26 @@ os.environ["HF_EVALUATE_OFFLINE"] = "1"
 os.environ["GRADIO_ANALYTICS_ENABLED"] = "False"
 
 
+def _load_lm_eval_site():
+    """tests/fixtures/lm_eval_site/sitecustomize.py: lm-eval's index of its own tasks, parsed once per run (its
+    docstring says how). The first process of a run (the xdist controller) names the cache file; the workers and
+    every process a test starts inherit the name, and the folder on PYTHONPATH."""
+    import importlib.util
+
+    folder = Path(__file__).parent / "fixtures" / "lm_eval_site"
+    spec = importlib.util.spec_from_file_location("scitaste_test_lm_eval_site", folder / "sitecustomize.py")
+    site = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(site)
+    os.environ.setdefault(site.ENV, str(Path(_CACHE) / "lm_eval-index.pickle"))
+    paths = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
+    if str(folder) not in paths:
+        os.environ["PYTHONPATH"] = os.pathsep.join([str(folder), *paths])
+    site.install()
+
+
+_load_lm_eval_site()
+
+
 @pytest.fixture(autouse=True)
 def no_credentials(monkeypatch):
     """Every test starts without the developer's tokens, keys and credential files

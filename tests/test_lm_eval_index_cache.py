@@ -1,0 +1,62 @@
+"""The suite's cache of lm-eval's task index (tests/fixtures/lm_eval_site/sitecustomize.py): an index built from
+the cache is the index lm-eval builds from its files, and a cached build parses none of them."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+SITE = Path(__file__).parent / "fixtures" / "lm_eval_site" / "sitecustomize.py"
+CHECK = r'''
+import importlib.util, json, os, sys
+from pathlib import Path
+
+import lm_eval.tasks._index as index
+
+spec = importlib.util.spec_from_file_location("site_under_test", sys.argv[1])
+site = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(site)  # without the variable: patches nothing
+os.environ[site.ENV] = sys.argv[2]
+roots = [Path(index.__file__).parent / name for name in ("arc", "hellaswag", "mmlu")]  # mmlu's YAMLs include others
+
+
+def entries(built):
+    return {name: [e.kind.name, str(e.yaml_path), sorted(e.tags), e.cfg] for name, e in built.items()}
+
+
+plain = entries(index.TaskIndex.build(roots))
+parsed, real = [], index.load_yaml
+
+
+def counting(path, **kwargs):
+    parsed.append(path)
+    return real(path, **kwargs)
+
+
+index.load_yaml = counting
+site._patch(index)
+first = entries(index.TaskIndex.build(roots))  # parses lm-eval's files, then writes the cache
+after_first = len(parsed)
+second = entries(index.TaskIndex.build(roots))  # from the cache
+print(json.dumps({"plain": plain, "first": first, "second": second, "parsed": [after_first, len(parsed)]},
+                 default=str))
+'''
+
+
+def test_an_index_from_the_cache_is_lm_evals_own(tmp_path):
+    pytest.importorskip("lm_eval")
+    script = tmp_path / "check.py"
+    script.write_text(CHECK)
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    env.pop("SCITASTE_TEST_LM_EVAL_INDEX", None)
+    run = subprocess.run([sys.executable, str(script), str(SITE), str(tmp_path / "index.pickle")],
+                         capture_output=True, text=True, env=env, timeout=240)
+    assert run.returncode == 0, run.stderr[-3000:]
+    out = json.loads(run.stdout)
+    assert len(out["plain"]) > 60 and out["first"] == out["plain"] and out["second"] == out["plain"]
+    files, _ = out["parsed"]
+    assert files > 60 and out["parsed"] == [files, files]  # the second build parsed nothing
+    assert (tmp_path / "index.pickle").stat().st_size > 0
