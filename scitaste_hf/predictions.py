@@ -7,16 +7,24 @@
   --log_samples`` write it) is recognised by its ``doc`` and ``filtered_resps`` keys (:data:`SAMPLE_KEYS`): the
   paper is ``doc.bibcode`` and the answer is the logged reply after lm-eval's filters, ``filtered_resps[0]``, read
   exactly as the task's ``process_results`` reads it, so that a score of the file equals lm-eval's own metrics.
+
+An Inspect log (``.eval`` or ``.json``, :func:`is_inspect_log`) is a run too: its samples are read as lm-eval
+samples lines by the adapter that knows Inspect (:func:`log_reader`), only when inspect-ai is installed.
 """
 
 from __future__ import annotations
 
+import io
 import json
+import re
+import zipfile
 from collections.abc import Iterable, Mapping
 from pathlib import Path
+from types import ModuleType
 
 from scitaste_hf.errors import ScitasteError
 from scitaste_hf.records import jsonl_lines
+from scitaste_hf.resources import install_hint
 from scitaste_hf.schema import FAILURE_REASONS, Answer, Failure, failure_of
 from scitaste_hf.scoring import parse_answer, validate_answer
 
@@ -24,17 +32,72 @@ from scitaste_hf.scoring import parse_answer, validate_answer
 SAMPLE_KEYS = ("doc", "filtered_resps")
 #: The keys a predictions line may have; another key is named when a line cannot be read, as a likely misspelling.
 PREDICTION_KEYS = ("bibcode", *Answer.model_fields, "response", "error", "failure", "detail")
+#: The entry-point group of the readers of other harnesses' logs (``inspect``: Inspect's); the core package reaches
+#: an adapter only through it.
+LOG_READERS = "scitaste_hf.log_readers"
+#: How an Inspect log in JSON begins (its first keys; a predictions or samples file is JSON lines of other keys).
+_INSPECT_JSON = re.compile(rb'\s*\{\s*"version"\s*:\s*\d+\s*,\s*"status"\s*:')
 
 
 def is_samples_log(data: bytes) -> bool:
     """Whether ``data``'s first line is an lm-eval samples line (:data:`SAMPLE_KEYS`), read without decoding the
-    rest: a samples log holds every prompt, so a size limit meant for predictions lines would refuse it."""
+    rest, or ``data`` is an Inspect log (:func:`is_inspect_log`): a samples log holds every prompt, so a size limit
+    meant for predictions lines would refuse it."""
+    if is_inspect_log(data):
+        return True
     first = data.lstrip()[:4 * 2**20].split(b"\n", 1)[0]
     try:
         obj = json.loads(first)
     except (ValueError, RecursionError):  # not JSON, not UTF-8, too deep: the parser will say what is wrong
         return False
     return isinstance(obj, dict) and any(k in obj for k in SAMPLE_KEYS)
+
+
+def is_inspect_log(data: bytes) -> bool:
+    """Whether ``data`` is an Inspect log: a ``.eval`` archive (a zip file with Inspect's header or journal) or a
+    ``.json`` log (an object that opens with ``version`` and ``status``)."""
+    if data[:4] == b"PK\x03\x04":
+        try:
+            names = set(zipfile.ZipFile(io.BytesIO(data)).namelist())
+        except zipfile.BadZipFile:
+            return False
+        return bool(names & {"header.json", "_journal/start.json"})
+    return _INSPECT_JSON.match(data[:256]) is not None
+
+
+def log_reader(source: str) -> ModuleType:
+    """The reader of Inspect logs (``scitaste_hf.adapters.inspect.logs``, found through :data:`LOG_READERS`).
+
+    Raises
+    ------
+    ScitasteError
+        When inspect-ai is not installed (the line says how to install it), or the reader is not registered.
+    """
+    import importlib.util
+    from importlib.metadata import entry_points
+
+    if importlib.util.find_spec("inspect_ai") is None:
+        raise ScitasteError(f"{source} is an Inspect log; reading it needs inspect-ai: {install_hint('inspect')}")
+    found = list(entry_points(group=LOG_READERS, name="inspect"))
+    if not found:
+        raise ScitasteError(f"{source} is an Inspect log and this install of scitaste-hf has no reader of them "
+                            "(its entry points are missing): reinstall it")
+    return found[0].load()
+
+
+def run_text(data: bytes, source: str) -> str:
+    """A run file's text: its JSONL as it is, or an Inspect log's samples as lm-eval samples lines.
+
+    Raises
+    ------
+    ScitasteError
+        For an Inspect log that cannot be read (see :func:`log_reader`).
+    UnicodeDecodeError
+        For a file that is neither an Inspect log nor UTF-8 text.
+    """
+    if is_inspect_log(data):
+        return log_reader(source).samples_text(data, source)
+    return data.decode("utf-8")
 
 
 def reply_answer(text: object) -> Answer | Failure:
@@ -162,8 +225,8 @@ def parse_predictions(lines: Iterable[str], source: str, *, strict_fields: bool 
 
 
 def read_predictions(path: str | Path) -> dict[str, Answer | Failure]:
-    """Read a predictions JSONL file, or an lm-eval samples log, into ``{bibcode: Answer or Failure}`` (see
-    :func:`parse_predictions`).
+    """Read a predictions JSONL file, an lm-eval samples log or an Inspect log, into ``{bibcode: Answer or
+    Failure}`` (see :func:`parse_predictions`).
 
     Raises
     ------
@@ -172,7 +235,9 @@ def read_predictions(path: str | Path) -> dict[str, Answer | Failure]:
     """
     path = Path(path)
     try:
-        lines = jsonl_lines(path.read_text(encoding="utf-8"))
+        data = path.read_bytes()
+        # any file but an Inspect log is read as text, as it always was (universal newlines)
+        lines = jsonl_lines(run_text(data, str(path)) if is_inspect_log(data) else path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise ScitasteError(f"predictions file not found: {path}") from None
     except OSError as exc:  # a folder, no permission, an I/O error

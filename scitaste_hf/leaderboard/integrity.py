@@ -60,6 +60,8 @@ from typing import Any
 
 import numpy as np
 
+from scitaste_hf.errors import ScitasteError
+from scitaste_hf.predictions import is_inspect_log, log_reader
 from scitaste_hf.records import jsonl_lines
 from scitaste_hf.schema import Answer, Failure
 from scitaste_hf.scoring import parse_answer
@@ -208,9 +210,11 @@ def _same(a: Answer | Failure, b: Answer | Failure) -> bool:
 
 def verify_evidence(evidence: bytes, predictions: Mapping[str, Answer | Failure], mode: str | None = None
                     ) -> str | None:
-    """Check that an evidence log (lm-eval's samples JSONL, or the agent trace JSONL, see :func:`_reply`)
-    agrees with the submitted answers: the same bibcodes, and each reply parses to the same answer. Agreement is
-    all it shows: a log written to match the answers passes too.
+    """Check that an evidence log (lm-eval's samples JSONL, the agent trace JSONL, see :func:`_reply`, or an
+    Inspect log, whose samples are read as lm-eval's) agrees with the submitted answers: the same bibcodes, and
+    each reply parses to the same answer. Agreement is all it shows: a log written to match the answers passes too.
+    An Inspect log must also agree with itself: a sample whose recorded score is not what its reply parses to
+    makes it no evidence.
 
     A line of another mode than ``mode`` is left out (a trace line's ``mode``, a samples line's
     ``doc.scitaste_mode``): one trace file gathers every mode of an evaluation, and the samples of another mode
@@ -223,6 +227,11 @@ def verify_evidence(evidence: bytes, predictions: Mapping[str, Answer | Failure]
         None when it agrees with them, else the first discrepancy, in words.
     """
     seen: dict[str, Answer | Failure] = {}
+    if is_inspect_log(evidence):
+        try:
+            evidence = log_reader("the evidence").samples_text(evidence, "the evidence", consistent=True).encode()
+        except ScitasteError as exc:
+            return str(exc).splitlines()[0]
     try:
         lines = jsonl_lines(evidence.decode("utf-8"))
     except UnicodeDecodeError:

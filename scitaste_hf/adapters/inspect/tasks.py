@@ -1,0 +1,277 @@
+"""The benchmark's Inspect tasks: one per evaluation mode, named by the mode's ``task`` (``scitaste_pure_qa``,
+``scitaste_dimagent``, ...), each with the parameters ``data_dir`` (a dataset folder or Hub id), ``split``,
+``evidence_dir``, ``disciplines`` and ``limit`` (``inspect eval scitaste_hf/scitaste_dimagent -T data_dir=DIR``).
+
+The papers, their order, the frozen evidence and the no-information floor are those of the lm-eval tasks
+(:func:`scitaste_hf.adapters.lmeval.tasks.load_docs`); so are the conversations: a fixed round 1 reaches the model
+as tool messages (:func:`~scitaste_hf.adapters.lmeval.tasks.doc_to_messages`), and the live loop follows
+:func:`scitaste_hf.agent.loop.run_item`. The scorer reads a reply as ``process_results`` does and the metrics are
+the lm-eval aggregations, computed over the whole set of samples (never a mean of per-sample values); a failed
+answer is a counted failure that lowers coverage, not a zero.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from inspect_ai import Task, task
+from inspect_ai.dataset import MemoryDataset, Sample
+from inspect_ai.model import (
+    ChatMessage,
+    ChatMessageAssistant,
+    ChatMessageSystem,
+    ChatMessageTool,
+    ChatMessageUser,
+    Model,
+    ModelName,
+    ModelOutput,
+    get_model,
+)
+from inspect_ai.scorer import SampleScore, Score, Target, metric, scorer
+from inspect_ai.solver import Generate, Solver, TaskState, solver
+from inspect_ai.tool import Tool, ToolCall, ToolDef, ToolParams, web_search
+
+from scitaste_hf.adapters.lmeval.tasks import (
+    ANY_MODEL,
+    aggregations,
+    doc_to_messages,
+    doc_to_target,
+    load_docs,
+    per_discipline_metric,
+    process_results,
+    toolbox,
+)
+from scitaste_hf.agent.loop import MAX_CALLS, ROUND_TWO, opening, tool_turn
+from scitaste_hf.agent.tools import TOOL_SCHEMAS
+from scitaste_hf.errors import ScitasteError, TaskUnavailable, first_line
+from scitaste_hf.modes import MODE_SPECS
+from scitaste_hf.prompts import paper_prompt
+from scitaste_hf.schema import Answer, failure_text
+from scitaste_hf.scoring import parse_answer
+from scitaste_hf.taxonomy import discipline_order
+
+#: Inspect's model providers that have a web search of their own, and the name of that search among
+#: ``web_search``'s internal providers. Another provider would need an external search service (an API key of
+#: its own), which is not the paper's setting.
+NATIVE_SEARCH = {"openai": "openai", "anthropic": "anthropic", "google": "gemini", "grok": "grok",
+                 "mistral": "mistral", "perplexity": "perplexity"}
+#: Where a sample's trace of the live loop is kept in its store (and the score's metadata).
+TRACE = "scitaste_trace"
+
+
+def scitaste_task(mode: str, data_dir: str | None = None, split: str = "selected", evidence_dir: str | None = None,
+                  disciplines: str | Sequence[str] | None = None, limit: int | None = None) -> Task:
+    """The Inspect task of ``mode``; the parameters are those of every registered task (see the module).
+
+    Raises
+    ------
+    TaskUnavailable
+        Before any sample is sent: no frozen evidence for a tool mode, an unknown discipline, or a search mode
+        with a model whose provider has no web search of its own.
+    """
+    spec = MODE_SPECS[mode]
+    search = _search_tool(mode) if spec.search else None
+    # The lm-eval loader's documents, of the mode that needs the same evidence (its own check of the model is
+    # lm-eval's: a live or search mode needs scitaste-agent there, but runs under any Inspect model here).
+    base = next(m for m, s in MODE_SPECS.items()
+                if not s.search and s.tools == ("none" if spec.tools == "none" else "fixed"))
+    try:
+        docs = [{**doc, "scitaste_mode": mode}
+                for doc in load_docs(data_dir, split, scitaste_task_mode=base, evidence_dir=evidence_dir)["test"]]
+    except ScitasteError as exc:
+        raise TaskUnavailable(first_line(exc)) from None
+    docs = _only(docs, disciplines)[:limit]
+    samples = [Sample(id=doc["bibcode"], input=_input(doc), target=doc_to_target(doc), metadata=doc) for doc in docs]
+    if spec.tools == "live":
+        solve = live_loop()
+    else:
+        solve = answer([search] if search else [])
+    return Task(dataset=MemoryDataset(samples, name=f"scitaste-{split}"), solver=solve, scorer=scitaste_scorer(),
+                name=spec.task, metadata={"scitaste_mode": mode, "split": split})
+
+
+def _only(docs: list[dict[str, Any]], disciplines: str | Sequence[str] | None) -> list[dict[str, Any]]:
+    """The documents of ``disciplines`` (a list, or names separated by commas as ``-T`` passes them)."""
+    if not disciplines:
+        return docs
+    wanted = [d.strip() for d in (disciplines.split(",") if isinstance(disciplines, str) else disciplines)]
+    present = discipline_order(doc["discipline"] for doc in docs)
+    unknown = [d for d in wanted if d not in present]
+    if unknown:
+        raise TaskUnavailable(f"no papers of discipline {unknown[0]!r} here; the disciplines are {', '.join(present)}")
+    return [doc for doc in docs if doc["discipline"] in wanted]
+
+
+def _input(doc: Mapping[str, Any]) -> str | list[ChatMessage]:
+    """What the model is sent first: the paper's prompt; a fixed round 1 as tool messages; round 1's request in
+    the live loop."""
+    tools = MODE_SPECS[doc["scitaste_mode"]].tools
+    if tools == "none":
+        return paper_prompt(doc)
+    return as_inspect(doc_to_messages(doc) if tools == "fixed" else opening(doc))
+
+
+def as_inspect(messages: Sequence[Mapping[str, Any]]) -> list[ChatMessage]:
+    """OpenAI-style chat messages (as :mod:`scitaste_hf.agent.loop` builds them) as Inspect's messages."""
+    names: dict[str, str] = {}
+    out: list[ChatMessage] = []
+    for m in messages:
+        if m["role"] == "system":
+            out.append(ChatMessageSystem(content=m["content"]))
+        elif m["role"] == "user":
+            out.append(ChatMessageUser(content=m["content"]))
+        elif m["role"] == "assistant":
+            calls = [ToolCall(id=c["id"], function=c["function"]["name"], arguments=json.loads(c["function"]
+                                                                                                ["arguments"]))
+                     for c in m.get("tool_calls") or []]
+            names |= {c.id: c.function for c in calls}
+            out.append(ChatMessageAssistant(content=m.get("content") or "", tool_calls=calls or None))
+        else:
+            out.append(ChatMessageTool(content=m["content"], tool_call_id=m["tool_call_id"],
+                                       function=names.get(m["tool_call_id"])))
+    return out
+
+
+def _search_tool(mode: str) -> Tool:
+    """``web_search`` with the model's own provider, checked against the model the task is created for (Inspect
+    creates a task named on its command line under the run's model)."""
+    from inspect_ai.model._model import active_model
+
+    model = active_model()
+    api = ModelName(model).api if model is not None else None
+    if api not in NATIVE_SEARCH:
+        providers = ", ".join(f"{p}/..." for p in NATIVE_SEARCH)
+        raise TaskUnavailable(
+            f"{MODE_SPECS[mode].task} needs the provider's own web search, which "
+            f"{'no model' if api is None else api + '/ models'} can switch on here: run it with a model of "
+            f"{providers}; with this model, run {' or '.join(ANY_MODEL)}")
+    return web_search([NATIVE_SEARCH[api]])
+
+
+async def _generate(model: Model, messages: list[ChatMessage], tools: list[Tool | ToolDef]) -> ModelOutput:
+    """The model's reply, or a reply that carries an ``api_error`` failure: a provider that fails after
+    Inspect's retries costs the paper its answer (coverage), not the whole run."""
+    try:
+        return await model.generate(messages, tools=tools)
+    except Exception as exc:  # whatever the provider's client raises
+        return ModelOutput.from_content(model.name, failure_text("api_error", first_line(exc)))
+
+
+@solver
+def answer(tools: list[Tool] | None = None) -> Solver:
+    """One generation with ``tools`` offered (the provider's web search, or none): the answer."""
+
+    async def solve(state: TaskState, generate: Generate) -> TaskState:
+        state.output = await _generate(get_model(), state.messages, list(tools or []))
+        state.messages.append(state.output.message)
+        return state
+
+    return solve
+
+
+def live_tools() -> list[ToolDef]:
+    """The nine tools as Inspect tools, with their descriptions and schemas; the live loop answers their calls
+    from the frozen evidence itself (:func:`live_loop`)."""
+
+    def tool(schema: Mapping[str, Any]) -> ToolDef:
+        async def call(bibcode: str) -> str:
+            raise NotImplementedError  # never run: the live loop answers the calls from the frozen evidence
+
+        function = schema["function"]
+        return ToolDef(call, name=function["name"], description=function["description"],
+                       parameters=ToolParams.model_validate(function["parameters"]))
+
+    return [tool(schema) for schema in TOOL_SCHEMAS]
+
+
+@solver
+def live_loop() -> Solver:
+    """The live DimAgent-v3 loop (:func:`scitaste_hf.agent.loop.run_item`): round 1 offers the nine tools and runs
+    up to :data:`~scitaste_hf.agent.loop.MAX_CALLS` of the model's calls on the frozen evidence (an unknown tool or
+    bad arguments answer the model ``{"error": ...}`` and are counted); round 2 asks for the answer with no tools,
+    and a model that calls tools again there fails the paper (``other``). Two generations a paper, never more."""
+
+    async def solve(state: TaskState, generate: Generate) -> TaskState:
+        model = get_model()
+        box = toolbox(state.metadata["evidence"])
+        trace: dict[str, Any] = {"calls": [], "tool_errors": 0, "calls_cut": 0}
+        state.store.set(TRACE, trace)
+        first = await _generate(model, state.messages, live_tools())
+        calls = first.message.tool_calls or []
+        if not calls:
+            trace["no_tool_calls"] = True
+            if isinstance(parse_answer(first.completion), Answer):  # answered in round 1: kept, without tools
+                state.output = first
+                state.messages.append(first.message)
+                return state
+            state.messages.append(first.message)
+        else:
+            kept = calls[:MAX_CALLS]
+            trace["calls_cut"] = len(calls) - len(kept)
+            # a call whose arguments were not JSON is answered as bad arguments (None is no JSON object)
+            results = [box.call(c.function, None if c.parse_error else c.arguments) for c in kept]
+            trace["calls"] = [{"name": c.function, "error": r.get("error")} for c, r in zip(kept, results)]
+            trace["tool_errors"] = sum("error" in r for r in results)
+            state.messages.append(first.message.model_copy(update={"tool_calls": kept}))
+            as_calls = [{"id": c.id, "name": c.function, "arguments": json.dumps(c.arguments)} for c in kept]
+            state.messages += as_inspect(tool_turn(as_calls, results))[1:]  # the results: the calls are the model's
+        state.messages.append(ChatMessageUser(content=ROUND_TWO))
+        reply = await _generate(model, state.messages, [])
+        if reply.message.tool_calls and not reply.completion:
+            reply = ModelOutput.from_content(model.name, failure_text("other", "the model kept calling tools in "
+                                                                               "round 2"))
+        state.output = reply
+        state.messages.append(reply.message)
+        state.store.set(TRACE, trace)
+        return state
+
+    return solve
+
+
+@metric
+def scitaste() -> Callable[[list[SampleScore]], dict[str, float]]:
+    """Every figure of the benchmark over the whole set of scored samples (lm-eval's aggregations): Scheme 1,
+    Scheme 2, WAPE, coverage, the 95% bootstrap intervals, skill over the constant floor with its interval, and
+    Scheme 2 per discipline. A figure that cannot be computed (no answer scored) is NaN, never 0."""
+
+    def compute(scores: list[SampleScore]) -> dict[str, float]:
+        items = [s.score.metadata["item"] for s in scores if s.score.metadata]
+        present = discipline_order(i["discipline"] for i in items)
+        own = {per_discipline_metric(d): d for d in present}
+        return {name: aggregate([i for i in items if i["discipline"] == own[name]] if name in own else items)
+                for name, aggregate in aggregations(present).items()}
+
+    return compute
+
+
+@scorer(metrics=[scitaste()])
+def scitaste_scorer() -> Callable[[TaskState, Target], Any]:
+    """The answer of one sample, read as the lm-eval task reads a reply (``process_results``): the value is the
+    predicted innovation score, or the failure's reason; the metadata carries what the metrics need."""
+
+    async def score(state: TaskState, target: Target) -> Score:
+        reply = state.output.completion
+        item = next(iter(process_results(state.metadata, [reply]).values()))
+        trace = state.store.get(TRACE)
+        return Score(value=item["pred"][0] if item["pred"] is not None else item["reason"], answer=reply,
+                     metadata={"item": item, **({"trace": trace} if trace is not None else {})})
+
+    return score
+
+
+def _registered(mode: str):
+    """The registered task of ``mode``, named by its ``task``, taking the parameters of :func:`scitaste_task`."""
+
+    def make(data_dir: str | None = None, split: str = "selected", evidence_dir: str | None = None,
+             disciplines: str | list[str] | None = None, limit: int | None = None) -> Task:
+        return scitaste_task(mode, data_dir, split, evidence_dir, disciplines, limit)
+
+    make.__name__ = make.__qualname__ = MODE_SPECS[mode].task
+    make.__doc__ = f"SciTaste-Bench, mode {mode}: {MODE_SPECS[mode].about}."
+    return task(name=MODE_SPECS[mode].task)(make)
+
+
+#: mode -> its registered task (``scitaste_hf/<task>`` in Inspect's registry).
+TASKS = {mode: _registered(mode) for mode in MODE_SPECS}
