@@ -31,7 +31,7 @@ from scitaste_hf.leaderboard.views import RunCache, order_key
 from scitaste_hf.modes import MODES
 from scitaste_hf.net.guard import RateLimit, SubmissionError, check_name
 from scitaste_hf.net.hub_copy import HUB_COPY_WAIT, copy_in_background
-from scitaste_hf.predictions import is_samples_log, parse_predictions
+from scitaste_hf.predictions import is_samples_log, parse_predictions, run_text
 from scitaste_hf.records import jsonl_lines
 from scitaste_hf.schema import DIMENSIONS, Answer, Failure
 from scitaste_hf.scoring import paired_bootstrap, score_run
@@ -245,9 +245,11 @@ class Leaderboard:
         samples log, which holds every prompt beside its reply, may be as large as an evidence file."""
         _check_size("the file", data, self.max_evidence_bytes if is_samples_log(data) else self.max_bytes)
         try:
-            text = data.decode("utf-8")
+            text = run_text(data, "upload")
         except UnicodeDecodeError:
             raise SubmissionError("the file is not UTF-8 text (expected JSONL)") from None
+        except ScitasteError as exc:  # an Inspect log that cannot be read here
+            raise SubmissionError(str(exc)) from None
         try:
             predictions = parse_predictions(jsonl_lines(text), "upload", strict_fields=True)
         except ScitasteError as exc:

@@ -10,6 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from scitaste_hf.agent.evidence import EVIDENCE_DIR, freeze
@@ -31,9 +32,12 @@ MODEL = "openai-api/scripted/judge"
 TASKS = {mode: MODE_SPECS[mode].task for mode in ("pure_qa", "dimagent_v3", "dimagent_v3_live")}
 
 
-def _answer(record, shift):
-    return json.dumps({"innovation_score": min(100, record["innovation_score"] + shift),
-                       "dimension_scores": {k: min(100, v + shift) for k, v in record["dimension_scores"].items()}})
+def _answer(record, seed):
+    """An answer with an honest judge's errors (SD 12 points on each number), drawn from ``seed``."""
+    noise = iter(np.random.default_rng(seed).normal(0, 12, 8))
+    near = lambda value: round(float(np.clip(value + next(noise), 0, 100)), 1)  # noqa: E731
+    return json.dumps({"innovation_score": near(record["innovation_score"]),
+                       "dimension_scores": {k: near(v) for k, v in record["dimension_scores"].items()}})
 
 
 class Evidence:
@@ -64,7 +68,7 @@ def run(tmp_path_factory, scripted_chat, servers, monkeypatch_module):
         {"tool_calls": [call("no_such_tool", b[0]), call("references", "X"), call("paper_metadata", b[0])]},
         {"tool_calls": [call(TOOL_NAMES[k % 9], b[1]) for k in range(25)]},
         {"tool_calls": [call("citing_works", b[2])]},
-        _answer(rows[3], 4),
+        _answer(rows[3], 99),
         *({"tool_calls": [call(name, bibcode) for name in TOOL_NAMES[:2]]} for bibcode in b[4:])]
     # b[2]'s round 2 in the live loop: its one result right before the request for the answer (in the fixed
     # round, citing_works is followed by the other tools' results)
@@ -73,7 +77,7 @@ def run(tmp_path_factory, scripted_chat, servers, monkeypatch_module):
         *({"contains": bibcode, "tools": True, "reply": reply} for bibcode, reply in zip(b, first_round)),
         {"contains": alone, "tools": False, "reply": {"tool_calls": [call("citing_works", b[2])]}},
         {"contains": b[5], "reply": "I cannot judge this paper."},
-        *({"contains": bibcode, "reply": _answer(r, 3 + k % 5)} for k, (bibcode, r) in enumerate(zip(b, rows)))],
+        *({"contains": bibcode, "reply": _answer(r, k)} for k, (bibcode, r) in enumerate(zip(b, rows)))],
         "default": "no answer"}
     proc, url, requests = scripted_chat(script, tmp)
     monkeypatch_module.setenv("SCRIPTED_BASE_URL", f"{url}/v1")
@@ -183,7 +187,7 @@ def test_a_log_is_evidence_exactly_when_it_records_the_answers(run, tmp_path):
     # the JSON log format too, and a log whose reply was edited after its score no longer agrees with itself
     edited = read_eval_log(log.location)
     sample = next(s for s in edited.samples if s.id == bibcode)
-    sample.output.completion = _answer(next(r for r in run["rows"] if r["bibcode"] == bibcode), 20)
+    sample.output.completion = _answer(next(r for r in run["rows"] if r["bibcode"] == bibcode), 100)
     write_eval_log(edited, str(tmp_path / "edited.json"))
     assert verify_evidence((tmp_path / "edited.json").read_bytes(), read_predictions(tmp_path / "edited.json")) == \
         f"the Inspect log's score of {bibcode} is not what its reply parses to"
@@ -233,3 +237,19 @@ def test_an_inspect_log_without_inspect_installed_is_one_line(run, monkeypatch):
         read_predictions(log)
     assert str(raised.value) == f"{log} is an Inspect log; reading it needs inspect-ai: pip install '.[inspect]' " \
                                 "in the scitaste-hf repository"
+
+
+def test_the_space_takes_an_inspect_log_as_the_run_and_as_its_evidence(run, tmp_path):
+    from scitaste_hf.leaderboard.store import EVIDENCE_CONSISTENT
+    from scitaste_hf.leaderboard.service import Leaderboard
+
+    log = run["logs"]["dimagent_v3"]
+    data = Path(log.location).read_bytes()
+    board = Leaderboard(tmp_path / "lb", run["rows"], rate_limit=None)
+    try:
+        result = board.submit(data, "scripted judge", "dimagent_v3", samples=data)
+        assert result.status == EVIDENCE_CONSISTENT, result.message
+        metrics = {m.name: m.value for s in log.results.scores for m in s.metrics.values()}
+        assert board.result(result.run_id)["overall"]["scheme2"]["score"] == pytest.approx(metrics["scheme2"])
+    finally:
+        board.store.close()
