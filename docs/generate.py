@@ -390,6 +390,12 @@ def _bootstrap() -> str:
     return "Owner: `scitaste_hf.scoring.bootstrap` unless named.\n\n" + table(("constant", "value", "meaning"), rows)
 
 
+@generator("n-resamples")
+def _n_resamples() -> str:
+    return (f"`N_RESAMPLES` (`scitaste_hf.scoring.bootstrap`), the default of every `n_resamples`, is "
+            f"{const('scitaste_hf.scoring.bootstrap', 'N_RESAMPLES'):,}.")
+
+
 @generator("floors")
 def _floors() -> str:
     floors = const("scitaste_hf.scoring.floors", "FLOORS")

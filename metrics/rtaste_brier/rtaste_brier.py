@@ -10,6 +10,7 @@ from scitaste_hf.adapters.metrics.inputs import FEATURES, KeepInputs, decode
 from scitaste_hf.errors import ScitasteError
 from scitaste_hf.rtaste.schema import CITATION
 from scitaste_hf.rtaste.summaries import brier_summary
+from scitaste_hf.scoring.bootstrap import N_RESAMPLES
 
 _DESCRIPTION = """\
 rTaste Brier score: mean of (p - o)^2 over forecasts p of registered events and their outcomes o (1 occurred,
@@ -21,7 +22,7 @@ paper) the 95% interval resamples seed papers, and `base_rate_brier` scores the 
 the event rate of the other seed papers.
 """
 
-_KWARGS_DESCRIPTION = """
+_KWARGS_DESCRIPTION = f"""
 Args:
     predictions (`list` of `float` or `None`): probability that each event occurs, 0-1; `None` (or NaN) if
         unanswered. A bool, a string or a number outside 0-1 is an error.
@@ -29,7 +30,7 @@ Args:
         any other number is an error.
     groups (`list` of `str`, optional): each event's seed paper; the interval resamples these (default: each
         event on its own) and, with two or more seed papers, `base_rate_brier` is computed.
-    n_resamples (`int`, default 1000): 0 skips the 95% interval; any other value gives it (not otherwise used).
+    n_resamples (`int`, default {N_RESAMPLES}): 0 skips the 95% interval; any other value gives it (not otherwise used).
     seed (`int`, default 0): not used by the interval; the same input always gives the same interval.
 Returns:
     brier (`float` or `None`): Brier score of the answered forecasts (`None` when none was answered).
@@ -63,7 +64,7 @@ class RtasteBrier(KeepInputs, evaluate.Metric):
             features=FEATURES,
         )
 
-    def _compute(self, predictions, references, groups=None, n_resamples=1000, seed=0):
+    def _compute(self, predictions, references, groups=None, n_resamples=N_RESAMPLES, seed=0):
         predictions = decode(predictions)
         references = decode(references)
         # brier_summary reads both with numpy, which would take True as 1.0 and "0.5" as 0.5

@@ -10,6 +10,7 @@ from scitaste_hf.adapters.metrics.inputs import FEATURES, KeepInputs, decode
 from scitaste_hf.errors import ScitasteError
 from scitaste_hf.rtaste.schema import CITATION, N_MVES
 from scitaste_hf.rtaste.summaries import ranking_summary
+from scitaste_hf.scoring.bootstrap import N_RESAMPLES
 
 _DESCRIPTION = """\
 rTaste ranking: per condition (one agent run), whether the agent's first choice (rank 1) is the MVE the
@@ -20,7 +21,7 @@ the ranks) or a value outside 0-3 (or not a number) is an error. Inputs are kept
 cast to numbers.
 """
 
-_KWARGS_DESCRIPTION = """
+_KWARGS_DESCRIPTION = f"""
 Args:
     predictions (`list` of `list` of `int`): per condition, the agent's ranks of its five MVEs in written order,
         a permutation of 1-5 (1 = first choice); anything else (a bool, a string, 1.5) is an error.
@@ -28,7 +29,8 @@ Args:
         written order; a bool, a string or a value outside 0-3 is an error.
     groups (`list` of `str`, optional): each condition's seed paper; intervals resample these (default: each
         condition on its own).
-    n_resamples (`int`, default 1000): 0 skips the 95% intervals; any other value gives them (not otherwise used).
+    n_resamples (`int`, default {N_RESAMPLES}): 0 skips the 95% intervals; any other value gives them (not
+        otherwise used).
     seed (`int`, default 0): not used by the intervals.
 Returns:
     top1_hit_rate (`float`), first_written_hit_rate (`float`), random_hit_rate (`float`, 0.2),
@@ -66,7 +68,7 @@ class RtasteRanking(KeepInputs, evaluate.Metric):
             features=FEATURES,
         )
 
-    def _compute(self, predictions, references, groups=None, n_resamples=1000, seed=0):
+    def _compute(self, predictions, references, groups=None, n_resamples=N_RESAMPLES, seed=0):
         predictions = decode(predictions)
         references = decode(references)
         # ranking_summary compares ranks with ==, so True would pass for rank 1 (and "1" would break its sort)

@@ -8,6 +8,7 @@ import evaluate
 from scitaste_hf.adapters.metrics.inputs import FEATURES, KeepInputs, decode
 from scitaste_hf.schema import CITATION, HUB_DATASET
 from scitaste_hf.scoring import parse_answer, score_pairs
+from scitaste_hf.scoring.bootstrap import N_RESAMPLES
 from scitaste_hf.scoring.describe import scheme1_text
 
 _DESCRIPTION = f"""\
@@ -17,16 +18,16 @@ An answer may also be the model's raw reply (a string), parsed as the CLI parses
 answer's are ignored. Inputs are kept as given (as JSON text), never cast to the answer's layout.
 """
 
-_KWARGS_DESCRIPTION = """
+_KWARGS_DESCRIPTION = f"""
 Args:
-    predictions (`list` of `dict`, `str` or `None`): per paper {"innovation_score": float, "dimension_scores":
-        {citation_impact, knowledge_breadth, semantic_novelty, disruptiveness, conceptual_innovation,
-        team_collaboration, journal_impact: float}}, all 0-100, other keys (`reasoning`, `confidence`)
+    predictions (`list` of `dict`, `str` or `None`): per paper {{"innovation_score": float, "dimension_scores":
+        {{citation_impact, knowledge_breadth, semantic_novelty, disruptiveness, conceptual_innovation,
+        team_collaboration, journal_impact: float}}}}, all 0-100, other keys (`reasoning`, `confidence`)
         ignored; or the model's raw reply text, parsed like the CLI does (`scitaste_hf.scoring.parse_answer`).
         `None` marks a failed answer; a missing or extra dimension, a bool, a quoted number or an
         out-of-range score is a failure too.
     references (`list` of `dict`): the gold answers in the same layout; a malformed one is an error.
-    n_resamples (`int`, default 1000): bootstrap resamples for the 95% interval; 0 skips it.
+    n_resamples (`int`, default {N_RESAMPLES}): bootstrap resamples for the 95% interval; 0 skips it.
     seed (`int`, default 0): bootstrap seed.
 Returns:
     scheme1 (`float`, 0-100), grade (`str`), part_a, part_b (`float`, 0-100),
@@ -41,7 +42,7 @@ Returns:
         excludes 0 (`None` without resamples).
 Examples:
     >>> scheme1 = evaluate.load("metrics/scitaste_scheme1")
-    >>> gold = [{"innovation_score": s, "dimension_scores": {k: s for k in DIMENSIONS}} for s in (20.0, 50.0, 80.0)]
+    >>> gold = [{{"innovation_score": s, "dimension_scores": {{k: s for k in DIMENSIONS}}}} for s in (20.0, 50.0, 80.0)]
     >>> scheme1.compute(predictions=gold, references=gold)["grade"]
     'excellent'
 """
@@ -61,7 +62,7 @@ class ScitasteScheme1(KeepInputs, evaluate.Metric):
             homepage=f"https://huggingface.co/datasets/{HUB_DATASET}",
         )
 
-    def _compute(self, predictions, references, n_resamples=1000, seed=0):
+    def _compute(self, predictions, references, n_resamples=N_RESAMPLES, seed=0):
         # a string is the model's raw reply: parse_answer makes it an Answer or a counted Failure
         predictions = [parse_answer(p) if isinstance(p, str) else p for p in decode(predictions)]
         references = decode(references)

@@ -8,6 +8,7 @@ import evaluate
 from scitaste_hf.adapters.metrics.inputs import FEATURES, KeepInputs, decode
 from scitaste_hf.schema import CITATION, HUB_DATASET
 from scitaste_hf.scoring import score_pairs
+from scitaste_hf.scoring.bootstrap import N_RESAMPLES
 from scitaste_hf.scoring.describe import wape_bands_text
 
 _DESCRIPTION = f"""\
@@ -17,12 +18,12 @@ A `None`, NaN, out-of-range or non-number prediction (a bool, a string such as "
 and reported as coverage, never a zero. Inputs are kept as given (as JSON text), never cast to numbers.
 """
 
-_KWARGS_DESCRIPTION = """
+_KWARGS_DESCRIPTION = f"""
 Args:
     predictions (`list` of `float` or `None`): predicted innovation scores, 0-100; `None` marks a failed answer,
         and a bool or a string is a failure too (never read as a number).
     references (`list` of `float`): gold innovation scores, 0-100, not all zero; anything else is an error.
-    n_resamples (`int`, default 1000): bootstrap resamples for the 95% intervals; 0 skips them.
+    n_resamples (`int`, default {N_RESAMPLES}): bootstrap resamples for the 95% intervals; 0 skips them.
     seed (`int`, default 0): bootstrap seed; the same input and seed give the same interval.
 Returns:
     wape (`float`): the WAPE as a fraction (0.131 for 13.1%).
@@ -56,7 +57,7 @@ class ScitasteWape(KeepInputs, evaluate.Metric):
             homepage=f"https://huggingface.co/datasets/{HUB_DATASET}",
         )
 
-    def _compute(self, predictions, references, n_resamples=1000, seed=0):
+    def _compute(self, predictions, references, n_resamples=N_RESAMPLES, seed=0):
         # a reference that is not a number (a bool, a string) is refused by scitaste_hf.scoring.inputs, naming it
         summary = score_pairs(decode(predictions), decode(references), with_dimensions=False,
                               n_resamples=n_resamples, seed=seed)

@@ -11,6 +11,7 @@ import pyarrow.compute as pc
 
 from scitaste_hf.errors import ScitasteError, first_line
 from scitaste_hf.schema import DIMENSIONS, WAPE_BANDS
+from scitaste_hf.scoring.bootstrap import N_RESAMPLES
 from scitaste_hf.taxonomy import discipline_order
 from scitaste_hf.weights import DEFAULT_VECTOR, validate_weights
 
@@ -393,7 +394,7 @@ def _top_counts(values: np.ndarray, counts: np.ndarray, k: int) -> np.ndarray:
     return top
 
 
-def transfer(dims: np.ndarray, own: np.ndarray, other: np.ndarray, *, n_resamples: int = 1000, seed: int = 0,
+def transfer(dims: np.ndarray, own: np.ndarray, other: np.ndarray, *, n_resamples: int = N_RESAMPLES, seed: int = 0,
              confidence: float = CONFIDENCE) -> dict:
     """How well composites under ``other`` reproduce those under ``own`` on the same papers, with percentile
     bootstrap intervals over the papers (the vectors held fixed).
@@ -463,7 +464,7 @@ def _span(interval: list[float] | None, spec: str) -> str:
 
 
 def derive_by_discipline(dims: np.ndarray, disciplines: np.ndarray, method: str = "ensemble", *,
-                         n_resamples: int = 1000, seed: int = 0) -> dict:
+                         n_resamples: int = N_RESAMPLES, seed: int = 0) -> dict:
     """The paper's derivation within each discipline, the shared (pooled) derivation, and how well each vector
     transfers to the other disciplines (docs/weights.md#weights-derive---by-discipline).
 

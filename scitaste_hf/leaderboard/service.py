@@ -503,7 +503,7 @@ class Leaderboard:
             raise ScitasteError(f"no run #{run_id}")
         return self.parse(self.store.submission_file(row["sha256"]).read_bytes())
 
-    def compare(self, run_a: int, run_b: int, *, n_resamples: int = 1000, seed: int = 0) -> dict[str, Any]:
+    def compare(self, run_a: int, run_b: int, *, n_resamples: int = N_RESAMPLES, seed: int = SEED) -> dict[str, Any]:
         """Paired bootstrap of run A minus run B on the papers both scored, overall and per discipline.
 
         Per scope, ``n`` and per statistic (``scheme1``, ``scheme2``, ``wape``) what

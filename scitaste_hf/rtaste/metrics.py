@@ -137,7 +137,7 @@ def grouped_mean(values: Any, groups: Sequence[str], *, n_resamples: int = N_RES
         Per-item values: a squared error, a difference of two squared errors, a top-1 credit.
     groups : sequence of str, shape (n,)
         The group of each item.
-    n_resamples : int, default 1000
+    n_resamples : int, default :data:`~scitaste_hf.scoring.bootstrap.N_RESAMPLES`
         0 skips the interval; any other value (>= 0) gives it. The interval is analytic, so the number is not
         otherwise used; it is kept so that callers' 0 still means "no interval".
     seed : int, default 0

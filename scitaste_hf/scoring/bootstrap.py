@@ -25,6 +25,8 @@ from scitaste_hf.scoring.stats import Counts
 from scitaste_hf.scoring.wape import check_defined, wape_batch, wape_scores
 from scitaste_hf.weights import DEFAULT_WEIGHTS, validate_weights
 
+#: Resamples of the papers behind every interval, unless a caller asks for another number: the default of every
+#: ``n_resamples`` (the functions here, the evaluate modules, the leaderboard, the CLI's --n-resamples).
 N_RESAMPLES = 1000
 #: The most resamples :func:`bootstrap` accepts: far beyond what a stable 95% interval needs (a few thousand),
 #: and still minutes, not hours, on the 5,700 papers of the full benchmark.
