@@ -15,7 +15,7 @@ from scitaste_hf.schema import DIMENSIONS, SCORE_MAX, SCORE_MIN, Answer, Failure
 from scitaste_hf.scoring.answers import validate_answer
 from scitaste_hf.scoring.bootstrap import CONFIDENCE, N_RESAMPLES, SEED, intervals_and_skill
 from scitaste_hf.scoring.floors import floor_matrices
-from scitaste_hf.scoring.inputs import as_answer_matrix, as_scores
+from scitaste_hf.scoring.inputs import as_answer_matrix, as_scores, is_number
 from scitaste_hf.scoring.scheme1 import scheme1
 from scitaste_hf.scoring.wape import wape, wape_grade, wape_score
 from scitaste_hf.taxonomy import discipline_order, packaged_disciplines
@@ -196,7 +196,7 @@ def _prediction_row(pred: Any, with_dimensions: bool) -> tuple[float, ...] | Fai
         answer = pred if isinstance(pred, Answer | Failure) else (
             validate_answer(pred) if isinstance(pred, Mapping) else Failure("schema", "not an answer object"))
         return answer if isinstance(answer, Failure) else answer.vector()
-    if isinstance(pred, bool) or not isinstance(pred, int | float):
+    if not is_number(pred):  # the same test as a reference's (scoring.inputs), but a failure here, not an error
         return Failure("schema", f"not a number: {pred!r}")
     # Compared before math.isfinite, which raises on an int too large for a float (and repr on one of
     # over 4,300 digits): such an int is just out of range.

@@ -69,3 +69,12 @@ def test_a_large_float_array_is_checked_by_its_dtype_not_item_by_item():
     loop_time = time.perf_counter() - start
     assert bad == [] and array_time < loop_time * 10
     assert as_scores(big, "predictions") is big  # not copied either
+
+
+def test_a_prediction_that_is_not_a_number_is_a_failure_by_the_same_test():
+    from scitaste_hf.scoring import score_pairs
+
+    result = score_pairs([np.float32(40.0), True, "50", np.int64(60), None], [50.0] * 5, with_dimensions=False,
+                         n_resamples=0)
+    assert (result["n_scored"], result["failures"]) == (2, {"schema": 2, "missing": 1})
+    assert result["scheme2"]["wape"] == pytest.approx(0.2)
