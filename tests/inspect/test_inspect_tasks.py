@@ -160,7 +160,8 @@ def test_the_live_loop_counts_bad_calls_and_keeps_its_round_limit(run):
     assert trace[b[1]]["calls_cut"] == 25 - MAX_CALLS and len(trace[b[1]]["calls"]) == MAX_CALLS
     assert trace[b[3]].get("no_tool_calls") is True
     kept_calling = next(s for s in log.samples if s.id == b[2])
-    assert kept_calling.scores["scitaste_scorer"].value == "other"
+    assert (kept_calling.scores["scitaste_scorer"].value, kept_calling.scores["scitaste_scorer"].explanation) == \
+        ("N", "other")
     # two requests a paper at most: round 1 with the tools, round 2 without (one that answered in round 1: one)
     sent = [json.loads(line) for line in run["requests"].read_text().splitlines()]
     live = [r for r in sent if r["messages"][0]["content"].startswith("You are") and "Call the tools" in
@@ -240,8 +241,8 @@ def test_an_inspect_log_without_inspect_installed_is_one_line(run, monkeypatch):
 
 
 def test_the_space_takes_an_inspect_log_as_the_run_and_as_its_evidence(run, tmp_path):
-    from scitaste_hf.leaderboard.store import EVIDENCE_CONSISTENT
     from scitaste_hf.leaderboard.service import Leaderboard
+    from scitaste_hf.leaderboard.store import EVIDENCE_CONSISTENT
 
     log = run["logs"]["dimagent_v3"]
     data = Path(log.location).read_bytes()

@@ -13,6 +13,7 @@ answer is a counted failure that lowers coverage, not a zero.
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -29,7 +30,7 @@ from inspect_ai.model import (
     ModelOutput,
     get_model,
 )
-from inspect_ai.scorer import SampleScore, Score, Target, metric, scorer
+from inspect_ai.scorer import NOANSWER, SampleScore, Score, Target, metric, scorer
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 from inspect_ai.tool import Tool, ToolCall, ToolDef, ToolParams, web_search
 
@@ -238,6 +239,8 @@ def scitaste() -> Callable[[list[SampleScore]], dict[str, float]]:
 
     def compute(scores: list[SampleScore]) -> dict[str, float]:
         items = [s.score.metadata["item"] for s in scores if s.score.metadata]
+        if not items:  # Inspect's running display asks before the first sample is scored
+            return dict.fromkeys(aggregations([]), math.nan)
         present = discipline_order(i["discipline"] for i in items)
         own = {per_discipline_metric(d): d for d in present}
         return {name: aggregate([i for i in items if i["discipline"] == own[name]] if name in own else items)
@@ -249,13 +252,15 @@ def scitaste() -> Callable[[list[SampleScore]], dict[str, float]]:
 @scorer(metrics=[scitaste()])
 def scitaste_scorer() -> Callable[[TaskState, Target], Any]:
     """The answer of one sample, read as the lm-eval task reads a reply (``process_results``): the value is the
-    predicted innovation score, or the failure's reason; the metadata carries what the metrics need."""
+    predicted innovation score, or Inspect's no-answer value (``N``) with the failure's reason as the explanation;
+    the metadata carries what the metrics need, which count a failure against coverage."""
 
     async def score(state: TaskState, target: Target) -> Score:
         reply = state.output.completion
         item = next(iter(process_results(state.metadata, [reply]).values()))
         trace = state.store.get(TRACE)
-        return Score(value=item["pred"][0] if item["pred"] is not None else item["reason"], answer=reply,
+        return Score(value=item["pred"][0] if item["pred"] is not None else NOANSWER, answer=reply,
+                     explanation=item["reason"] or "scored",
                      metadata={"item": item, **({"trace": trace} if trace is not None else {})})
 
     return score
