@@ -14,6 +14,9 @@ import pytest
 
 from scitaste_hf.constants import CREDENTIAL_VARIABLES, SCITASTE_CREDENTIALS
 
+# Test-only helpers (tests/fixtures, out of the wheel) are imported by name.
+sys.path.insert(0, str(Path(__file__).parent / "fixtures"))
+
 # Set before any test imports datasets/evaluate/huggingface_hub, which read these at import time.
 _CACHE = tempfile.mkdtemp(prefix="scitaste-hf-tests-")
 #: What the credential variables become in every test (and so in every process a test starts): unset, but for the
@@ -79,6 +82,14 @@ def pytest_configure(config):
     """Register :data:`MARKERS`."""
     for name, (_, description) in MARKERS.items():
         config.addinivalue_line("markers", f"{name}: {description}")
+
+
+def pytest_unconfigure(config):
+    """Remove this process's cache folder (each xdist worker has its own; the controller's holds the lm-eval index,
+    and goes last)."""
+    import shutil
+
+    shutil.rmtree(_CACHE, ignore_errors=True)
 
 
 def pytest_collection_modifyitems(config, items):
@@ -176,6 +187,60 @@ def fake_hub(tmp_path):
                "HF_HUB_DISABLE_XET": "1"}, out
     finally:
         stop_server(server)
+
+
+def once_per_run(tmp_path_factory, name: str, make):
+    """What ``make(folder)`` returns (JSON), made once per test run in a folder of its own and reused by every test
+    and xdist worker that asks for ``name`` (the xdist way: a file lock in the folder all workers share). What a
+    test gets is shared: it reads it, or copies it before changing it. A ``make`` that fails leaves nothing behind,
+    and the next to ask makes it again."""
+    import shutil
+
+    from filelock import FileLock
+
+    basetemp = tmp_path_factory.getbasetemp()
+    root = basetemp.parent if os.environ.get("PYTEST_XDIST_WORKER") else basetemp
+    folder, done = root / f"once-{name}", root / f"once-{name}.json"
+    with FileLock(str(root / f"once-{name}.lock")):
+        if done.exists():
+            return json.loads(done.read_text())
+        shutil.rmtree(folder, ignore_errors=True)
+        folder.mkdir()
+        result = make(folder)
+        done.write_text(json.dumps(result))
+        return result
+
+
+@pytest.fixture(scope="session")
+def once(tmp_path_factory):
+    """:func:`once_per_run` for fixtures of any scope: ``once(name, make)``."""
+    return lambda name, make: once_per_run(tmp_path_factory, name, make)
+
+
+@pytest.fixture(scope="session")
+def evidence_dataset(once):
+    """The 300 example papers with a backup split, and their frozen evidence (tests/fixtures/stock_samples.py's
+    :func:`dataset_with_evidence`), written once per run; read-only."""
+    from stock_samples import dataset_with_evidence
+
+    return Path(once("evidence-dataset", lambda folder: str(dataset_with_evidence(folder))))
+
+
+@pytest.fixture(scope="session")
+def stock_samples(once, evidence_dataset, scripted_chat):
+    """Stock lm_eval's run of scitaste_dimagent and of its tool-message variant over :func:`evidence_dataset`
+    against the scripted replies (tests/fixtures/stock_samples.py's :func:`scripted_stock_run`), made once per run:
+    (the dataset, the samples log of scitaste_dimagent, lm-eval's results of each task, the requests the server
+    received)."""
+    pytest.importorskip("lm_eval", reason="needs lm-eval: pip install '.[lmeval]'")
+    from stock_samples import scripted_stock_run
+
+    def make(folder):
+        samples, results, requests = scripted_stock_run(folder, scripted_chat, stop_server, evidence_dataset)
+        return str(samples), results, str(requests)
+
+    samples, results, requests = once("stock-samples", make)
+    return evidence_dataset, Path(samples), results, Path(requests)
 
 
 #: The small simulated world that mirror-backed tests share: 470 candidates, seed 5.

@@ -4,24 +4,19 @@ samples log; `scitaste score` scores it; the same log, uploaded through the Spac
 
 import json
 import subprocess
-import sys
-from pathlib import Path
 
 import pytest
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "fixtures"))
-
-from stock_samples import SCITASTE, scripted_stock_run
+from stock_samples import SCITASTE, metrics
 
 pytestmark = [pytest.mark.slow, pytest.mark.filterwarnings("ignore::DeprecationWarning")]
 
 
 @pytest.fixture(scope="module")
-def stock(chromium, tmp_path_factory, scripted_chat, servers):
-    """Stock lm_eval's samples log of scitaste_dimagent and its results (asks for Chromium first: no run for a
-    test that would skip)."""
-    pytest.importorskip("lm_eval", reason="needs lm-eval: pip install '.[lmeval]'")
-    return scripted_stock_run(tmp_path_factory.mktemp("browser-samples"), scripted_chat, servers[1])
+def stock(chromium, request):
+    """The run's stock lm_eval samples log of scitaste_dimagent (tests/conftest.py) and lm-eval's figures (asked
+    for after Chromium: no run for a test that would skip)."""
+    data, samples, results, _ = request.getfixturevalue("stock_samples")
+    return data, samples, metrics(results)
 
 
 def _cell(value: float) -> str:

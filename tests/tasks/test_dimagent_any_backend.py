@@ -9,10 +9,8 @@ import sys
 from pathlib import Path
 
 import pytest
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "fixtures"))
-
-from stock_samples import reply  # every kind of answer the parser meets
+from stock_samples import MESSAGES_TASK, rules  # the scripted replies: every kind of answer the parser meets
+from stock_samples import include as task_folder
 
 from scitaste_hf.adapters.lmeval.tasks import ANY_MODEL, METRICS, OVERALL, TASKS, load_docs
 from scitaste_hf.agent.tools import TOOL_NAMES
@@ -29,8 +27,8 @@ pytestmark = [pytest.mark.slow, pytest.mark.filterwarnings("ignore::DeprecationW
 
 @pytest.fixture(scope="module")
 def server(servers, scripted_chat, tmp_path_factory):
-    rules = [{"contains": f"Identifier: {r['bibcode']}\n", "reply": reply(k, r)} for k, r in enumerate(GOLD)]
-    proc, url, log = scripted_chat({"rules": rules, "default": "no rule"}, tmp_path_factory.mktemp("anybackend_server"))
+    proc, url, log = scripted_chat({"rules": rules(GOLD), "default": "no rule"},
+                                   tmp_path_factory.mktemp("anybackend_server"))
     yield url, log
     servers[1](proc)
 
@@ -53,15 +51,7 @@ def _lm_eval(url, data, out, tasks, include):
 @pytest.fixture(scope="module")
 def include(tmp_path_factory):
     """The task folder, plus a variant of scitaste_dimagent that asks for tool messages, as a user would write it."""
-    import shutil
-
-    folder = tmp_path_factory.mktemp("include")
-    tasks = subprocess.run([SCITASTE, "tasks-path"], capture_output=True, text=True, check=True).stdout.strip()
-    shutil.copytree(Path(tasks) / "scitaste", folder / "scitaste")
-    (folder / "scitaste" / "scitaste_dimagent_messages.yaml").write_text(
-        "include: scitaste_dimagent.yaml\ntask: scitaste_dimagent_messages\nmetadata:\n  version: 2.0\n"
-        "  evidence_as: messages\n")
-    return folder
+    return task_folder(tmp_path_factory.mktemp("include"))
 
 
 def _results(out, task="scitaste_dimagent"):
@@ -77,15 +67,14 @@ def _same(a, b):
         b[f"{m},none"], abs=1e-9) for m in reported)
 
 
-def test_stock_lm_eval_runs_dimagent_like_scitaste_eval(evidence_dataset, stand_in_evidence, server, include, tmp_path):
-    pytest.importorskip("lm_eval", reason="needs lm-eval: pip install 'scitaste-hf[lmeval]'")
+def test_stock_lm_eval_runs_dimagent_like_scitaste_eval(evidence_dataset, stand_in_evidence, stock_samples, server,
+                                                         tmp_path):
     url, log = server
-    # 1. stock lm_eval with an API model: round 1 as text in one user message (default), or as tool messages
-    first = len(log.read_text().splitlines())
-    stock_run = _lm_eval(url, evidence_dataset, tmp_path / "stock", "scitaste_dimagent,scitaste_dimagent_messages",
-                         include)
-    assert stock_run.returncode == 0, stock_run.stderr[-3000:]
-    sent = _sent(log, first)
+    # 1. stock lm_eval with an API model (the run's stock run of tests/conftest.py, the same replies as this file's
+    # server): round 1 as text in one user message (default), or as tool messages
+    data, _, stock_results, stock_requests = stock_samples
+    assert data == evidence_dataset
+    sent = _sent(stock_requests, 0)
     assert len(sent) == 600 and all("tools" not in body for body in sent)
     text_sent = [b for b in sent if len(b["messages"]) == 1]
     stock = {b["messages"][1]["content"]: b["messages"] for b in sent if len(b["messages"]) > 1}
@@ -110,7 +99,7 @@ def test_stock_lm_eval_runs_dimagent_like_scitaste_eval(evidence_dataset, stand_
     assert len(agent) == 300 and stock == agent
     assert [m["role"] for m in next(iter(agent.values()))] == ["system", "user", "assistant", *["tool"] * 9, "user"]
     # the same answers parsed the same way: every metric equal, three papers in ten failing in each run
-    text, messages, ours = (_results(tmp_path / "stock"), _results(tmp_path / "stock", "scitaste_dimagent_messages"),
+    text, messages, ours = (stock_results["scitaste_dimagent"], stock_results[MESSAGES_TASK],
                             _results(tmp_path / "agent"))
     assert _same(text, ours) and _same(messages, ours)
     assert ours["coverage,none"] == pytest.approx(0.7)

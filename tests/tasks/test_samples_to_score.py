@@ -3,14 +3,9 @@ is read by `scitaste score` and by the leaderboard's submission service, and bot
 
 import json
 import subprocess
-import sys
-from pathlib import Path
 
 import pytest
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "fixtures"))
-
-from stock_samples import SCITASTE, scripted_stock_run
+from stock_samples import SCITASTE, metrics
 
 from scitaste_hf.records import load_records
 
@@ -18,9 +13,10 @@ pytestmark = [pytest.mark.slow, pytest.mark.filterwarnings("ignore::DeprecationW
 
 
 @pytest.fixture(scope="module")
-def stock(tmp_path_factory, scripted_chat, servers):
-    pytest.importorskip("lm_eval", reason="needs lm-eval: pip install '.[lmeval]'")
-    return scripted_stock_run(tmp_path_factory.mktemp("stock-samples"), scripted_chat, servers[1])
+def stock(stock_samples):
+    """The run's stock lm_eval samples log (tests/conftest.py) and lm-eval's figures of scitaste_dimagent."""
+    data, samples, results, _ = stock_samples
+    return data, samples, metrics(results)
 
 
 def test_scitaste_score_reads_the_samples_log_as_lm_eval_scored_it(stock, tmp_path):
