@@ -93,7 +93,11 @@ def pytest_unconfigure(config):
 
 
 def pytest_collection_modifyitems(config, items):
-    """Skip an opt-in test unless `-m` asks for its marker."""
+    """Skip an opt-in test unless `-m` asks for its marker; run the files that hold slow tests first."""
+    # Under --dist loadfile a file runs whole on one worker: a long file taken last would run on alone while the
+    # other workers idle, so the long ones are handed out first (the order within each file is kept).
+    slow_files = {item.path for item in items if item.get_closest_marker("slow")}
+    items.sort(key=lambda item: item.path not in slow_files)
     chosen = config.getoption("markexpr") or ""
     opt_in = [name for name, (opt, _) in MARKERS.items() if opt]
     for item in items:
