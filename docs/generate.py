@@ -10,7 +10,7 @@ between the two markers with the text of the generator ``NAME`` below. Every gen
     python docs/generate.py --check   # exit 1 and list the stale or unknown blocks, change nothing
 
 The pages are ``docs/*.md``, ``ARCHITECTURE.md``, ``CONTRIBUTING.md``, ``README.md``, the metric cards, the task
-folders' READMEs and the Space's card; ``tests/test_docs.py`` runs the check.
+folders' READMEs, the Inspect tasks' card and the Space's card; ``tests/test_docs.py`` runs the check.
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ def pages() -> list[Path]:
     return [*sorted((ROOT / "docs").glob("*.md")),
             ROOT / "ARCHITECTURE.md", ROOT / "CONTRIBUTING.md", ROOT / "README.md",
             *sorted(ROOT.glob("metrics/*/README.md")), *sorted(ROOT.glob("lm_eval_tasks/*/README.md")),
-            ROOT / "space" / "README.md"]
+            ROOT / "scitaste_hf" / "adapters" / "inspect" / "README.md", ROOT / "space" / "README.md"]
 
 
 def generator(name: str):
@@ -448,6 +448,27 @@ def _modes() -> str:
              + (" with a search profile" if s.search else ""), s.about) for m, s in MODE_SPECS.items()]
     return ("Owner: `scitaste_hf.modes.MODE_SPECS`.\n\n"
             + table(("mode", "lm-eval task", "round 1", "provider search", "runs with", "what the model gets"), rows))
+
+
+@generator("inspect-tasks")
+def _inspect_tasks() -> str:
+    from scitaste_hf.modes import MODE_SPECS
+
+    native = constants("scitaste_hf.adapters.inspect.tasks")["NATIVE_SEARCH"]
+    searching = "a model of " + ", ".join(f"`{p}/`" for p in native)
+    round_one = {"none": "no tools", "fixed": "tool messages made by the harness", "live": "the model's own calls"}
+    rows = [(f"`scitaste_hf/{s.task}`", f"`{m}`", round_one[s.tools], searching if s.search else "any model",
+             s.about) for m, s in MODE_SPECS.items()]
+    return ("Owner: `scitaste_hf.modes.MODE_SPECS`; the providers with their own search: "
+            "`scitaste_hf.adapters.inspect.tasks.NATIVE_SEARCH`.\n\n"
+            + table(("task", "mode", "round 1", "runs with", "what the model gets"), rows))
+
+
+@generator("citation")
+def _citation() -> str:
+    from scitaste_hf.schema import CITATION
+
+    return "```bibtex\n" + CITATION + "```"
 
 
 @generator("tools")
