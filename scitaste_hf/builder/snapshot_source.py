@@ -126,9 +126,9 @@ def open_snapshot(path: str | Path) -> Snapshot:
             else:
                 first = next(iter_records(EntityFiles(works.entity, works.format, works.folder, (part,))), None)
                 named = first is None or (isinstance(first, dict) and bool(first.get("id")))
-        except (OSError, ValueError) as exc:  # a Parquet footer; the reader reports a JSON part itself
+        except (OSError, ValueError, ScitasteError) as exc:  # a Parquet footer, or the reader's error on a JSON part
             raise ScitasteError(f"{part.path} is not an OpenAlex works file ({works.format}): "
-                                f"{str(exc).splitlines()[0]}") from None
+                                f"{first_line(exc)}") from None
         if not named:
             raise ScitasteError(f"{part.path} is not an OpenAlex works file: its records have no id")
     return Snapshot(path, works)
@@ -147,7 +147,7 @@ def _flatten(snapshot: Snapshot, index_dir: Path) -> Path:
     try:
         engine.read()
     except duckdb.Error as exc:
-        raise ScitasteError(f"cannot read the snapshot at {snapshot.path}: {str(exc).splitlines()[0]}") from None
+        raise ScitasteError(f"cannot read the snapshot at {snapshot.path}: {first_line(exc)}") from None
     finally:
         engine.close()
     return engine.stages.path("raw") / "*.parquet"
@@ -227,8 +227,9 @@ def _full_records(snapshot: Snapshot, wanted: set[str]) -> dict[str, dict[str, A
         if wid in wanted and wid not in found:
             try:
                 found[wid] = work_dict(parse_work(data))
-            except (AttributeError, KeyError, TypeError, ValueError) as exc:
-                # a field the index does not read (the record contract does not look at it) but a build keeps
+            except (AttributeError, KeyError, TypeError, ValueError, ScitasteError) as exc:
+                # a field the index does not read (the record contract does not look at it) but a build keeps; an
+                # id that parse_work refuses is its SourceError
                 raise ScitasteError(f"the snapshot's record of {wid} is not an OpenAlex work as a build reads it: "
                                     f"{type(exc).__name__}: {first_line(exc)}") from None
             if len(found) == len(wanted):
