@@ -44,7 +44,7 @@ import stat
 from pathlib import Path
 from typing import Any
 
-from scitaste_hf.errors import ScitasteError, first_line, short_repr
+from scitaste_hf.errors import InvalidInput, ScitasteError, first_line, short_repr
 
 #: Largest file read, in bytes. The largest configuration file the package writes is a release's
 #: ``citation_counts.json``, about 40 bytes a paper: 32 MiB holds 800,000 papers, far above any release, while a
@@ -93,19 +93,19 @@ def read_text(path: str | Path, what: str, *, max_bytes: int = MAX_BYTES) -> str
         raise ScitasteError(f"{source} is {kind}")
     with os.fdopen(fd, "rb") as handle:
         if info.st_size > max_bytes:
-            raise ScitasteError(f"{source} has {info.st_size:,} bytes, more than the {max_bytes:,} accepted")
+            raise InvalidInput(f"{source} has {info.st_size:,} bytes, more than the {max_bytes:,} accepted")
         try:
             data = handle.read(max_bytes + 1)  # a file that grew since fstat is still bounded
         except OSError as exc:
             raise ScitasteError(f"{source} cannot be read ({exc.strerror})") from None
     if len(data) > max_bytes:
-        raise ScitasteError(f"{source} has more than the {max_bytes:,} bytes accepted")
+        raise InvalidInput(f"{source} has more than the {max_bytes:,} bytes accepted")
     skip = len(codecs.BOM_UTF8) if data.startswith(codecs.BOM_UTF8) else 0
     try:
         return data[skip:].decode("utf-8")
     except UnicodeDecodeError as exc:
         at = skip + exc.start  # counted in the file, mark included
-        raise ScitasteError(f"{source} is not UTF-8 text (byte {at:,} is {data[at]:#04x}); save it as UTF-8") from None
+        raise InvalidInput(f"{source} is not UTF-8 text (byte {at:,} is {data[at]:#04x}); save it as UTF-8") from None
 
 
 def _deeper_than(value: Any, max_depth: int) -> bool:
@@ -174,13 +174,13 @@ def parse_json(text: str, source: str, *, max_depth: int = MAX_DEPTH, parse_int:
     except RecursionError:  # the parser's own bound on nesting (the interpreter's recursion limit, 1,000)
         raise too_deep from None
     except json.JSONDecodeError as exc:
-        raise ScitasteError(f"{source} is not valid JSON ({exc.msg} at line {exc.lineno} column {exc.colno})") from None
+        raise InvalidInput(f"{source} is not valid JSON ({exc.msg} at line {exc.lineno} column {exc.colno})") from None
     except ValueError as exc:  # NaN, Infinity or beyond a float, a repeated key, an integer of over 4,300 digits
-        raise ScitasteError(f"{source} is not valid JSON ({first_line(exc)})") from None
+        raise InvalidInput(f"{source} is not valid JSON ({first_line(exc)})") from None
     if _deeper_than(data, max_depth):
         raise too_deep
     if "\\u" in text and _lone_surrogate(data):
-        raise ScitasteError(f"{source} is not valid JSON (a \\u escape names half of a surrogate pair, which is no "
+        raise InvalidInput(f"{source} is not valid JSON (a \\u escape names half of a surrogate pair, which is no "
                             "character: it cannot be written as UTF-8)")
     return data
 
@@ -223,15 +223,15 @@ def _measure(root: Any, source: str, max_depth: int, max_nodes: int) -> None:
             size[key] = 1 + sum(size.get(id(c), 1) for c in below)
             depth[key] = 1 + max((depth.get(id(c), 1) for c in below), default=0)
             if size[key] > max_nodes:
-                raise ScitasteError(f"{source} has more than {max_nodes:,} values once its aliases are expanded "
+                raise InvalidInput(f"{source} has more than {max_nodes:,} values once its aliases are expanded "
                                     f"(line {node.start_mark.line + 1})")
             if depth[key] > max_depth:
-                raise ScitasteError(f"{source} is nested more than {max_depth} deep (line {node.start_mark.line + 1})")
+                raise InvalidInput(f"{source} is nested more than {max_depth} deep (line {node.start_mark.line + 1})")
             continue
         if key in size:
             continue
         if key in open_nodes:
-            raise ScitasteError(f"{source} holds an alias inside its own anchor (line {node.start_mark.line + 1})")
+            raise InvalidInput(f"{source} holds an alias inside its own anchor (line {node.start_mark.line + 1})")
         open_nodes.add(key)
         if isinstance(node, yaml.MappingNode):
             _refuse_repeated_keys(node, source)
@@ -249,7 +249,7 @@ def _refuse_repeated_keys(node: Any, source: str) -> None:
     for key, _ in node.value:
         if isinstance(key, yaml.ScalarNode) and key.tag != "tag:yaml.org,2002:merge":
             if (key.tag, key.value) in seen:
-                raise ScitasteError(f"{source} repeats the key {short_repr(key.value)} in one mapping "
+                raise InvalidInput(f"{source} repeats the key {short_repr(key.value)} in one mapping "
                                     f"(line {key.start_mark.line + 1})")
             seen.add((key.tag, key.value))
 
@@ -267,9 +267,9 @@ def _count_events(text: str, source: str, max_nodes: int) -> None:
             if isinstance(loader.get_event(), counted):
                 n += 1
                 if n > max_nodes:
-                    raise ScitasteError(f"{source} has more than {max_nodes:,} values")
+                    raise InvalidInput(f"{source} has more than {max_nodes:,} values")
     except yaml.YAMLError as exc:
-        raise ScitasteError(f"{source} is not valid YAML ({_yaml_problem(exc)})") from None
+        raise InvalidInput(f"{source} is not valid YAML ({_yaml_problem(exc)})") from None
     finally:
         loader.dispose()
 
@@ -311,16 +311,16 @@ def parse_yaml(text: str, source: str, *, max_depth: int = MAX_DEPTH, max_nodes:
         try:
             node = loader.get_single_node()
         except yaml.YAMLError as exc:
-            raise ScitasteError(f"{source} is not valid YAML ({_yaml_problem(exc)})") from None
+            raise InvalidInput(f"{source} is not valid YAML ({_yaml_problem(exc)})") from None
         if node is None:
             return None
         _measure(node, source, max_depth, max_nodes)
         try:
             return loader.construct_document(node)
         except yaml.YAMLError as exc:
-            raise ScitasteError(f"{source} is not valid YAML ({_yaml_problem(exc)})") from None
+            raise InvalidInput(f"{source} is not valid YAML ({_yaml_problem(exc)})") from None
         except (ValueError, TypeError) as exc:  # an integer of more than 4,300 digits
-            raise ScitasteError(f"{source} is not valid YAML ({first_line(exc)})") from None
+            raise InvalidInput(f"{source} is not valid YAML ({first_line(exc)})") from None
     finally:
         loader.dispose()
 

@@ -1,4 +1,9 @@
-"""Errors a user can cause. The CLI prints them as one line (``scitaste: error: ...``) instead of a traceback."""
+"""Errors a user can cause. The CLI prints them as one line (``scitaste: error: ...``) instead of a traceback.
+
+:class:`ScitasteError` is not a :class:`ValueError`: a bare ``except ValueError`` around a library's parsing must
+not swallow a service that is down (:class:`~scitaste_hf.sources.errors.ServiceUnavailable`) or a missing token
+(:class:`~scitaste_hf.sources.errors.AuthError`). Code that means to catch the package's errors names them.
+"""
 
 
 def first_line(exc: BaseException) -> str:
@@ -14,8 +19,13 @@ def short_repr(value: object, limit: int = 60) -> str:
     return text if len(text) <= limit else f"{text[:limit - 3]}..."
 
 
-class ScitasteError(ValueError):
-    """Bad input, bad configuration or a missing resource; the message says what to do."""
+class ScitasteError(Exception):
+    """Bad input, bad configuration, a missing resource or a service that failed; the message says what to do."""
+
+
+class InvalidInput(ScitasteError):
+    """Input that the package refuses: a record, predictions, weights or configuration file that does not parse or
+    does not hold what it must, a command-line argument out of range, scores of the wrong shape."""
 
 
 class TaskUnavailable(SystemExit):

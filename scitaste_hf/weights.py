@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from importlib import resources
 from types import MappingProxyType
 
-from scitaste_hf.errors import ScitasteError
+from scitaste_hf.errors import InvalidInput, ScitasteError
 from scitaste_hf.schema import DIMENSIONS
 from scitaste_hf.taxonomy import packaged_disciplines
 
@@ -37,23 +37,23 @@ def validate_weights(weights: Mapping[str, float], *, tolerance: float = 1e-6) -
     if isinstance(weights, DisciplineWeights):
         # Every place that applies one vector to all records passes through here: a per-discipline file reaching
         # one of them says so instead of failing on the discipline names as unknown dimension keys.
-        raise ScitasteError(f"{weights.source} holds one weight vector per discipline, and this applies one vector "
+        raise InvalidInput(f"{weights.source} holds one weight vector per discipline, and this applies one vector "
                             "to every record; give a file with a single vector")
     missing = [k for k in DIMENSIONS if k not in weights]
     unknown = sorted(set(weights) - set(DIMENSIONS))
     if missing or unknown:
         parts = [f"missing {', '.join(missing)}"] if missing else []
         parts += [f"unknown {', '.join(unknown)}"] if unknown else []
-        raise ScitasteError(f"weight vector must have exactly the seven dimension keys: {'; '.join(parts)}")
+        raise InvalidInput(f"weight vector must have exactly the seven dimension keys: {'; '.join(parts)}")
     out = {}
     for key in DIMENSIONS:
         value = weights[key]
         if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value) or value < 0:
-            raise ScitasteError(f"weight {key}={value!r} must be a finite number >= 0")
+            raise InvalidInput(f"weight {key}={value!r} must be a finite number >= 0")
         out[key] = float(value)
     total = sum(out.values())
     if abs(total - 1.0) > tolerance:
-        raise ScitasteError(f"weights must sum to 1, got {total:.6f}")
+        raise InvalidInput(f"weights must sum to 1, got {total:.6f}")
     return out
 
 
@@ -86,14 +86,14 @@ class DisciplineWeights:
                 try:
                     validate_weights(vector)
                 except ScitasteError as exc:
-                    raise ScitasteError(f"{self.source}, {discipline}: {exc}") from None
+                    raise InvalidInput(f"{self.source}, {discipline}: {exc}") from None
 
     def check_disciplines(self, names: Sequence[str], what: str = "the taxonomy") -> None:
         """Refuse a vector for a discipline outside ``names``: a misspelt name would silently hand its papers to
         the default vector."""
         unknown = [d for d in self.vectors if d not in names]
         if unknown:
-            raise ScitasteError(f"{self.source}: no discipline {unknown[0]!r} in {what} ({', '.join(names)})")
+            raise InvalidInput(f"{self.source}: no discipline {unknown[0]!r} in {what} ({', '.join(names)})")
 
     def to_json(self) -> dict[str, dict[str, float]]:
         """The ``weights`` object of a per-discipline weights file: discipline -> vector, then ``default``."""
@@ -108,19 +108,19 @@ Weights = Mapping[str, float] | DisciplineWeights
 def _vector(data: object, kind: str, where: str) -> dict[str, float]:
     """One vector of a weights file: ``weights`` as given, ``raw`` normalised by its sum."""
     if not isinstance(data, Mapping):
-        raise ScitasteError(f"{where} must be an object of the seven dimension keys")
+        raise InvalidInput(f"{where} must be an object of the seven dimension keys")
     if kind == "raw":
         numbers = [v for v in data.values() if isinstance(v, int | float) and not isinstance(v, bool)]
         total = sum(numbers)
         if len(numbers) != len(data) or total <= 0:
-            raise ScitasteError(f"{where}: 'raw' must map keys to positive numbers")
+            raise InvalidInput(f"{where}: 'raw' must map keys to positive numbers")
         if not math.isfinite(total):  # each number a float, their sum beyond one: every share would read as 0
-            raise ScitasteError(f"{where}: the 'raw' numbers sum beyond a float's range; scale them down")
+            raise InvalidInput(f"{where}: the 'raw' numbers sum beyond a float's range; scale them down")
         data = {k: v / total for k, v in data.items()}
     try:
         return validate_weights(data)
     except ScitasteError as exc:
-        raise ScitasteError(f"{where}: {exc}") from None
+        raise InvalidInput(f"{where}: {exc}") from None
 
 
 def parse_weights(data: object, source: str = "the weights") -> dict[str, float] | DisciplineWeights:
@@ -149,21 +149,21 @@ def parse_weights(data: object, source: str = "the weights") -> dict[str, float]
     kind = next((k for k in ("weights", "raw") if isinstance(data, Mapping) and isinstance(data.get(k), Mapping)),
                 None)
     if kind is None:
-        raise ScitasteError(f"weights file {source} must hold a 'weights' or a 'raw' object")
+        raise InvalidInput(f"weights file {source} must hold a 'weights' or a 'raw' object")
     body = data[kind]
     nested = [isinstance(v, Mapping) for v in body.values()]
     if not any(nested):
         return _vector(body, kind, f"weights file {source}")
     if not all(nested):
-        raise ScitasteError(f"weights file {source}: '{kind}' mixes numbers and per-discipline vectors")
+        raise InvalidInput(f"weights file {source}: '{kind}' mixes numbers and per-discipline vectors")
     vectors = {}
     for discipline, vector in body.items():
         name = discipline.strip() if isinstance(discipline, str) else ""
         if not name:
-            raise ScitasteError(f"weights file {source}: a vector has an empty discipline name")
+            raise InvalidInput(f"weights file {source}: a vector has an empty discipline name")
         # A mis-cased name would never match a record's discipline and silently hand its papers to the default.
         if discipline != name.lower() and name.lower() in (*packaged_disciplines(), DEFAULT_VECTOR):
-            raise ScitasteError(f"weights file {source}: discipline {discipline!r}; write {name.lower()!r}")
+            raise InvalidInput(f"weights file {source}: discipline {discipline!r}; write {name.lower()!r}")
         vectors[discipline] = _vector(vector, kind, f"weights file {source}, {discipline}")
     default = vectors.pop(DEFAULT_VECTOR, None)
     if not vectors:
@@ -193,7 +193,7 @@ def vector_for(weights: Weights | None, discipline: str | None) -> dict[str, flo
     vector = weights.vectors.get(discipline, weights.default)
     if vector is None:
         named = f"discipline {discipline!r}" if discipline is not None else "a record without a discipline"
-        raise ScitasteError(f"{weights.source} has no vector for {named} and no {DEFAULT_VECTOR!r} vector; it has "
+        raise InvalidInput(f"{weights.source} has no vector for {named} and no {DEFAULT_VECTOR!r} vector; it has "
                             f"{', '.join(weights.vectors)}")
     return dict(vector)
 

@@ -152,9 +152,9 @@ class FrozenToolBox:
                 return cls.from_rows(rows)
             return cls.find(path / EVIDENCE_DIR) if (path / EVIDENCE_DIR / FILE).is_file() else None
         # The same test of a Hub id as the records' loader, so that data_dir means one dataset for both.
-        from scitaste_hf.records import _HUB_ID
+        from scitaste_hf.net.hub import is_hub_id
 
-        if not _HUB_ID.match(str(source)):
+        if not is_hub_id(source):
             return None
         rows = _config_rows(str(source))
         return None if rows is None else cls.from_rows(rows)
@@ -173,20 +173,11 @@ class FrozenToolBox:
 def _config_rows(source: str) -> list[dict[str, Any]] | None:
     """The rows of the ``tool_evidence`` config of the dataset ``source`` (folder or Hub id); None when the dataset
     declares no such config or it has no files."""
-    import datasets
+    from scitaste_hf.net.hub import load_dataset
 
-    from scitaste_hf.net.hub import require_hub
-    from scitaste_hf.records import _cached
-
-    instead = "pass evidence_dir=... a local evidence folder"
-    if not Path(source).exists() and not _cached(source):
-        require_hub(f"the tool evidence of {source}", instead)
     try:
-        table = datasets.load_dataset(source, CONFIG, split="train").data.table
+        table = load_dataset(source, CONFIG, split="train", what=f"the tool evidence of {source}",
+                             instead="pass evidence_dir=... a local evidence folder").data.table
     except ValueError:  # an unknown config, or one whose files are absent: the dataset has no evidence
         return None
-    except (FileNotFoundError, datasets.exceptions.DatasetNotFoundError) as exc:
-        raise ScitasteError(f"no dataset at {source}: {str(exc).splitlines()[0]}") from None
-    except ConnectionError as exc:
-        raise ScitasteError(f"{str(exc).splitlines()[0]}; {instead}") from None
     return table.select(["bibcode", "tool", "payload"]).to_pylist()

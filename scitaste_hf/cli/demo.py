@@ -68,10 +68,10 @@ def run(args: argparse.Namespace) -> int:
     """Run every step whose output is missing; print the leaderboard and where everything is."""
     from scitaste_hf.cli.tables import console as make_console
     from scitaste_hf.cli.tables import fitted
-    from scitaste_hf.errors import ScitasteError
+    from scitaste_hf.errors import InvalidInput, ScitasteError
 
     if args.papers < 300:
-        raise ScitasteError("--papers must be at least 300 (enough for every sub-discipline of the taxonomy)")
+        raise InvalidInput("--papers must be at least 300 (enough for every sub-discipline of the taxonomy)")
     console = make_console(150)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)

@@ -100,7 +100,7 @@ def _metadata(args: list[str]) -> dict:
     """
     import json
 
-    from scitaste_hf.errors import ScitasteError
+    from scitaste_hf.errors import InvalidInput
 
     merged: dict = {}
     for value in _values(args, "--metadata"):
@@ -108,17 +108,17 @@ def _metadata(args: list[str]) -> dict:
             parsed = json.loads(value)
         except json.JSONDecodeError as exc:
             if "{" in value:
-                raise ScitasteError(f"--metadata is not valid JSON ({exc.msg}, column {exc.colno}): {value}; use "
+                raise InvalidInput(f"--metadata is not valid JSON ({exc.msg}, column {exc.colno}): {value}; use "
                                     "double quotes around keys and strings, e.g. --metadata "
                                     "'{\"data_dir\": \"DIR\"}'") from None
             if "=" not in value:
-                raise ScitasteError(f"--metadata {value!r}: expected a JSON object or KEY=VALUE words, e.g. "
+                raise InvalidInput(f"--metadata {value!r}: expected a JSON object or KEY=VALUE words, e.g. "
                                     "--metadata data_dir=DIR") from None
             key, found = value.split("=", 1)
             merged[key.strip()] = found
             continue
         if not isinstance(parsed, dict):
-            raise ScitasteError(f"--metadata must be a JSON object or KEY=VALUE words, not {value}")
+            raise InvalidInput(f"--metadata must be a JSON object or KEY=VALUE words, not {value}")
         merged.update(parsed)
     return merged
 
@@ -188,14 +188,14 @@ def run_passthrough(argv: list[str]) -> int:
     from pathlib import Path
 
     from scitaste_hf import constants
-    from scitaste_hf.errors import ScitasteError, TaskUnavailable
+    from scitaste_hf.errors import InvalidInput, ScitasteError, TaskUnavailable
 
     if any(a in ("-h", "--help") for a in argv):
         _print_help()
         return 0
     if argv and argv[0] not in ("run", "ls", "validate") and not (_values(argv, "--tasks") or _values(argv, "-t")) \
             and not (_option(argv, "--config") or _option(argv, "-C")):
-        raise ScitasteError("--tasks is required: e.g. --tasks scitaste_pure_qa (`scitaste eval --help` lists the "
+        raise InvalidInput("--tasks is required: e.g. --tasks scitaste_pure_qa (`scitaste eval --help` lists the "
                             "tasks)")
     if _data_dir(argv) is None:  # the tasks will read the Hub dataset: say now, not after lm-eval's start-up
         from scitaste_hf.net.hub import require_hub

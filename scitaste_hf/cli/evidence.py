@@ -35,18 +35,18 @@ def run(args: argparse.Namespace) -> int:
 
     from scitaste_hf.agent.evidence import EVIDENCE_DIR, freeze
     from scitaste_hf.agent.tools import PaperRef, ToolBox
-    from scitaste_hf.errors import ScitasteError
+    from scitaste_hf.errors import InvalidInput
     from scitaste_hf.records import load_bibcode_map, load_records
     from scitaste_hf.sources import ADSClient, OpenAlexClient
     from scitaste_hf.sources.endpoints import mirror_clients
 
     if not args.out and not Path(args.dataset).is_dir():
-        raise ScitasteError("--out DIR is needed when --dataset is a records file (a dataset folder keeps its "
+        raise InvalidInput("--out DIR is needed when --dataset is a records file (a dataset folder keeps its "
                             f"evidence in {EVIDENCE_DIR}/)")
     out_dir = Path(args.out or Path(args.dataset) / EVIDENCE_DIR)
     records = load_records(args.dataset, args.split)
     if missing := [i for i, r in enumerate(records) if not r.get("bibcode") or not r.get("discipline")]:
-        raise ScitasteError(f"{args.dataset}: record {missing[0]} has no bibcode or discipline; --dataset takes the "
+        raise InvalidInput(f"{args.dataset}: record {missing[0]} has no bibcode or discipline; --dataset takes the "
                             "dataset (its folder or a records file), not predictions")
     mapping = load_bibcode_map(args.dataset) if Path(args.dataset).is_dir() else {}
     papers = {r["bibcode"]: PaperRef(r["bibcode"], r["discipline"], r.get("openalex_id") or mapping.get(r["bibcode"]),

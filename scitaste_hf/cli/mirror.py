@@ -46,7 +46,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _faults(specs: list[str]) -> dict[str, float]:
-    from scitaste_hf.errors import ScitasteError
+    from scitaste_hf.errors import InvalidInput
     from scitaste_hf.mirror.app import FAULT_KINDS
 
     out = {}
@@ -57,11 +57,11 @@ def _faults(specs: list[str]) -> dict[str, float]:
         except ValueError:
             value = -1.0
         if kind not in FAULT_KINDS or not 0 <= value <= 1:
-            raise ScitasteError(f"--fault {spec!r}: use KIND=SHARE with KIND one of {', '.join(FAULT_KINDS)} "
+            raise InvalidInput(f"--fault {spec!r}: use KIND=SHARE with KIND one of {', '.join(FAULT_KINDS)} "
                                 "and SHARE in 0-1")
         out[kind] = value
     if sum(out.values()) > 1:
-        raise ScitasteError("the --fault shares add up to more than 1")
+        raise InvalidInput("the --fault shares add up to more than 1")
     return out
 
 
@@ -85,7 +85,7 @@ def run(args: argparse.Namespace) -> int:
     import socket
     import time
 
-    from scitaste_hf.errors import ScitasteError
+    from scitaste_hf.errors import InvalidInput, ScitasteError
     from scitaste_hf.mirror.server import DEFAULT_DAILY_LIMIT, build_mirror
     from scitaste_hf.simworld.latent import load_field_weights
     from scitaste_hf.sources.endpoints import mirror_clients
@@ -94,7 +94,7 @@ def run(args: argparse.Namespace) -> int:
     faults = _faults(args.fault)
     field_weights = load_field_weights(args.field_weights)
     if field_weights is not None and args.world != "sim":
-        raise ScitasteError("--field-weights shapes the simulated world; the recorded responses have none")
+        raise InvalidInput("--field-weights shapes the simulated world; the recorded responses have none")
     started = time.perf_counter()
     shape = f", field weights {args.field_weights}" if field_weights else ""
     what = "recorded real responses" if args.world == "recorded" else \

@@ -52,21 +52,21 @@ _CLIENT_ARGS = ("base_url", "model", "profile", "max_gen_toks", "timeout")
 
 def _settings(args: argparse.Namespace) -> dict:
     """Endpoint, model, profile, token budget, timeout and data folder, from --model_args or the plain options."""
-    from scitaste_hf.errors import ScitasteError
+    from scitaste_hf.errors import InvalidInput
 
     if args.model_args is None:
         if not (args.base_url and args.model):
-            raise ScitasteError("preflight needs --base-url and --model, or scitaste-agent's --model_args")
+            raise InvalidInput("preflight needs --base-url and --model, or scitaste-agent's --model_args")
         return {"base_url": args.base_url, "model": args.model, "profile": args.profile, "max_gen_toks": None,
                 "timeout": args.timeout, "data_dir": args.data_dir}
     from scitaste_hf.adapters.lmeval.models import AgentLM, parse_model_args
 
     if args.model not in (None, AgentLM.name):
-        raise ScitasteError(f"with --model_args, --model is {AgentLM.name} (or left out), not {args.model!r}")
+        raise InvalidInput(f"with --model_args, --model is {AgentLM.name} (or left out), not {args.model!r}")
     given = parse_model_args(args.model_args)
     AgentLM.check_model_args(given)
     if "base_url" not in given or "model" not in given:
-        raise ScitasteError("--model_args needs base_url=URL and model=NAME")
+        raise InvalidInput("--model_args needs base_url=URL and model=NAME")
     settings = {"profile": "default", "max_gen_toks": None, "timeout": args.timeout, "data_dir": args.data_dir}
     settings.update({k: given[k] for k in (*_CLIENT_ARGS, "data_dir") if k in given})
     return settings

@@ -261,33 +261,33 @@ def stage_space(push: Push, pkg: Package, wheel: Path, dest: Path) -> Path:
 
 
 def _repo_id(args: argparse.Namespace) -> str:
-    from scitaste_hf.errors import ScitasteError
+    from scitaste_hf.errors import InvalidInput
 
     if args.repo_id.count("/") != 1:
-        raise ScitasteError(f"--repo-id must be ORG/NAME, got {args.repo_id!r}")
+        raise InvalidInput(f"--repo-id must be ORG/NAME, got {args.repo_id!r}")
     return args.repo_id
 
 
 def _plan(args: argparse.Namespace) -> tuple[list[Push], Package | None]:
     """Everything to push, and the package that the Spaces among it install (None without a Space)."""
-    from scitaste_hf.errors import ScitasteError
+    from scitaste_hf.errors import InvalidInput, ScitasteError, first_line
     from scitaste_hf.resources import bundled_dir, metric_names, metric_path
 
     pkg = None
     if args.target == "metrics":
         if not args.org:
-            raise ScitasteError("publish metrics needs --org ORG")
+            raise InvalidInput("publish metrics needs --org ORG")
         pkg = package()
         plan = [Push("space", f"{args.org}/{name}", metric_path(name), space_files(metric_path(name), pkg))
                 for name in metric_names()]
     elif args.target == "space":
         if not args.repo_id:
-            raise ScitasteError("publish space needs --repo-id ORG/NAME")
+            raise InvalidInput("publish space needs --repo-id ORG/NAME")
         pkg, folder = package(), bundled_dir("space")
         plan = [Push("space", _repo_id(args), folder, space_files(folder, pkg))]
     else:
         if not args.path or not args.repo_id:
-            raise ScitasteError("publish dataset needs --path DIR and --repo-id ORG/NAME")
+            raise InvalidInput("publish dataset needs --path DIR and --repo-id ORG/NAME")
         repo_id, folder = _repo_id(args), Path(args.path)
         if not (folder / "README.md").is_file() or not list(folder.glob("data/*.parquet")):
             raise ScitasteError(f"{folder} is not a built dataset (README.md and data/*.parquet); run `scitaste build`")
@@ -302,7 +302,7 @@ def _plan(args: argparse.Namespace) -> tuple[list[Push], Package | None]:
         try:
             validate_repo_id(push.repo_id)
         except HFValidationError as exc:
-            raise ScitasteError(f"not a Hub repo id: {str(exc).splitlines()[0]}") from None
+            raise InvalidInput(f"not a Hub repo id: {first_line(exc)}") from None
     return plan, pkg
 
 

@@ -30,10 +30,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Load and validate the release, print the report, and write ``--json`` atomically."""
-    from scitaste_hf.errors import ScitasteError
+    from scitaste_hf.errors import InvalidInput
 
     if args.n_resamples < 0:
-        raise ScitasteError("--n-resamples must be >= 0")
+        raise InvalidInput("--n-resamples must be >= 0")
     import sys
 
     from rich.console import Console

@@ -46,11 +46,11 @@ def _example(name: str) -> Path:
 
 def run(args: argparse.Namespace) -> int:
     """Score, print the table, and write ``--json`` atomically."""
-    from scitaste_hf.errors import ScitasteError
+    from scitaste_hf.errors import InvalidInput, ScitasteError
     from scitaste_hf.output import check_writable, write_json_atomic
 
     if (args.predictions is None) != (args.gold is None):
-        raise ScitasteError("give both --predictions and --gold, or neither to score the bundled example")
+        raise InvalidInput("give both --predictions and --gold, or neither to score the bundled example")
     if args.json_out:
         check_writable(args.json_out)
     from scitaste_hf.cli.tables import console as make_console
@@ -68,7 +68,7 @@ def run(args: argparse.Namespace) -> int:
         console.print("[dim]Scoring the bundled example: a synthetic run against synthetic gold labels "
                       "(not benchmark data). Use --predictions and --gold for your own run.[/dim]")
     if args.split is not None and Path(gold_path).is_file():
-        raise ScitasteError(f"--split {args.split}: --gold {gold_path} is a file, which holds one split's records; "
+        raise InvalidInput(f"--split {args.split}: --gold {gold_path} is a file, which holds one split's records; "
                             "drop --split, or give the dataset folder or Hub id")
     split = args.split or "selected"
     weights = load_weights(args.weights) if args.weights else None

@@ -58,10 +58,10 @@ def _check_port(port: int) -> None:
     """Refuse a port that is out of range or taken on 127.0.0.1, before the board is opened."""
     import socket
 
-    from scitaste_hf.errors import ScitasteError
+    from scitaste_hf.errors import InvalidInput, ScitasteError
 
     if not 1 <= port <= 65535:
-        raise ScitasteError(f"--port {port}: expected 1-65535")
+        raise InvalidInput(f"--port {port}: expected 1-65535")
     with socket.socket() as probe:
         try:
             probe.bind(("127.0.0.1", port))

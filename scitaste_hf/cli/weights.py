@@ -142,13 +142,13 @@ def run(args: argparse.Namespace) -> int:
     int
         0 on success; errors are raised as :class:`~scitaste_hf.errors.ScitasteError`.
     """
-    from scitaste_hf.errors import ScitasteError
+    from scitaste_hf.errors import InvalidInput
     from scitaste_hf.index import weights as w
     from scitaste_hf.schema import DIMENSIONS
 
     by_discipline = args.by == "discipline"
     if args.weights_command == "derive" and not by_discipline and (args.n_resamples, args.seed) != (None, None):
-        raise ScitasteError("--n-resamples and --seed set the transfer table's bootstrap of --by discipline")
+        raise InvalidInput("--n-resamples and --seed set the transfer table's bootstrap of --by discipline")
     if args.json:
         check_writable(args.json)
     need_score = args.weights_command == "fit"

@@ -10,8 +10,15 @@ a call for good; a process that writes to the Hub calls :func:`bound_hub_calls` 
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
+from typing import Any
+
 from scitaste_hf.constants import hf_endpoint, hf_hub_offline
-from scitaste_hf.errors import ScitasteError
+from scitaste_hf.errors import ScitasteError, first_line
+
+#: A Hub repo id (``org/name``): what a source that is no local path must look like to be fetched from the Hub.
+HUB_ID = re.compile(r"^[\w.-]+/[\w.-]+$")
 
 #: Seconds the reachability probe may take.
 PROBE_TIMEOUT = 3.0
@@ -23,6 +30,58 @@ HUB_TIMEOUT = 30.0
 #: copies' repos ever do, while an answer of gigabytes (measured: 4.4 GB of memory for a 3 GiB body) would take the
 #: Space down. File downloads (``/<repo>/resolve/...``) are streamed to disk and not bounded here.
 HUB_MAX_ANSWER = 64 * 2**20
+
+
+def is_hub_id(source: str | Path) -> bool:
+    """Whether ``source`` reads as a Hub repo id (:data:`HUB_ID`); a local path that exists is read as a path
+    first by the loaders."""
+    return bool(HUB_ID.match(str(source)))
+
+
+def in_local_cache(repo_id: str) -> bool:
+    """Whether the Hub dataset ``repo_id`` has a copy in the local Hugging Face cache (loadable offline)."""
+    from huggingface_hub import scan_cache_dir
+    from huggingface_hub.errors import CacheNotFound
+
+    try:
+        return any(r.repo_id == repo_id and r.repo_type == "dataset" for r in scan_cache_dir().repos)
+    except CacheNotFound:
+        return False
+
+
+def load_dataset(source: str | Path, *args: Any, what: str, instead: str, **kwargs: Any):
+    """:func:`datasets.load_dataset` of a dataset folder or Hub id, with the Hub's failures as one line.
+
+    A Hub id without a cached copy is first checked with :func:`require_hub` (one bounded probe instead of the
+    libraries' long retries). A dataset that is not there, a Hub out of reach (offline, nothing cached) and a Hub
+    that refuses (a private or gated dataset, a bad token) are a :class:`ScitasteError` that names ``source`` and
+    says what to use ``instead``. A :class:`ValueError` of ``datasets`` (a split or config the dataset does not
+    have) is left to the caller, to whom it may mean "none".
+
+    Parameters
+    ----------
+    source : path or Hub id
+        The dataset.
+    *args, **kwargs
+        The rest of :func:`datasets.load_dataset`'s arguments (the config, ``split=``).
+    what : str
+        What is fetched, for the message of an unreachable Hub (``"dataset ORG/NAME"``).
+    instead : str
+        What to use without the Hub, for the message.
+    """
+    import datasets
+    from huggingface_hub.errors import HfHubHTTPError
+
+    if not Path(source).exists() and not in_local_cache(str(source)):
+        require_hub(what, instead)
+    try:
+        return datasets.load_dataset(str(source), *args, **kwargs)
+    except (FileNotFoundError, datasets.exceptions.DatasetNotFoundError) as exc:
+        raise ScitasteError(f"no dataset at {source}: {first_line(exc)}") from None
+    except ConnectionError as exc:  # offline, and no cached copy
+        raise ScitasteError(f"{first_line(exc)}; {instead}") from None
+    except HfHubHTTPError as exc:  # the Hub answered, and refused
+        raise ScitasteError(f"the Hub refused dataset {source}: {first_line(exc)}; {instead}") from None
 
 
 def require_hub(what: str, instead: str) -> None:

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from scitaste_hf.errors import ScitasteError, short_repr
+from scitaste_hf.errors import InvalidInput, ScitasteError, short_repr
 from scitaste_hf.schema import DIMENSIONS, SCORE_MAX, SCORE_MIN, Answer
 
 _TOO_LARGE = "an integer too large for a float"
@@ -42,25 +42,25 @@ def as_scores(values: Any, name: str) -> np.ndarray:
         In one line that names the first bad item (``name[i] = True is not a number``).
     """
     if isinstance(values, str | bytes | Mapping):
-        raise ScitasteError(f"{name} must be numbers, got {type(values).__name__}")
+        raise InvalidInput(f"{name} must be numbers, got {type(values).__name__}")
     if not isinstance(values, list | tuple):  # an array (numpy's, or one that converts to it)
         try:
             arr = np.asarray(values)
         except (TypeError, ValueError):
-            raise ScitasteError(f"{name} must be numbers, got {type(values).__name__}") from None
+            raise InvalidInput(f"{name} must be numbers, got {type(values).__name__}") from None
         if arr.dtype.kind in _NUMERIC_KINDS:
             arr = arr.astype(np.float64, copy=False)
             if arr.ndim != 1:
-                raise ScitasteError(f"{name} must be one-dimensional, got shape {arr.shape}")
+                raise InvalidInput(f"{name} must be one-dimensional, got shape {arr.shape}")
             return _check_range(arr, name)
         if arr.ndim == 0:
-            raise ScitasteError(f"{name} must be numbers, got {type(values).__name__}")
+            raise InvalidInput(f"{name} must be numbers, got {type(values).__name__}")
         values = arr
     # the types first (at C speed): a list of plain floats and ints, the usual case, needs no look at each item
     bad = None if set(map(type, values)) <= {float, int} else next(
         (i for i, v in enumerate(values) if not is_number(v)), None)
     if bad is not None:
-        raise ScitasteError(f"{name}[{bad}] = {_shown(values[bad])} is not a number ({name} must be numbers, "
+        raise InvalidInput(f"{name}[{bad}] = {_shown(values[bad])} is not a number ({name} must be numbers, "
                             "0-100)")
     try:
         arr = np.asarray(values, dtype=np.float64)
@@ -80,16 +80,16 @@ def as_answer_matrix(values: Any, name: str) -> np.ndarray:
             rows = values if values.ndim else values.reshape(1)
             bad = next(((i, x) for i, row in enumerate(rows) for x in np.ravel(row) if not is_number(x)), None)
             if bad is not None:
-                raise ScitasteError(f"{name}[{bad[0]}] has a score that is not a number: {_shown(bad[1])}")
+                raise InvalidInput(f"{name}[{bad[0]}] has a score that is not a number: {_shown(bad[1])}")
         arr = values.astype(np.float64, copy=False)
     else:
         if not isinstance(values, Sequence) or isinstance(values, str):
-            raise ScitasteError(f"{name} must be a sequence of answers, got {type(values).__name__}")
+            raise InvalidInput(f"{name} must be a sequence of answers, got {type(values).__name__}")
         arr = np.array([_answer_row(v, name, i) for i, v in enumerate(values)], dtype=np.float64)
         if arr.size == 0:
             arr = arr.reshape(0, 1 + len(DIMENSIONS))
     if arr.ndim != 2 or arr.shape[1] != 1 + len(DIMENSIONS):
-        raise ScitasteError(f"{name} must have {1 + len(DIMENSIONS)} columns per item, got shape {arr.shape}")
+        raise InvalidInput(f"{name} must have {1 + len(DIMENSIONS)} columns per item, got shape {arr.shape}")
     return _check_range(arr, name)
 
 
@@ -97,20 +97,20 @@ def _answer_row(value: Any, name: str, index: int) -> tuple[float, ...]:
     if isinstance(value, Answer):
         return value.vector()
     if not isinstance(value, Mapping):
-        raise ScitasteError(f"{name}[{index}] must be an answer dict, got {type(value).__name__}")
+        raise InvalidInput(f"{name}[{index}] must be an answer dict, got {type(value).__name__}")
     try:
         dims = value["dimension_scores"]
         row = (value["innovation_score"], *(dims[k] for k in DIMENSIONS))
     except (KeyError, TypeError) as exc:
-        raise ScitasteError(f"{name}[{index}] lacks {exc}: each answer needs innovation_score and "
+        raise InvalidInput(f"{name}[{index}] lacks {exc}: each answer needs innovation_score and "
                             f"dimension_scores with the keys {', '.join(DIMENSIONS)}") from None
     bad = next((k for k, x in enumerate(row) if not is_number(x)), None)
     if bad is not None:
-        raise ScitasteError(f"{name}[{index}] has a score that is not a number: {_shown(row[bad])}")
+        raise InvalidInput(f"{name}[{index}] has a score that is not a number: {_shown(row[bad])}")
     try:
         return tuple(float(x) for x in row)
     except OverflowError:  # an integer beyond float range, such as a 400-digit one
-        raise ScitasteError(f"{name} has a score outside 0-100 at item {index}: {_TOO_LARGE}") from None
+        raise InvalidInput(f"{name} has a score outside 0-100 at item {index}: {_TOO_LARGE}") from None
 
 
 def _too_large(name: str, values: Any) -> ScitasteError:
@@ -121,18 +121,18 @@ def _too_large(name: str, values: Any) -> ScitasteError:
 
 def _check_range(arr: np.ndarray, name: str) -> np.ndarray:
     if arr.shape[0] == 0:
-        raise ScitasteError(f"{name} is empty: nothing to score")
+        raise InvalidInput(f"{name} is empty: nothing to score")
     bad = ~np.isfinite(arr)
     if bad.any():
-        raise ScitasteError(f"{name} has a NaN or infinite value at item {int(np.argwhere(bad)[0][0])}")
+        raise InvalidInput(f"{name} has a NaN or infinite value at item {int(np.argwhere(bad)[0][0])}")
     bad = (arr < SCORE_MIN) | (arr > SCORE_MAX)
     if bad.any():
         i = tuple(np.argwhere(bad)[0])
-        raise ScitasteError(f"{name} has a score outside 0-100 at item {i[0]}: {arr[i]:g}")
+        raise InvalidInput(f"{name} has a score outside 0-100 at item {i[0]}: {arr[i]:g}")
     return arr
 
 
 def check_same_length(a: np.ndarray, b: np.ndarray) -> None:
     """Raise when predictions and references do not pair up one to one."""
     if a.shape[0] != b.shape[0]:
-        raise ScitasteError(f"predictions and references differ in length: {a.shape[0]} vs {b.shape[0]}")
+        raise InvalidInput(f"predictions and references differ in length: {a.shape[0]} vs {b.shape[0]}")

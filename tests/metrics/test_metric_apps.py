@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from scitaste_hf.adapters.metrics.app import example_inputs, read_inputs
+from scitaste_hf.errors import ScitasteError
 
 pytestmark = pytest.mark.slow
 
@@ -61,7 +62,7 @@ def test_read_inputs_from_upload(tmp_path):
     upload.write_text('{"prediction": 40.0, "reference": 50.0}\n{"prediction": null, "reference": 20.0}\n')
     assert read_inputs(None, str(upload)) == {"predictions": [40.0, None], "references": [50.0, 20.0]}
     upload.write_text('{"prediction": 40.0}\n')
-    with pytest.raises(ValueError, match="needs 'prediction' and 'reference'"):
+    with pytest.raises(ScitasteError, match="needs 'prediction' and 'reference'"):
         read_inputs(None, str(upload))
-    with pytest.raises(ValueError, match=r'must be a JSON object \{"predictions"'):
+    with pytest.raises(ScitasteError, match=r'must be a JSON object \{"predictions"'):
         read_inputs("[1, 2]", None)

@@ -78,7 +78,7 @@ def build_metric_app(metric_dir: str | Path):
     import evaluate
     import gradio as gr
 
-    from scitaste_hf.errors import ScitasteError
+    from scitaste_hf.errors import ScitasteError, first_line
 
     metric_dir = Path(metric_dir)
     metric = evaluate.load(str(metric_dir))
@@ -90,7 +90,7 @@ def build_metric_app(metric_dir: str | Path):
         except KeyError as exc:  # evaluate's encoding of an input that lacks a declared field
             raise gr.Error(f"an input lacks the field {exc}") from None
         except (ScitasteError, ValueError, TypeError) as exc:
-            raise gr.Error(str(exc).splitlines()[0]) from None
+            raise gr.Error(first_line(exc)) from None
 
     with gr.Blocks(title=metric_dir.name) as demo:
         gr.Markdown(card)
