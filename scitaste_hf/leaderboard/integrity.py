@@ -60,7 +60,7 @@ from typing import Any
 
 import numpy as np
 
-from scitaste_hf.errors import ScitasteError
+from scitaste_hf.errors import ScitasteError, first_line
 from scitaste_hf.predictions import is_inspect_log, log_reader
 from scitaste_hf.records import jsonl_lines
 from scitaste_hf.schema import Answer, Failure
@@ -231,7 +231,7 @@ def verify_evidence(evidence: bytes, predictions: Mapping[str, Answer | Failure]
         try:
             evidence = log_reader("the evidence").samples_text(evidence, "the evidence", consistent=True).encode()
         except ScitasteError as exc:
-            return str(exc).splitlines()[0]
+            return first_line(exc)
     try:
         lines = jsonl_lines(evidence.decode("utf-8"))
     except UnicodeDecodeError:

@@ -13,7 +13,7 @@ import json
 import tempfile
 from pathlib import Path
 
-from scitaste_hf.errors import ScitasteError
+from scitaste_hf.errors import ScitasteError, first_line
 from scitaste_hf.predictions import reply_answer
 from scitaste_hf.schema import Answer, failure_text
 
@@ -29,7 +29,7 @@ def _log(data: bytes, source: str):
         try:
             log = read_eval_log(str(path), resolve_attachments=True)
         except Exception as exc:  # a damaged archive, JSON of another shape: Inspect's reader says which
-            raise ScitasteError(f"{source}: not a readable Inspect log ({str(exc).splitlines()[0]})") from None
+            raise ScitasteError(f"{source}: not a readable Inspect log ({first_line(exc)})") from None
     if not log.samples:
         raise ScitasteError(f"{source}: the Inspect log holds no samples (status {log.status})")
     return log
