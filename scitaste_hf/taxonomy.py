@@ -2,10 +2,13 @@
 
 A taxonomy file is the one home of its disciplines: their order (the reporting order), each one's code (the
 ``STB.<CODE>.`` prefix of its internal ids), its citation culture (the simulated world's log-citation offset) and
-its sub-disciplines. Physics sub-disciplines carry what the four-stage classification cascade matches (arXiv
-classes, journal bibstems, controlled keywords, title terms); the others are collection cells anchored to an
-OpenAlex subfield and a keyword set. Every cell names an OpenAlex subfield. The dataset builder and the simulated
-world read the same file.
+its collection route (:data:`ROUTES`) and its sub-disciplines. A discipline of the ``ads`` route (physics in the
+packaged files) is collected from NASA ADS with arXiv's metadata and labelled by the four-stage classification
+cascade, so its sub-disciplines carry what the cascade matches (arXiv classes, journal bibstems, controlled
+keywords, title terms); a discipline of the ``openalex`` route (the default) is collected from OpenAlex, its
+sub-disciplines collection cells anchored to an OpenAlex subfield and a keyword set. Every cell names an OpenAlex
+subfield. The dataset builder, the agent's tools, the offline mirror and the simulated worlds all read the route
+from here.
 
 Packaged taxonomies (:data:`PACKAGED`): ``default``, the paper's six disciplines (Table 2), and ``extended``, which
 ``extends: default`` with the four disciplines the paper names next. A file may extend either, or another file.
@@ -33,8 +36,14 @@ RESERVED_NAMES = frozenset({OVERALL})
 #: Most ``extends`` links followed from one file. The packaged ``extended`` is one link; a chain of 16 is far more
 #: than layering needs, and stops a chain of thousands of files (each a frame of recursion and a file read) early.
 MAX_EXTENDS = 16
+#: A discipline collected from NASA ADS (with arXiv's metadata) and labelled by the classification cascade.
+ADS_ROUTE = "ads"
+#: A discipline collected from OpenAlex, cell by cell, and labelled by construction (the default route).
+OPENALEX_ROUTE = "openalex"
+#: The collection routes a discipline's ``route`` may name.
+ROUTES = (OPENALEX_ROUTE, ADS_ROUTE)
 #: The keys of a discipline's entry.
-_ENTRY_KEYS = ("code", "citation_culture", "sub_disciplines")
+_ENTRY_KEYS = ("code", "citation_culture", "route", "ads_collections", "sub_disciplines")
 #: The keys of a cell.
 _CELL_KEYS = ("id", "name", "openalex_subfield", "keywords", "arxiv_classes", "bibstems", "title_terms")
 # Discipline names become metric names (scheme2_<discipline>) and codes become id prefixes: both stay plain.
@@ -66,11 +75,20 @@ class SubDiscipline:
 
 @dataclass(frozen=True)
 class Discipline:
-    """One discipline: its name, the code of its internal ids and its citation culture."""
+    """One discipline: its name, the code of its internal ids, its citation culture and its collection route
+    (:data:`ROUTES`); a discipline of the ADS route also names the ADS collections its papers are filed in, the
+    first of which its discipline-wide ADS query asks for."""
 
     name: str
     code: str
     citation_culture: float = 0.0
+    route: str = OPENALEX_ROUTE
+    ads_collections: tuple[str, ...] = ()
+
+    @property
+    def uses_ads(self) -> bool:
+        """Whether the discipline is collected from NASA ADS and labelled by the cascade."""
+        return self.route == ADS_ROUTE
 
 
 @dataclass(frozen=True)
@@ -103,6 +121,14 @@ class Taxonomy:
                 return d
         raise ScitasteError(f"unknown discipline {name!r}; this taxonomy has {', '.join(self.names)}")
 
+    def by_route(self, route: str) -> tuple[Discipline, ...]:
+        """The disciplines of one collection route, in reporting order."""
+        return tuple(d for d in self.disciplines if d.route == route)
+
+    def uses_ads(self, discipline: str) -> bool:
+        """Whether the discipline of that name is collected from NASA ADS (False for one this taxonomy lacks)."""
+        return any(d.name == discipline and d.uses_ads for d in self.disciplines)
+
 
 def parse_taxonomy(data: object, source: str = "taxonomy") -> Taxonomy:
     """Validate a parsed taxonomy document (``extends`` already resolved) and build the :class:`Taxonomy`.
@@ -110,7 +136,8 @@ def parse_taxonomy(data: object, source: str = "taxonomy") -> Taxonomy:
     Parameters
     ----------
     data : object
-        Discipline name -> ``{code, citation_culture (optional, default 0), sub_disciplines: [cell, ...]}``.
+        Discipline name -> ``{code, citation_culture (optional, default 0), route (optional, default openalex),
+        ads_collections (with route ads), sub_disciplines: [cell, ...]}``.
     source : str
         The file, for messages.
 
@@ -118,7 +145,8 @@ def parse_taxonomy(data: object, source: str = "taxonomy") -> Taxonomy:
     ------
     ScitasteError
         On a malformed discipline name or entry, a missing or duplicate code, an empty discipline, a duplicate
-        sub-discipline id, a physics cell without cascade data, or another cell without an OpenAlex subfield.
+        sub-discipline id, an unknown route, an ADS-route discipline without ADS collections (or another with
+        them), a cell of an ADS-route discipline without cascade data, or a cell without an OpenAlex subfield.
     """
     if not isinstance(data, dict) or not data:
         raise ScitasteError(f"{source}: expected a mapping of discipline to its code and sub-disciplines")
@@ -126,7 +154,7 @@ def parse_taxonomy(data: object, source: str = "taxonomy") -> Taxonomy:
     for discipline, entry in data.items():
         disciplines.append(_discipline(discipline, entry, source, {d.code for d in disciplines}))
         for raw in entry["sub_disciplines"]:
-            cell = _cell(discipline, raw, source)
+            cell = _cell(disciplines[-1], raw, source)
             if cell.id in seen:
                 raise ScitasteError(f"{source}: duplicate sub-discipline id {cell.id!r}")
             seen.add(cell.id)
@@ -155,7 +183,24 @@ def _discipline(name: object, entry: object, source: str, codes: set[str]) -> Di
                             f"{short_repr(culture)}")
     if not isinstance(entry.get("sub_disciplines"), list) or not entry["sub_disciplines"]:
         raise ScitasteError(f"{source}: discipline {name!r} has no sub_disciplines")
-    return Discipline(name, code, float(culture))
+    route, collections = _route(name, entry, source)
+    return Discipline(name, code, float(culture), route, collections)
+
+
+def _route(name: str, entry: dict, source: str) -> tuple[str, tuple[str, ...]]:
+    """A discipline's route and its ADS collections: named exactly when the route is ADS's."""
+    route = entry.get("route", OPENALEX_ROUTE)
+    if route not in ROUTES:
+        raise ScitasteError(f"{source}: discipline {name!r}: route must be one of {', '.join(ROUTES)}, got "
+                            f"{short_repr(route)}")
+    collections = _strings(entry, "ads_collections", source, f"discipline {name!r}")
+    if route == ADS_ROUTE and not collections:
+        raise ScitasteError(f"{source}: discipline {name!r} of route {ADS_ROUTE} needs ads_collections (the ADS "
+                            "collections its papers are filed in; its discipline-wide query asks for the first)")
+    if route != ADS_ROUTE and collections:
+        raise ScitasteError(f"{source}: discipline {name!r}: ads_collections are for a discipline of route "
+                            f"{ADS_ROUTE}, not {route}")
+    return route, collections
 
 
 def _known_keys(entry: dict, allowed: tuple[str, ...], what: str, source: str) -> None:
@@ -172,18 +217,19 @@ def _finite(value: int | float) -> bool:
         return False
 
 
-def _strings(entry: dict, key: str, source: str, cell_id: str) -> tuple[str, ...]:
-    """A cell's list of terms (absent: none); a string or a number there is refused, not read as its
-    characters."""
+def _strings(entry: dict, key: str, source: str, what: str) -> tuple[str, ...]:
+    """A list of terms of a cell or a discipline (``what``, for messages; absent: none); a string or a number
+    there is refused, not read as its characters."""
     value = entry.get(key)
     if value is None:
         return ()
     if not isinstance(value, list) or not all(isinstance(v, str) and v.strip() for v in value):
-        raise ScitasteError(f"{source}: {cell_id}: {key} must be a list of non-empty strings, got {short_repr(value)}")
+        raise ScitasteError(f"{source}: {what}: {key} must be a list of non-empty strings, got {short_repr(value)}")
     return tuple(value)
 
 
-def _cell(discipline: str, entry: object, source: str) -> SubDiscipline:
+def _cell(owner: Discipline, entry: object, source: str) -> SubDiscipline:
+    discipline = owner.name
     if not isinstance(entry, dict):
         raise ScitasteError(f"{source}: every {discipline} sub-discipline needs a mapping of "
                             f"{', '.join(_CELL_KEYS)}, got {short_repr(entry)}")
@@ -200,9 +246,10 @@ def _cell(discipline: str, entry: object, source: str) -> SubDiscipline:
         raise ScitasteError(f"{source}: {cell_id} has no keywords")
     arxiv_classes, bibstems = (_strings(entry, k, source, cell_id) for k in ("arxiv_classes", "bibstems"))
     title_terms = tuple(t.lower() for t in _strings(entry, "title_terms", source, cell_id))
-    # The builder labels physics by the cascade over ADS/arXiv metadata; every other discipline by collection.
-    if discipline == "physics" and not (arxiv_classes and bibstems and title_terms):
-        raise ScitasteError(f"{source}: {cell_id} needs arxiv_classes, bibstems and title_terms")
+    # The builder labels an ADS-route discipline by the cascade over ADS/arXiv metadata, every other by collection.
+    if owner.uses_ads and not (arxiv_classes and bibstems and title_terms):
+        raise ScitasteError(f"{source}: {cell_id} needs arxiv_classes, bibstems and title_terms (its discipline "
+                            f"{discipline!r} is of route {ADS_ROUTE}, labelled by the cascade)")
     subfield = entry.get("openalex_subfield")
     if isinstance(subfield, bool) or not isinstance(subfield, int):
         raise ScitasteError(f"{source}: {cell_id} needs an integer openalex_subfield")

@@ -1,9 +1,14 @@
 """The taxonomy files: the paper's cell counts, real subfield ids, the extended taxonomy on top of the default,
 and clear errors for broken files."""
 
+import ast
+import re
+from pathlib import Path
+
 import pytest
 import yaml
 
+import scitaste_hf
 from scitaste_hf.errors import ScitasteError
 from scitaste_hf.schema import DISCIPLINES
 from scitaste_hf.taxonomy import discipline_order, load_taxonomy, packaged_disciplines
@@ -26,6 +31,9 @@ def test_packaged_taxonomy():
     arxiv = [a for c in tax.of("physics") for a in c.arxiv_classes]
     assert len(arxiv) == len(set(arxiv))  # a class decides one sub-discipline only
     assert load_taxonomy("default") is tax
+    assert [d.name for d in tax.by_route("ads")] == ["physics"]
+    assert tax.discipline("physics").ads_collections == ("physics", "astronomy")
+    assert all(d.route == "openalex" and not d.ads_collections for d in tax.disciplines[1:])
 
 
 def test_extended_taxonomy_adds_four_disciplines_to_the_default_unchanged():
@@ -146,7 +154,7 @@ def test_keywords_do_not_overlap_within_a_subfield():
     tax = load_taxonomy("extended")
     for a in tax.cells:
         for b in tax.cells:
-            if a.id != b.id and a.openalex_subfield == b.openalex_subfield and a.discipline != "physics":
+            if a.id != b.id and a.openalex_subfield == b.openalex_subfield and not tax.uses_ads(a.discipline):
                 clashes = [k for k in b.keywords if keyword_hits(k, a.keywords)]
                 assert not clashes, (a.id, b.id, clashes)
 
@@ -252,3 +260,59 @@ def test_a_discipline_named_twice_is_refused_not_merged(tmp_path):
                     "    - {id: bio.1, name: B, openalex_subfield: 1311, keywords: [a], keywords: [b]}\n")
     with pytest.raises(ScitasteError, match=r"repeats the key 'keywords' in one mapping \(line 4\)$"):
         load_taxonomy(path)
+
+
+def _routed(tmp_path, cell=None, **entry):
+    astrology = {"code": "ASTR", **entry, "sub_disciplines": [cell or _cell(
+        arxiv_classes=["astro-ph.GA"], bibstems=["ApJ"], title_terms=["sign"])]}
+    return _write(tmp_path, {"extends": "default", "astrology": astrology})
+
+
+@pytest.mark.parametrize(("entry", "message"), [
+    ({"route": "crossref"}, r"discipline 'astrology': route must be one of openalex, ads, got 'crossref'$"),
+    ({"route": ["ads"]}, r"discipline 'astrology': route must be one of openalex, ads, got \['ads'\]$"),
+    ({"route": "ads"}, r"discipline 'astrology' of route ads needs ads_collections \(the ADS collections"),
+    ({"route": "ads", "ads_collections": "astronomy"},
+     r"discipline 'astrology': ads_collections must be a list of non-empty strings, got 'astronomy'$"),
+    ({"ads_collections": ["astronomy"]},
+     r"discipline 'astrology': ads_collections are for a discipline of route ads, not openalex$"),
+    ({"route": "ads", "ads_collections": ["astronomy"], "cell": _cell()},
+     r"astrology\.signs needs arxiv_classes, bibstems and title_terms \(its discipline 'astrology' is of route ads"),
+])
+def test_a_bad_route_is_refused_in_one_line(tmp_path, entry, message):
+    with pytest.raises(ScitasteError, match=message) as error:
+        load_taxonomy(_routed(tmp_path, **entry))
+    assert "\n" not in str(error.value) and "tax.yaml" in str(error.value)
+
+
+def test_a_file_chooses_each_discipline_s_route(tmp_path):
+    tax = load_taxonomy(_routed(tmp_path, route="ads", ads_collections=["astronomy"]))
+    assert [d.name for d in tax.by_route("ads")] == ["physics", "astrology"]
+    assert tax.uses_ads("astrology") and tax.discipline("astrology").ads_collections == ("astronomy",)
+    # a file that extends the default may take physics off the ADS route (its inherited collections with it)
+    path = _write(tmp_path, {"extends": "default", "physics": {"route": "openalex", "ads_collections": None}})
+    assert load_taxonomy(path).by_route("ads") == ()
+    # an openalex cell needs no cascade data
+    assert not load_taxonomy(_routed(tmp_path, cell=_cell())).uses_ads("astrology")
+
+
+def _discipline_literals(tree: ast.AST) -> list[int]:
+    """Lines of the string literals that name the physics discipline or one of its cells (``"physics"``,
+    ``'physics.quantum'``): a route or a label keyed on the name rather than read from the taxonomy."""
+    return [node.lineno for node in ast.walk(tree) if isinstance(node, ast.Constant) and isinstance(node.value, str)
+            and re.fullmatch(r"physics(\.\w+)?", node.value.strip(), re.IGNORECASE)]
+
+
+def test_no_module_of_the_package_names_physics():
+    """A discipline is data: which disciplines come from ADS and are labelled by the cascade is the taxonomy's
+    ``route``, so no module of the package compares a discipline with the literal name of one."""
+    package = Path(scitaste_hf.__file__).parent
+    found = {str(p.relative_to(package)): lines for p in sorted(package.rglob("*.py"))
+             if (lines := _discipline_literals(ast.parse(p.read_text("utf-8"))))}
+    assert not found, found
+    # the scan sees such a literal wherever it stands: compared, a key, in a tuple, an argument, a cell id
+    for code in ('if d == "physics": pass', "x = {'physics': 1}", 'x = ("physics", "astronomy")',
+                 'tax.of("Physics ")', 'f"{x}" == "physics.quantum"'):
+        assert _discipline_literals(ast.parse(code)) == [1], code
+    prose = '"""physics papers"""\nx = "astrophysics"\ny = "Physics and Astronomy"'
+    assert _discipline_literals(ast.parse(prose)) == []

@@ -1,9 +1,10 @@
 """The nine bibliometric tools of the DimAgent-v3 agent.
 
 Each tool takes one ``bibcode`` and returns raw evidence as JSON: never a dimension score and nothing derived
-from the gold labels. Physics papers are answered from NASA ADS where ADS is authoritative (metadata, citations,
-references, authors), the others from OpenAlex through the paper's OpenAlex work id, as the paper routes them;
-topics, journals and neighbours come from OpenAlex for every paper (a physics paper is found there by DOI).
+from the gold labels. The papers of a discipline of the ADS route (the taxonomy's ``route``; physics in the
+packaged ones) are answered from NASA ADS where ADS is authoritative (metadata, citations, references, authors),
+the others from OpenAlex through the paper's OpenAlex work id, as the paper routes them; topics, journals and
+neighbours come from OpenAlex for every paper (an ADS paper is found there by DOI).
 """
 
 from __future__ import annotations
@@ -16,8 +17,9 @@ from typing import Any
 
 import numpy as np
 
-from scitaste_hf.errors import ScitasteError
+from scitaste_hf.errors import ScitasteError, first_line
 from scitaste_hf.sources.errors import InvalidIdentifierError, NotFoundError, SourceError
+from scitaste_hf.taxonomy import ADS_ROUTE, Taxonomy, load_taxonomy
 
 #: How many items a list in the evidence keeps (the model's context is finite; counts are always complete).
 MAX_ITEMS = 60
@@ -101,7 +103,8 @@ class ToolBox:
     ----------
     openalex : OpenAlexClient
     ads : ADSClient or None
-        Without it, physics papers are answered from OpenAlex too.
+        Asked about the papers of the taxonomy's ADS-route disciplines (physics, in the packaged one); without it,
+        those are answered from OpenAlex too.
     papers : mapping of bibcode to PaperRef
         The papers the tools may be asked about.
     embedder : object with ``embed(texts) -> ndarray``, optional
@@ -110,10 +113,14 @@ class ToolBox:
         Raise a failure of the service itself (unreachable, refused credentials, spent budget, offline cache miss,
         rejected request) instead of returning it as the tool's error. Freezing needs this: an outage is not
         evidence about a paper, while "the service has no such record" is.
+    taxonomy : Taxonomy, optional
+        Whose disciplines of the ADS route ADS answers for; default the packaged taxonomy.
     """
 
-    def __init__(self, openalex, ads, papers: Mapping[str, PaperRef], embedder=None, *, strict: bool = False) -> None:
+    def __init__(self, openalex, ads, papers: Mapping[str, PaperRef], embedder=None, *, strict: bool = False,
+                 taxonomy: Taxonomy | None = None) -> None:
         self.openalex, self.ads, self.papers = openalex, ads, dict(papers)
+        self.from_ads = frozenset(d.name for d in (taxonomy or load_taxonomy()).by_route(ADS_ROUTE))
         self._embedder = embedder
         self.strict = strict
         self._works: dict[str, Any] = {}
@@ -133,12 +140,12 @@ class ToolBox:
         except SourceError as exc:
             if self.strict and not isinstance(exc, NotFoundError | InvalidIdentifierError):
                 raise
-            return {"error": f"{name} failed: {str(exc).splitlines()[0]}"}
+            return {"error": f"{name} failed: {first_line(exc)}"}
         except ScitasteError as exc:
-            return {"error": f"{name} failed: {str(exc).splitlines()[0]}"}
+            return {"error": f"{name} failed: {first_line(exc)}"}
 
     def _uses_ads(self, paper: PaperRef) -> bool:
-        return self.ads is not None and paper.discipline == "physics"
+        return self.ads is not None and paper.discipline in self.from_ads
 
     def _work(self, paper: PaperRef):
         """The paper's OpenAlex work (by id, else by DOI), fetched once."""

@@ -1,11 +1,13 @@
 """Labelling candidates with a sub-discipline (paper section 3.2).
 
-Physics: a four-stage cascade over ADS/arXiv metadata; the first stage that fires decides:
+A discipline of the ADS route (physics, in the packaged taxonomies): a four-stage cascade over ADS/arXiv metadata;
+the first stage that fires decides:
 1. the arXiv primary class, 2. the journal's bibstem, 3. two or more controlled keywords in title + abstract,
 4. a characteristic term in the title. A paper that no stage labels stays unclassified (in neither split).
 
-The other disciplines are labelled by construction (the collection cell a paper came from); a paper collected
-by two cells is kept once, in the cell whose keywords it matches most (ties: the first cell in taxonomy order).
+The disciplines of the OpenAlex route are labelled by construction (the collection cell a paper came from); a
+paper collected by two cells is kept once, in the cell whose keywords it matches most (ties: the first cell in
+taxonomy order).
 """
 
 from __future__ import annotations
@@ -41,14 +43,14 @@ class Label:
     stage: str
 
 
-def classify_physics(cells: Sequence[SubDiscipline], *, arxiv_class: str | None, bibstem: str | None,
-                     title: str, abstract: str) -> Label:
-    """Run the four-stage cascade for one physics paper.
+def cascade(cells: Sequence[SubDiscipline], *, arxiv_class: str | None, bibstem: str | None, title: str,
+            abstract: str) -> Label:
+    """Run the four-stage cascade for one paper of an ADS-route discipline.
 
     Parameters
     ----------
     cells : sequence of SubDiscipline
-        The physics sub-disciplines, in taxonomy order (ties go to the earlier one).
+        The discipline's sub-disciplines, in taxonomy order (ties go to the earlier one).
     arxiv_class : str or None
         The arXiv primary class (``quant-ph``, ``cond-mat.supr-con``; an old-style archive without a subject
         class, such as ``astro-ph``, matches the sub-discipline that owns that archive's classes).
@@ -108,8 +110,8 @@ def deduplicate(collected: Mapping[str, Sequence[str]], texts: Mapping[str, str]
 
 
 def label(papers: Sequence[dict], taxonomy: Taxonomy) -> list[dict]:
-    """Give every fused paper its sub-discipline: the cascade for physics, the de-duplicated collection cell for
-    the other disciplines.
+    """Give every fused paper its sub-discipline: the cascade for an ADS-route discipline, the de-duplicated
+    collection cell for the others.
 
     Parameters
     ----------
@@ -124,7 +126,6 @@ def label(papers: Sequence[dict], taxonomy: Taxonomy) -> list[dict]:
         The papers with ``subcategory_id``, ``subcategory_name`` (None when unclassified) and ``label_stage``
         (a cascade stage, ``construction`` or ``unclassified``).
     """
-    physics = taxonomy.of("physics")
     collected: dict[str, list[str]] = {}
     for p in papers:
         for cell in p["cells"]:
@@ -133,9 +134,9 @@ def label(papers: Sequence[dict], taxonomy: Taxonomy) -> list[dict]:
     owner = deduplicate(collected, texts, taxonomy)
     out = []
     for p in papers:
-        if p["discipline"] == "physics":
-            found = classify_physics(physics, arxiv_class=p.get("arxiv_class"), bibstem=p.get("bibstem"),
-                                     title=p.get("title") or "", abstract=p.get("abstract") or "")
+        if taxonomy.uses_ads(p["discipline"]):
+            found = cascade(taxonomy.of(p["discipline"]), arxiv_class=p.get("arxiv_class"), bibstem=p.get("bibstem"),
+                            title=p.get("title") or "", abstract=p.get("abstract") or "")
             cell, stage = found.cell, found.stage
         else:
             cell, stage = owner[p["bibcode"]], "construction"

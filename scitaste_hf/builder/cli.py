@@ -71,6 +71,26 @@ def _source(words: list[str]):
     return kind, Path(rest[0]) if rest else None
 
 
+def _check_flags(args: argparse.Namespace, kind: str, snapshot) -> None:
+    """Refuse the flags that do not go together, in the flags' words; the build checks the values they make
+    again, for its Python callers, in the words of :class:`~scitaste_hf.builder.pipeline.BuildConfig`."""
+    from scitaste_hf.builder.pipeline import SOURCES
+
+    if kind not in SOURCES:
+        raise ScitasteError(f"--source must be {', '.join(SOURCES[:-1])} or {SOURCES[-1]}, got {kind!r}")
+    if kind == "snapshot" and snapshot is None:
+        raise ScitasteError("--source snapshot needs the snapshot's folder: --source snapshot PATH")
+    if kind == "snapshot" and args.mirror_url:
+        raise ScitasteError("--mirror-url is for --source mirror; a build from a snapshot sends no request")
+    if kind == "snapshot" and args.as_of is not None:
+        raise ScitasteError("--as-of is not supported with --source snapshot (the index counts every citer the "
+                            "snapshot holds); build from a snapshot of that date instead")
+    if kind == "snapshot" and args.max_retries is not None:
+        raise ScitasteError("--max-retries is for the services; a build from a snapshot sends no request")
+    if kind == "mirror" and not args.mirror_url:
+        raise ScitasteError("--source mirror needs --mirror-url (the URL `scitaste mirror serve` prints)")
+
+
 class _Bars:
     """A rich progress bar per stage."""
 
@@ -105,8 +125,7 @@ def run(args: argparse.Namespace) -> int:
     from scitaste_hf.weights import load_weights
 
     source, snapshot = _source(args.source)
-    if snapshot is not None and args.max_retries is not None:
-        raise ScitasteError("--max-retries is for the services; a build from a snapshot sends no request")
+    _check_flags(args, source, snapshot)
     retries = {} if args.max_retries is None else {"max_retries": args.max_retries}
     config = BuildConfig(out=Path(args.out), source=source, mirror_url=args.mirror_url, snapshot=snapshot,
                          work_dir=Path(args.work_dir) if args.work_dir else None, seed=args.seed,

@@ -1,10 +1,11 @@
 """Collecting the candidate pool and what the index needs around it (paper sections 3.1 and 4).
 
-Physics comes from NASA ADS: one query per sub-discipline (its arXiv classes, journals, keywords and title terms)
-and one discipline-wide query, so that papers no stage of the cascade can label still reach the pool (they go to
-the backup split). The other disciplines come from OpenAlex: per sub-discipline the most-cited articles of
-its subfield matching its keywords, back-filled from the subfield. arXiv adds the metadata of physics
-preprints; OpenAlex gives physics papers (matched by DOI) the topics, authorships and citation links that ADS
+A discipline of the ADS route (physics, in the packaged taxonomies) comes from NASA ADS: one query per
+sub-discipline (its arXiv classes, journals, keywords and title terms) and one discipline-wide query over its ADS
+collection, so that papers no stage of the cascade can label still reach the pool (they go to the backup split).
+The disciplines of the OpenAlex route come from OpenAlex: per sub-discipline the most-cited articles of its
+subfield matching its keywords, back-filled from the subfield. arXiv adds the metadata of the ADS papers'
+preprints; OpenAlex gives ADS papers (matched by DOI) the topics, authorships and citation links that ADS
 lacks. The snowball is the references and the citers of every candidate, with their own references and dates.
 
 A build as of a date (``--as-of``) asks the services only for what was published by then: ADS for the years up to
@@ -25,7 +26,7 @@ from datetime import date
 from typing import Any
 
 from scitaste_hf.sources.snowball import MAX_OR_VALUES, SnowballPlan, plan_snowball
-from scitaste_hf.taxonomy import SubDiscipline, Taxonomy
+from scitaste_hf.taxonomy import Discipline, SubDiscipline, Taxonomy
 
 #: Candidates asked for per sub-discipline, relative to its quota: room for the cross-cell de-duplication and
 #: the quality check.
@@ -68,13 +69,13 @@ def _quoted(terms: Iterable[str]) -> str:
 
 
 def ads_cell_query(cell: SubDiscipline, years: tuple[int, int] = YEARS) -> str:
-    """The ADS query of one physics sub-discipline: any of its arXiv classes, journals, keywords or title terms,
-    restricted to refereed-journal articles of the collection window.
+    """The ADS query of one sub-discipline of an ADS-route discipline: any of its arXiv classes, journals, keywords
+    or title terms, restricted to refereed-journal articles of the collection window.
 
     Parameters
     ----------
     cell : SubDiscipline
-        A physics cell.
+        A cell of an ADS-route discipline.
     years : (int, int)
         First and last publication year.
     """
@@ -83,9 +84,10 @@ def ads_cell_query(cell: SubDiscipline, years: tuple[int, int] = YEARS) -> str:
     return f"doctype:article AND year:[{years[0]} TO {years[1]}] AND ({' OR '.join(parts)})"
 
 
-def ads_sweep_query(years: tuple[int, int] = YEARS) -> str:
-    """The discipline-wide ADS query: the most-cited physics articles whatever their sub-discipline."""
-    return f"collection:physics AND doctype:article AND year:[{years[0]} TO {years[1]}]"
+def ads_sweep_query(discipline: Discipline, years: tuple[int, int] = YEARS) -> str:
+    """The discipline-wide ADS query: the most-cited articles of the discipline's (first) ADS collection, whatever
+    their sub-discipline."""
+    return f"collection:{discipline.ads_collections[0]} AND doctype:article AND year:[{years[0]} TO {years[1]}]"
 
 
 def published_by(as_of: date | None) -> str | None:
@@ -99,19 +101,21 @@ def _plain(record: Any) -> dict[str, Any]:
     return {k: list(v) if isinstance(v, tuple) else v for k, v in out.items()}
 
 
-def collect_physics(ads, cells: Sequence[SubDiscipline], quotas: Mapping[str, int], per_discipline: int, *,
-                    years: tuple[int, int] = YEARS, tick: Tick = _noop) -> list[dict[str, Any]]:
-    """Physics candidates from ADS, most cited first, each bibcode once.
+def collect_ads(ads, discipline: Discipline, cells: Sequence[SubDiscipline], quotas: Mapping[str, int],
+                per_discipline: int, *, years: tuple[int, int] = YEARS, tick: Tick = _noop) -> list[dict[str, Any]]:
+    """The candidates of an ADS-route discipline from ADS, most cited first, each bibcode once.
 
     Parameters
     ----------
     ads : ADSClient
+    discipline : Discipline
+        An ADS-route discipline (its discipline-wide query asks for its ADS collection).
     cells : sequence of SubDiscipline
-        The physics cells.
+        Its cells.
     quotas : mapping of cell id to int
         Papers each cell keeps.
     per_discipline : int
-        Papers physics keeps; the discipline-wide query asks for :data:`CANDIDATE_MARGIN` times as many.
+        Papers the discipline keeps; the discipline-wide query asks for :data:`CANDIDATE_MARGIN` times as many.
     years : (int, int)
         Collection window.
     tick : callable
@@ -125,7 +129,7 @@ def collect_physics(ads, cells: Sequence[SubDiscipline], quotas: Mapping[str, in
     found: dict[str, dict[str, Any]] = {}
     sort = "citation_count desc, bibcode asc"
     queries = [(ads_cell_query(c, years), cell_limit(quotas[c.id])) for c in cells]
-    queries.append((ads_sweep_query(years), math.ceil(per_discipline * CANDIDATE_MARGIN)))
+    queries.append((ads_sweep_query(discipline, years), math.ceil(per_discipline * CANDIDATE_MARGIN)))
     for q, limit in queries:
         for rec in ads.search(q, fl=ADS_FIELDS, sort=sort, limit=limit):
             found.setdefault(rec.bibcode, _plain(rec))
@@ -194,7 +198,7 @@ def _batches(items: Sequence[str], size: int = MAX_OR_VALUES) -> Iterable[list[s
 
 
 def openalex_by_doi(openalex, dois: Iterable[str], *, tick: Tick = _noop) -> dict[str, dict[str, Any]]:
-    """OpenAlex records of the physics candidates, matched by DOI.
+    """OpenAlex records of the ADS candidates, matched by DOI.
 
     Parameters
     ----------
@@ -220,7 +224,7 @@ def openalex_by_doi(openalex, dois: Iterable[str], *, tick: Tick = _noop) -> dic
 
 
 def arxiv_entries(arxiv, ids: Iterable[str], *, tick: Tick = _noop) -> dict[str, dict[str, Any]]:
-    """arXiv metadata of the physics preprints.
+    """arXiv metadata of the ADS candidates' preprints.
 
     Parameters
     ----------

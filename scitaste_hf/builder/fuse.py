@@ -3,9 +3,9 @@ source each field came from.
 
 Precedence, first source that has the field: title, year and citations ADS > OpenAlex > arXiv; abstract
 ADS > OpenAlex > arXiv; DOI and journal ADS > OpenAlex. The publication date (which the CD index needs exactly)
-comes from OpenAlex > arXiv > ADS, because ADS dates carry the month only. The physics label follows the
-cascade of :mod:`scitaste_hf.builder.classify` (arXiv > journal > keywords > title), whose arXiv class is arXiv's
-primary category, else the one ADS lists.
+comes from OpenAlex > arXiv > ADS, because ADS dates carry the month only. The label of an ADS-route discipline
+follows the cascade of :mod:`scitaste_hf.builder.classify` (arXiv > journal > keywords > title), whose arXiv class
+is arXiv's primary category, else the one ADS lists.
 """
 
 from __future__ import annotations
@@ -93,46 +93,53 @@ def fuse(records: Mapping[str, Mapping[str, Any] | None]) -> tuple[dict[str, Any
     return values, provenance
 
 
-def fuse_candidates(physics: list[Mapping[str, Any]], by_doi: Mapping[str, Mapping[str, Any]],
+def fuse_candidates(ads: Mapping[str, Sequence[Mapping[str, Any]]], by_doi: Mapping[str, Mapping[str, Any]],
                     arxiv: Mapping[str, Mapping[str, Any]], cells: Mapping[str, list[Mapping[str, Any]]],
-                    taxonomy: Taxonomy, physics_works: Sequence[Mapping[str, Any]] = ()) -> list[dict[str, Any]]:
+                    taxonomy: Taxonomy, ads_works: Mapping[str, Sequence[Mapping[str, Any]]] | None = None
+                    ) -> list[dict[str, Any]]:
     """Every candidate once, fused, in bibcode order.
 
     Parameters
     ----------
-    physics : list of dict
-        ADS records of the physics candidates.
+    ads : mapping
+        ADS-route discipline -> the ADS records of its candidates; a bibcode that two disciplines found is the
+        first's (in the mapping's order).
     by_doi : mapping
-        DOI -> OpenAlex record of the physics candidates OpenAlex knows.
+        DOI -> OpenAlex record of the ADS candidates OpenAlex knows.
     arxiv : mapping
         arXiv id -> arXiv metadata.
     cells : mapping
         Cell id -> OpenAlex records collected for it (the by-construction disciplines).
     taxonomy : Taxonomy
         The cells' taxonomy: each cell's discipline and that discipline's code.
-    physics_works : sequence of dict
-        OpenAlex records of physics candidates that have no ADS record (a build from a snapshot,
-        :mod:`scitaste_hf.builder.snapshot_source`): each under its internal id, labelled by the cascade.
+    ads_works : mapping, optional
+        ADS-route discipline -> OpenAlex records of its candidates that have no ADS record (a build from a
+        snapshot, :mod:`scitaste_hf.builder.snapshot_source`): each under its internal id, labelled by the cascade.
 
     Returns
     -------
     list of dict
         Per paper: ``bibcode``, ``discipline``, ``openalex_id``, ``arxiv_id``, ``bibstem``, ``cells`` (the
-        collection cells that found it; empty for physics), the fused fields, and ``sources`` (field -> source).
+        collection cells that found it; empty for an ADS-route discipline), the fused fields, and ``sources``
+        (field -> source).
     """
     papers: dict[str, dict[str, Any]] = {}
-    for ads in physics:
-        work = by_doi.get(ads.get("doi") or "")
-        entry = arxiv.get(ads.get("arxiv_id") or "")
-        values, provenance = fuse({"ads": ads, "openalex": work, "arxiv": entry})
-        papers[ads["bibcode"]] = {"bibcode": ads["bibcode"], "discipline": "physics",
-                                  "openalex_id": work["id"] if work else None, "arxiv_id": ads.get("arxiv_id"),
-                                  "bibstem": ads.get("bibstem"), "cells": [], **values, "sources": provenance}
-    for work in physics_works:
-        values, provenance = fuse({"openalex": work})
-        key = internal_id(taxonomy.discipline("physics"), work["id"])
-        papers[key] = {"bibcode": key, "discipline": "physics", "openalex_id": work["id"], "arxiv_id": None,
-                       "bibstem": None, "cells": [], **values, "sources": provenance}
+    for discipline, records in ads.items():
+        for rec in records:
+            if rec["bibcode"] in papers:
+                continue
+            work = by_doi.get(rec.get("doi") or "")
+            entry = arxiv.get(rec.get("arxiv_id") or "")
+            values, provenance = fuse({"ads": rec, "openalex": work, "arxiv": entry})
+            papers[rec["bibcode"]] = {"bibcode": rec["bibcode"], "discipline": discipline,
+                                      "openalex_id": work["id"] if work else None, "arxiv_id": rec.get("arxiv_id"),
+                                      "bibstem": rec.get("bibstem"), "cells": [], **values, "sources": provenance}
+    for discipline, works in (ads_works or {}).items():
+        for work in works:
+            values, provenance = fuse({"openalex": work})
+            key = internal_id(taxonomy.discipline(discipline), work["id"])
+            papers[key] = {"bibcode": key, "discipline": discipline, "openalex_id": work["id"], "arxiv_id": None,
+                           "bibstem": None, "cells": [], **values, "sources": provenance}
     for cell_id, works in cells.items():
         discipline = taxonomy.discipline(taxonomy.get(cell_id).discipline)
         for work in works:

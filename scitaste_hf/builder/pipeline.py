@@ -36,7 +36,7 @@ from scitaste_hf.output import write_bytes_atomic
 from scitaste_hf.schema import BIBCODE_MAP_FILE
 from scitaste_hf.sources.credentials import require_secret
 from scitaste_hf.sources.errors import BudgetExhausted
-from scitaste_hf.taxonomy import Taxonomy, load_taxonomy
+from scitaste_hf.taxonomy import ADS_ROUTE, OPENALEX_ROUTE, Taxonomy, load_taxonomy
 from scitaste_hf.weights import DisciplineWeights, Weights, vector_for
 
 log = logging.getLogger("scitaste_hf.builder")
@@ -44,8 +44,8 @@ log = logging.getLogger("scitaste_hf.builder")
 STAGES = ("collect", "snowball", "label", "index", "sample", "publish")
 #: Version of what the checkpoints hold: a work directory written before a change to it has its stages
 #: recomputed (from the cache) rather than read without what the change added (4: each record's citation count
-#: and the size of the graph).
-CHECKPOINT_VERSION = 4
+#: and the size of the graph; 5: the collected ADS records and snapshot works by discipline).
+CHECKPOINT_VERSION = 5
 
 
 class Reporter(Protocol):
@@ -227,6 +227,49 @@ class Clients:
             c.close()
 
 
+#: The sources a build reads (:attr:`BuildConfig.source`).
+SOURCES = ("mirror", "live", "snapshot")
+
+
+def check_config(config: BuildConfig) -> None:
+    """Refuse a configuration that cannot build, before anything is read or fetched: its source and what that
+    source needs, then its quotas and its as-of date.
+
+    Raises
+    ------
+    ScitasteError
+        One line, naming the :class:`BuildConfig` fields at fault (``scitaste build`` checks its flags first, so
+        its users read the flags' names).
+    """
+    _check_source(config)
+    if config.per_discipline < 1 or not 0 < config.selected_per_discipline <= config.per_discipline:
+        raise ScitasteError(f"per_discipline must be >= 1 and selected_per_discipline between 1 and it, got "
+                            f"{config.per_discipline} and {config.selected_per_discipline}")
+    if config.as_of is not None and not date(config.years[0], 1, 1) <= config.as_of <= date.today():
+        raise ScitasteError(f"as_of {config.as_of.isoformat()} must lie between {config.years[0]}-01-01 (the first "
+                            "year collected) and today")
+
+
+def _check_source(config: BuildConfig) -> None:
+    """The source is known and has what it needs (a snapshot its folder, the mirror its URL, the live services an
+    ADS token), and nothing it does not read."""
+    source = config.source
+    if source not in SOURCES:
+        raise ScitasteError(f"source must be one of {', '.join(SOURCES)}, got {source!r}")
+    if (source == "snapshot") != (config.snapshot is not None):
+        raise ScitasteError(f"snapshot (the snapshot's folder) is read exactly when source is 'snapshot'; got source "
+                            f"{source!r} and snapshot {config.snapshot}")
+    if source == "snapshot" and config.mirror_url:
+        raise ScitasteError("mirror_url is for source 'mirror'; a build from a snapshot sends no request")
+    if source == "snapshot" and config.as_of is not None:
+        raise ScitasteError("as_of is not supported with source 'snapshot' (the index counts every citer the "
+                            "snapshot holds); build from a snapshot of that date instead")
+    if source == "mirror" and not config.mirror_url:
+        raise ScitasteError("source 'mirror' needs mirror_url (the URL `scitaste mirror serve` prints)")
+    if source == "live":
+        require_secret(None, "ADS_API_TOKEN", "a build from the live services needs a NASA ADS API token")
+
+
 class Build:
     """One build; :meth:`run` runs its stages.
 
@@ -240,26 +283,7 @@ class Build:
     """
 
     def __init__(self, config: BuildConfig, taxonomy: Taxonomy | None = None, reporter: Reporter | None = None):
-        if config.source not in ("mirror", "live", "snapshot"):
-            raise ScitasteError(f"--source must be mirror, live or snapshot, got {config.source!r}")
-        if config.source == "snapshot" and config.snapshot is None:
-            raise ScitasteError("--source snapshot needs the snapshot's folder: --source snapshot PATH")
-        if config.source != "snapshot" and config.snapshot is not None:
-            raise ScitasteError(f"a snapshot is read only with --source snapshot PATH, not --source {config.source}")
-        if config.source == "snapshot" and config.mirror_url:
-            raise ScitasteError("--mirror-url is for --source mirror; a build from a snapshot sends no request")
-        if config.source == "snapshot" and config.as_of is not None:
-            raise ScitasteError("--as-of is not supported with --source snapshot (the index counts every citer the "
-                                "snapshot holds); build from a snapshot of that date instead")
-        if config.source == "mirror" and not config.mirror_url:
-            raise ScitasteError("--source mirror needs --mirror-url (the URL `scitaste mirror serve` prints)")
-        if config.source == "live":
-            require_secret(None, "ADS_API_TOKEN", "--source live needs a NASA ADS API token")
-        if config.per_discipline < 1 or not 0 < config.selected_per_discipline <= config.per_discipline:
-            raise ScitasteError("--per-discipline must be >= 1 and --selected-per-discipline between 1 and it")
-        if config.as_of is not None and not date(config.years[0], 1, 1) <= config.as_of <= date.today():
-            raise ScitasteError(f"--as-of {config.as_of.isoformat()} must lie between {config.years[0]}-01-01 (the "
-                                f"first year collected) and today")
+        check_config(config)
         from scitaste_hf.builder.journals import read_licensed
 
         self.config = config
@@ -330,27 +354,29 @@ class Build:
             return snapshot_source.collect(self.snapshot, self.taxonomy, self.quotas, cfg.per_discipline, cfg.window,
                                            cfg.work, self.reporter.advance)
         short_before = self.clients.short_listings()
-        physics = self.taxonomy.of("physics")
-        others = [d for d in self.taxonomy.names if d != "physics"]
-        n_cells = len(self.taxonomy.cells) - len(physics)
-        self.reporter.start("collect", len(physics) + 1 + n_cells + 2 * cfg.per_discipline)
+        from_ads = self.taxonomy.by_route(ADS_ROUTE)
+        others = [d.name for d in self.taxonomy.by_route(OPENALEX_ROUTE)]
+        n_ads_cells = sum(len(self.taxonomy.of(d.name)) for d in from_ads)
+        n_cells = len(self.taxonomy.cells) - n_ads_cells
+        self.reporter.start("collect", n_ads_cells + len(from_ads) + n_cells + 2 * cfg.per_discipline * len(from_ads))
         tick = self.reporter.advance
-        ads_records = col.collect_physics(self.clients.get("ads"), physics, self.quotas, cfg.per_discipline,
-                                          years=cfg.window, tick=tick)
+        ads = {d.name: col.collect_ads(self.clients.get("ads"), d, self.taxonomy.of(d.name), self.quotas,
+                                       cfg.per_discipline, years=cfg.window, tick=tick) for d in from_ads}
         cells = col.collect_openalex(self.clients.get("openalex"), self.taxonomy, self.quotas, disciplines=others,
                                      also=col.published_by(cfg.as_of), tick=tick)
+        ads_records = [r for records in ads.values() for r in records]
         by_doi = col.openalex_by_doi(self.clients.get("openalex"), (r.get("doi") for r in ads_records), tick=tick)
         arxiv = col.arxiv_entries(self.clients.get("arxiv"), (r["arxiv_id"] for r in ads_records if r["arxiv_id"]),
                                   tick=tick)
-        return {"physics": ads_records, "cells": cells, "by_doi": by_doi, "arxiv": arxiv,
+        return {"ads": ads, "cells": cells, "by_doi": by_doi, "arxiv": arxiv,
                 "short_listings": self.clients.short_listings() - short_before}
 
     @staticmethod
     def _focal(collected: Mapping[str, Any]) -> list[dict[str, Any]]:
         # Grouped by field (the order they were collected in): works of a batch share references and citers.
         seen: dict[str, dict[str, Any]] = {}
-        for work in [*collected["by_doi"].values(), *collected.get("physics_works", ()),
-                     *(w for ws in collected["cells"].values() for w in ws)]:
+        ads_works = (w for ws in collected.get("ads_works", {}).values() for w in ws)
+        for work in [*collected["by_doi"].values(), *ads_works, *(w for ws in collected["cells"].values() for w in ws)]:
             seen.setdefault(work["id"], work)
         return list(seen.values())
 
@@ -372,8 +398,8 @@ class Build:
         from scitaste_hf.builder.quality import check
 
         self.reporter.start("label", 3)
-        fused = fuse_candidates(collected["physics"], collected["by_doi"], collected["arxiv"], collected["cells"],
-                                self.taxonomy, collected.get("physics_works", ()))
+        fused = fuse_candidates(collected["ads"], collected["by_doi"], collected["arxiv"], collected["cells"],
+                                self.taxonomy, collected.get("ads_works", {}))
         self.reporter.advance(1)
         labelled = label(fused, self.taxonomy)
         self.reporter.advance(1)
@@ -445,7 +471,7 @@ class Build:
             recorded["source"], synthetic = dict(source), source["synthetic"]
         write_dataset(self.config.out, {"selected": sampled["selected"], "backup": sampled["backup"]},
                       weights, synthetic=synthetic, summary=summary, overwrite=self.config.overwrite,
-                      provenance=recorded,
+                      provenance=recorded, ads_disciplines=[d.name for d in self.taxonomy.by_route(ADS_ROUTE)],
                       extra_files={BIBCODE_MAP_FILE: json.dumps(mapping, indent=1, sort_keys=True) + "\n",
                                    CITATION_COUNTS_FILE: json.dumps(citations, indent=1, sort_keys=True) + "\n"})
         self.reporter.advance(1)

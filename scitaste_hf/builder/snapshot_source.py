@@ -5,17 +5,18 @@ build's except where a snapshot cannot give what the services do (docs/guide-bui
 - **collect**: the index engine's read stage (:meth:`scitaste_hf.scale.duck.DuckIndex.read`) flattens the snapshot
   once, out of core, and the index stage reuses what it wrote. A by-construction cell gets what
   :meth:`~scitaste_hf.sources.OpenAlexClient.subfield_candidates` would return: the most-cited articles of its
-  subfield whose title or abstract holds one of its keywords, back-filled from the subfield. Physics has no ADS:
-  its population is the articles of the collection years whose primary topic lies in a physics cell's subfield,
-  and its candidates are what the ADS queries find there by text (per cell the most cited with one of its keywords
-  in title or abstract or one of its title terms in the title, and the discipline's most cited).
+  subfield whose title or abstract holds one of its keywords, back-filled from the subfield. A discipline of the
+  ADS route (physics, in the packaged taxonomies) has no ADS here: its population is the articles of the
+  collection years whose primary topic lies in one of its cells' subfields, and its candidates are what the ADS
+  queries find there by text (per cell the most cited with one of its keywords in title or abstract or one of its
+  title terms in the title, and the discipline's most cited).
 - **label**: an OpenAlex work carries neither an arXiv class nor an ADS bibstem, so only the cascade's keyword and
-  title stages can label a physics paper; a paper that neither labels is unclassified, in neither split, and
-  counted with the failures.
+  title stages can label a paper of an ADS-route discipline; a paper that neither labels is unclassified, in
+  neither split, and counted with the failures.
 - **no snowball**: the index reads every reference and citer from the snapshot itself.
 - **index**: ``scitaste index``'s DuckDB engine with the checked pool as its focal set, so a record's dimensions are
   that command's for the same works in the same snapshot.
-- **ids**: every paper, physics included, carries the internal id ``STB.<CODE>.<OpenAlex id>``.
+- **ids**: every paper, of either route, carries the internal id ``STB.<CODE>.<OpenAlex id>``.
 """
 
 from __future__ import annotations
@@ -32,13 +33,13 @@ from scitaste_hf.builder.classify import keyword_hits
 from scitaste_hf.builder.collect import CANDIDATE_MARGIN, cell_limit, work_dict
 from scitaste_hf.errors import ScitasteError, first_line
 from scitaste_hf.snapshot.layout import EntityFiles
-from scitaste_hf.taxonomy import SubDiscipline, Taxonomy
+from scitaste_hf.taxonomy import ADS_ROUTE, SubDiscipline, Taxonomy
 from scitaste_hf.weights import Weights
 
 #: The index engine's folder inside the build's work directory (its own resumable stages).
 INDEX_FOLDER = "snapshot-index"
-#: How physics papers are labelled in a build from a snapshot, for its summary and card.
-PHYSICS_LABELS = ("the cascade's keyword and title stages only (a snapshot carries no arXiv class or ADS bibstem; "
+#: How the papers of an ADS-route discipline are labelled in a build from a snapshot, for its summary and card.
+CASCADE_LABELS = ("the cascade's keyword and title stages only (a snapshot carries no arXiv class or ADS bibstem; "
                   "a paper neither stage labels is in no split)")
 #: Rows fetched from DuckDB at a time while scanning a listing.
 _FETCH = 2048
@@ -209,8 +210,9 @@ def _cell_listing(cell: SubDiscipline, limit: int) -> _Listing:
     return _Listing(lambda title, text: keyword_hits(text, cell.keywords) > 0, limit, backfill=True)
 
 
-def _physics_listing(cell: SubDiscipline, limit: int) -> _Listing:
-    """A physics cell: the parts of :func:`~scitaste_hf.builder.collect.ads_cell_query` a snapshot can answer."""
+def _cascade_listing(cell: SubDiscipline, limit: int) -> _Listing:
+    """A cell of an ADS-route discipline: the parts of :func:`~scitaste_hf.builder.collect.ads_cell_query` a
+    snapshot can answer."""
     return _Listing(lambda title, text: keyword_hits(text, cell.keywords) > 0
                     or keyword_hits(title, cell.title_terms) > 0, limit)
 
@@ -239,8 +241,8 @@ def _full_records(snapshot: Snapshot, wanted: set[str]) -> dict[str, dict[str, A
 
 def collect_steps(taxonomy: Taxonomy) -> int:
     """Units of progress of :func:`collect`."""
-    others = {c.openalex_subfield for c in taxonomy.cells if c.discipline != "physics"}
-    return 3 + len(others)
+    others = {c.openalex_subfield for c in taxonomy.cells if not taxonomy.uses_ads(c.discipline)}
+    return 2 + len(taxonomy.by_route(ADS_ROUTE)) + len(others)
 
 
 def collect(snapshot: Snapshot, taxonomy: Taxonomy, quotas: Mapping[str, int], per_discipline: int,
@@ -254,10 +256,11 @@ def collect(snapshot: Snapshot, taxonomy: Taxonomy, quotas: Mapping[str, int], p
     quotas : mapping of cell id to int
         Papers each cell keeps.
     per_discipline : int
-        Papers physics keeps; its discipline-wide listing asks for
+        Papers an ADS-route discipline keeps; its discipline-wide listing asks for
         :data:`~scitaste_hf.builder.collect.CANDIDATE_MARGIN` times as many.
     years : (int, int)
-        Collection window of physics (the services' other listings have none; the quality check applies it).
+        Collection window of the ADS-route disciplines (the services' other listings have none; the quality check
+        applies it).
     work : Path
         The build's work directory (the index engine's stages go in :data:`INDEX_FOLDER`).
     tick : callable
@@ -266,8 +269,9 @@ def collect(snapshot: Snapshot, taxonomy: Taxonomy, quotas: Mapping[str, int], p
     Returns
     -------
     dict
-        ``physics_works`` (physics candidates' records, by id), ``cells`` (cell id -> records, most cited first),
-        and ``physics``, ``by_doi``, ``arxiv`` empty (no ADS or arXiv), ``short_listings`` 0.
+        ``ads_works`` (ADS-route discipline -> its candidates' records, by id), ``cells`` (cell id -> records,
+        most cited first), and ``ads`` (every ADS-route discipline with no record), ``by_doi``, ``arxiv`` empty (no
+        ADS or arXiv), ``short_listings`` 0.
 
     Raises
     ------
@@ -278,19 +282,22 @@ def collect(snapshot: Snapshot, taxonomy: Taxonomy, quotas: Mapping[str, int], p
 
     raw = _flatten(snapshot, work / INDEX_FOLDER)
     tick(1)
-    physics = taxonomy.of("physics")
     by_subfield: dict[int, list[SubDiscipline]] = {}
     for cell in taxonomy.cells:
-        if cell.discipline != "physics":
+        if not taxonomy.uses_ads(cell.discipline):
             by_subfield.setdefault(cell.openalex_subfield, []).append(cell)
     cells: dict[str, _Listing] = {}
-    sweep = _Listing(lambda title, text: True, math.ceil(per_discipline * CANDIDATE_MARGIN))
-    by_cell = {c.id: _physics_listing(c, cell_limit(quotas[c.id])) for c in physics}
+    ads_listings: dict[str, list[_Listing]] = {}
     con = duckdb.connect()
     try:
-        if physics:
-            _scan(con, raw, sorted({c.openalex_subfield for c in physics}), years, [sweep, *by_cell.values()])
-        tick(1)
+        for discipline in taxonomy.by_route(ADS_ROUTE):
+            mine = taxonomy.of(discipline.name)
+            # the discipline-wide listing, then one per cell
+            ads_listings[discipline.name] = [_Listing(lambda title, text: True,
+                                                      math.ceil(per_discipline * CANDIDATE_MARGIN)),
+                                             *(_cascade_listing(c, cell_limit(quotas[c.id])) for c in mine)]
+            _scan(con, raw, sorted({c.openalex_subfield for c in mine}), years, ads_listings[discipline.name])
+            tick(1)
         for subfield, group in by_subfield.items():
             # Cells sharing a subfield share its back-fill, so each reaches deep enough for all of them.
             mine = {c.id: _cell_listing(c, cell_limit(quotas[c.id], len(group))) for c in group}
@@ -299,15 +306,15 @@ def collect(snapshot: Snapshot, taxonomy: Taxonomy, quotas: Mapping[str, int], p
             tick(1)
     finally:
         con.close()
-    physics_ids = sorted({w for listing in [sweep, *by_cell.values()] for w in listing.result()})
+    ads_ids = {d: sorted({w for listing in listings for w in listing.result()}) for d, listings in ads_listings.items()}
     chosen = {cell_id: listing.result() for cell_id, listing in cells.items()}
-    wanted = set(physics_ids) | {w for ids in chosen.values() for w in ids}
+    wanted = {w for ids in [*ads_ids.values(), *chosen.values()] for w in ids}
     if not wanted:
         raise ScitasteError(f"the snapshot at {snapshot.path} holds no article in the subfields of the taxonomy's "
                             "sub-disciplines: there is nothing to build")
     records = _full_records(snapshot, wanted)
     tick(1)
-    return {"physics": [], "physics_works": [records[w] for w in physics_ids],
+    return {"ads": {d: [] for d in ads_ids}, "ads_works": {d: [records[w] for w in ids] for d, ids in ads_ids.items()},
             "cells": {cell_id: [records[w] for w in ids] for cell_id, ids in chosen.items()},
             "by_doi": {}, "arxiv": {}, "short_listings": 0}
 
@@ -355,12 +362,13 @@ def index(snapshot: Snapshot, papers: Sequence[Mapping[str, Any]], works: Mappin
                                       "citations": sum(r["citation_count"] for r in out)}}
 
 
-def source_rows(source: Mapping[str, Any]) -> list[tuple[str, Any]]:
-    """The summary's and the card's account of a snapshot build's source (:meth:`Snapshot.describe`)."""
+def source_rows(source: Mapping[str, Any], taxonomy: Taxonomy) -> list[tuple[str, Any]]:
+    """The summary's and the card's account of a snapshot build's source (:meth:`Snapshot.describe`), with how
+    the taxonomy's ADS-route disciplines are labelled without ADS."""
     return [("read from", f"OpenAlex snapshot {source['path']}" + (" (synthetic)" if source["synthetic"] else "")),
             ("snapshot date (newest updated_date partition)", source["date"] or "unknown"),
             ("works in the snapshot", source["works"] if source["works"] is not None else "unknown (no manifest)"),
             ("files (SHA-256 of names and sizes)", source["sha256"][:16]),
             ("requests sent", 0),
-            ("physics labels", PHYSICS_LABELS)]
+            *((f"{d.name} labels", CASCADE_LABELS) for d in taxonomy.by_route(ADS_ROUTE))]
 

@@ -77,7 +77,7 @@ def tables(result: Any, taxonomy: Taxonomy) -> dict[str, Table]:
     if result.source:
         from scitaste_hf.builder.snapshot_source import source_rows
 
-        out = {"source": (("", "snapshot"), source_rows(result.source)), **out}
+        out = {"source": (("", "snapshot"), source_rows(result.source, taxonomy)), **out}
     return out
 
 

@@ -1,4 +1,4 @@
-"""NASA ADS's search API over the physics works of the simulated world.
+"""NASA ADS's search API over the works of the simulated world's ADS-route disciplines (those with a bibcode).
 
 ``/v1/search/query?q=...&fl=...&rows=...&start=...&sort=...&cursorMark=...`` and ``POST /v1/search/bigquery``
 (a ``bibcode`` list in the body). The query language is the part of ADS/Solr syntax our clients use: fielded
@@ -121,6 +121,8 @@ class AdsApi:
         self.by_bibcode = {b: i for i, b in world.bibcode.items()}
         self.year = world.date.astype("datetime64[D]").astype("datetime64[Y]").astype(int) + 1970
         self.citations = np.diff(world.cite_ptr)
+        # a work is in its discipline's ADS collections
+        self.collections = [world.taxonomy.discipline(c.discipline).ads_collections for c in world.taxonomy.cells]
 
     def match(self, field: str, value: str) -> np.ndarray:
         """Works whose ``field`` matches ``value`` (a word, a "phrase" or a [low TO high] range)."""
@@ -151,7 +153,7 @@ class AdsApi:
             elif field == "doctype":
                 hit = ADS_DOCTYPES[w.work_type(i)] == text
             elif field == "collection":
-                hit = text in ("physics", "astronomy")
+                hit = text in self.collections[int(w.cell[i])]
             else:
                 haystack = w.titles[i] if field == "title" else f"{w.titles[i]} {w.abstracts[i]}"
                 hit = re.search(r"(?<![a-z0-9])" + re.escape(text.lower()) + r"(?![a-z0-9])",

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from xml.sax.saxutils import escape
 
+from scitaste_hf.simworld.params import OPENALEX
 from scitaste_hf.simworld.world import World
 
-OPENALEX = "https://openalex.org/"
 _CROSSREF_TYPES = {"article": "journal-article", "preprint": "posted-content",
                    "proceedings-article": "proceedings-article", "book-chapter": "book-chapter"}
 ADS_DOCTYPES = {"article": "article", "preprint": "eprint", "proceedings-article": "inproceedings",
@@ -199,7 +199,8 @@ def openalex_work(world: World, i: int) -> dict:
 
 
 def ads_doc(world: World, i: int) -> dict:
-    """The NASA ADS document of physics work ``i`` (all fields; the server keeps those in ``fl``)."""
+    """The NASA ADS document of work ``i``, one of an ADS-route discipline (all fields; the server keeps those in
+    ``fl``)."""
     published = world.pub_date(i)
     journal = world.journals[int(world.journal[i])]
     first, last = int(world.author_ptr[i]), int(world.author_ptr[i + 1])
@@ -213,7 +214,7 @@ def ads_doc(world: World, i: int) -> dict:
         "citation_count": int(world.citers(i).shape[0]),
         "reference": [world.bibcode[int(r)] for r in world.references(i) if int(r) in world.bibcode],
         "citation": [world.bibcode[int(c)] for c in world.citers(i) if int(c) in world.bibcode],
-        "identifier": [world.bibcode[i], world.doi(i)], "collection": ["physics", "astronomy"],
+        "identifier": [world.bibcode[i], world.doi(i)], "collection": list(world.ads_collections(i)),
     }
     if i in world.arxiv_id:
         doc["identifier"].append(f"arXiv:{world.arxiv_id[i]}")
@@ -222,7 +223,7 @@ def ads_doc(world: World, i: int) -> dict:
 
 
 def arxiv_entry(world: World, i: int) -> str:
-    """The Atom ``<entry>`` of the arXiv e-print of physics work ``i``."""
+    """The Atom ``<entry>`` of the arXiv e-print of work ``i``, one of an ADS-route discipline."""
     arxiv = world.arxiv_id[i]
     stamp = f"{world.pub_date(i).isoformat()}T12:00:00Z"
     first, last = int(world.author_ptr[i]), int(world.author_ptr[i + 1])

@@ -7,7 +7,8 @@ taxonomy's cells, the hidden traits of :mod:`scitaste_hf.simworld.latent`, journ
 subfields as topics, keyword titles and abstracts from :mod:`scitaste_hf.simworld.text`) with a generator that
 keeps only integer arrays in memory:
 
-* every work gets a date (output grows 4.5% a year from 1965 to 2024), a cell and its traits;
+* every work gets a date (output grows 4.5% a year from 1965 to 2024, :mod:`scitaste_hf.simworld.params`), a cell
+  and its traits;
 * works are visited in date order, in chunks; each cites earlier works, mostly of its own cell (the novelty
   trait sends a share to other disciplines), chosen with probability proportional to their attractiveness
   (the citation trait) within a look-back window, so that citations are heavy-tailed and recent;
@@ -31,10 +32,24 @@ import numpy as np
 from scipy.special import ndtr, ndtri
 
 from scitaste_hf.simworld import latent, text
+from scitaste_hf.simworld.params import (
+    ABROAD,
+    EPOCH,
+    FOREIGN_REFERENCES,
+    FOREIGN_TOPICS,
+    FOREIGN_WORDS,
+    INSTITUTIONS,
+    JOURNAL_IMPACT,
+    JOURNAL_NOISE,
+    JOURNALS_PER_CELL,
+    LAST_YEAR,
+    OPENALEX,
+    TEAM,
+    WORLD_FIRST_YEAR,
+)
 from scitaste_hf.simworld.render import SUBFIELDS, inverted_index
 from scitaste_hf.taxonomy import Taxonomy, load_taxonomy
 
-FIRST_YEAR, LAST_YEAR = 1965, 2024
 #: Yearly growth of the world's output.
 GROWTH = 0.045
 #: Works linked at a time: a chunk cites only earlier chunks, so chunks are small next to the world (1/256 of
@@ -43,23 +58,14 @@ CHUNK_SHARE, CHUNK_RANGE = 256, (64, 8192)
 #: log of a work's own choice of references = a + b * breadth trait; consolidating citations come on top
 #: (about half as many again), for some 20 references a work.
 REFERENCES, MAX_REFERENCES = (2.62, 0.6), 100
-#: Share of references outside the discipline = Phi(a + b * novelty trait).
-FOREIGN_REFERENCES = (-1.6, 0.6)
 #: Chance that citing a work also cites one of its references = Phi(-b * disruption trait of the cited work).
 CONSOLIDATING = 1.6
 #: A reference is drawn among the works of the last (exponential, this mean) days, plus half a year.
 LOOKBACK_DAYS, MIN_LOOKBACK_DAYS = 8 * 365.0, 182.0
 #: log attractiveness of a work per unit of its citation trait.
 FITNESS = 1.0
-#: Journals of a non-physics cell (a physics cell has one per bibstem); mean and spread of log impact.
-JOURNALS_PER_CELL, JOURNAL_IMPACT, JOURNAL_NOISE = 16, (1.0, 0.8), 0.15
-INSTITUTIONS, AUTHORS = 400, 20_000
-#: log team size = a + b * team trait; share of co-authors abroad = Phi(a + b * team trait).
-TEAM, ABROAD = (1.2, 0.7), (-0.8, 0.6)
-#: Topics and title keywords from other disciplines = round(a + b * novelty trait).
-FOREIGN_TOPICS, FOREIGN_WORDS = (0.8, 1.1), (0.6, 1.1)
-OPENALEX = "https://openalex.org/"
-_EPOCH = date(1970, 1, 1)
+#: Authors of the world.
+AUTHORS = 20_000
 #: The date every record says it was last updated on is one of these (the snapshot's partitions).
 UPDATED_DATES = ("2025-09-30", "2025-10-31", "2025-11-30", "2025-12-31")
 
@@ -107,36 +113,30 @@ def work_id(i: int) -> str:
     return f"W8{i:09d}"
 
 
-def _issn(k: int) -> str:
-    digits = f"8{k:06d}"
-    check = (11 - sum(int(d) * w for d, w in zip(digits, range(8, 1, -1))) % 11) % 11
-    return f"{digits[:4]}-{digits[4:]}{'X' if check == 10 else check}"
-
-
 def _journals(tax: Taxonomy, rng: np.random.Generator) -> tuple[list[SimJournal], np.ndarray, np.ndarray]:
     """Journals of every cell, each cell's from the lowest impact up; returns them, each cell's first journal
     and each cell's number of journals."""
     journals: list[SimJournal] = []
     first, size = np.zeros(len(tax.cells), np.int64), np.zeros(len(tax.cells), np.int64)
     for c, cell in enumerate(tax.cells):
-        names = [f"Journal {stem}" for stem in cell.bibstems] if cell.discipline == "physics" else \
+        names = [f"Journal {stem}" for stem in cell.bibstems] if tax.uses_ads(cell.discipline) else \
             [f"{cell.name} Letters {k + 1}" for k in range(JOURNALS_PER_CELL)]
         quantiles = (np.arange(len(names)) + rng.uniform(0.2, 0.8, len(names))) / len(names)
         impact = np.round(np.exp(JOURNAL_IMPACT[0] + JOURNAL_IMPACT[1] * ndtri(quantiles)), 3)
         first[c], size[c] = len(journals), len(names)
         for name, value in zip(names, impact):
             k = len(journals)
-            journals.append(SimJournal(id=f"S8{k:08d}", name=f"{name} (synthetic)", issn=_issn(k),
+            journals.append(SimJournal(id=f"S8{k:08d}", name=f"{name} (synthetic)", issn=text.issn(8, k),
                                        mean_citedness=float(value)))
     return journals, first, size
 
 
 def _dates(rng: np.random.Generator, n: int) -> np.ndarray:
-    years = np.arange(FIRST_YEAR, LAST_YEAR + 1)
-    weight = np.exp(GROWTH * (years - FIRST_YEAR))
+    years = np.arange(WORLD_FIRST_YEAR, LAST_YEAR + 1)
+    weight = np.exp(GROWTH * (years - WORLD_FIRST_YEAR))
     year = rng.choice(years, size=n, p=weight / weight.sum())
-    start = np.array([(date(int(y), 1, 1) - _EPOCH).days for y in years])
-    return np.sort(start[year - FIRST_YEAR] + rng.integers(0, 365, size=n)).astype(np.int32)
+    start = np.array([(date(int(y), 1, 1) - EPOCH).days for y in years])
+    return np.sort(start[year - WORLD_FIRST_YEAR] + rng.integers(0, 365, size=n)).astype(np.int32)
 
 
 def _cells(tax: Taxonomy, rng: np.random.Generator, n: int) -> np.ndarray:
@@ -221,10 +221,7 @@ def generate(works: int, seed: int = 0, taxonomy: Taxonomy | None = None, progre
     journals, first, size = _journals(tax, rng)
     placement = ndtr(traits.journal + JOURNAL_NOISE * rng.standard_normal(works))
     journal = (first[cell] + np.minimum((placement * size[cell]).astype(np.int64), size[cell] - 1)).astype(np.int32)
-    weights = np.array([w for _, w in text.COUNTRIES], dtype=float)
-    countries = rng.choice([c for c, _ in text.COUNTRIES], size=INSTITUTIONS, p=weights / weights.sum())
-    institutions = [(f"{name} Institute of Science (synthetic)", str(cc))
-                    for name, cc in zip(text.names(rng, INSTITUTIONS, 3), countries)]
+    institutions = text.institutions(rng, INSTITUTIONS)
     authors = text.people(rng, AUTHORS)
     ref_ptr, ref_idx = _references(rng, day, cell, discipline, traits, progress)
     cited_by = np.bincount(ref_idx, minlength=works).astype(np.int64)
@@ -311,7 +308,7 @@ def records(world: ScaleWorld, start: int, stop: int) -> Iterator[dict]:
 
     for k, i in enumerate(idx.tolist()):
         wid = work_id(i)
-        published = _EPOCH + timedelta(days=int(world.day[i]))
+        published = EPOCH + timedelta(days=int(world.day[i]))
         journal = world.journals[int(world.journal[i])]
         authorships = []
         for position in range(int(team[k])):

@@ -43,6 +43,21 @@ def names(rng: np.random.Generator, n: int, parts: np.ndarray | int) -> list[str
     return ["".join(row[:k]).capitalize() for row, k in zip(syllables.tolist(), parts.tolist())]
 
 
+def institutions(rng: np.random.Generator, n: int) -> list[tuple[str, str]]:
+    """``n`` synthetic institutions as (name, ISO country code), the countries drawn by :data:`COUNTRIES`' weights."""
+    weights = np.array([w for _, w in COUNTRIES], dtype=float)
+    countries = rng.choice([c for c, _ in COUNTRIES], size=n, p=weights / weights.sum())
+    return [(f"{name} Institute of Science (synthetic)", str(cc)) for name, cc in zip(names(rng, n, 3), countries)]
+
+
+def issn(prefix: int, k: int) -> str:
+    """The ISSN of a world's journal ``k``: the world's ``prefix`` digit, ``k`` in six digits, and the check digit
+    (``X`` for 10), so that every journal of a world has a distinct, valid one."""
+    digits = f"{prefix}{k:06d}"
+    check = (11 - sum(int(d) * w for d, w in zip(digits, range(8, 1, -1))) % 11) % 11
+    return f"{digits[:4]}-{digits[4:]}{'X' if check == 10 else check}"
+
+
 def people(rng: np.random.Generator, n: int) -> list[str]:
     """``n`` synthetic person names: initial and family name."""
     initials = names(rng, n, 1)

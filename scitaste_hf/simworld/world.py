@@ -3,10 +3,10 @@
 ``generate(papers=6000, seed=0)`` builds the candidate papers of every sub-discipline of the taxonomy (1,000 per
 discipline at the default size, split evenly over its sub-disciplines: 125 per cell, about 143 in medicine) and
 the surrounding works that they cite and that cite them, with journals, institutions, authors, OpenAlex-style
-topics and concepts (real OpenAlex subfield ids), ADS bibcodes and arXiv ids for physics, exact publication
-dates and heavy-tailed citation counts. A paper-specific share of a paper's citers also cite its references,
-so the CD index spreads over its range, and background works cite each other, so papers' references are also
-cited without them.
+topics and concepts (real OpenAlex subfield ids), ADS bibcodes and arXiv ids for the disciplines of the ADS
+route (physics, in the packaged taxonomies), exact publication dates and heavy-tailed citation counts. A
+paper-specific share of a paper's citers also cite its references, so the CD index spreads over its range, and
+background works cite each other, so papers' references are also cited without them.
 
 A smaller world is the default world with fewer candidates, not a smaller field: every cell keeps the
 default size's works around its candidates, and candidates come in research fronts of :data:`FRONT` papers that
@@ -28,14 +28,33 @@ from scipy.special import ndtr, ndtri
 
 from scitaste_hf.errors import ScitasteError
 from scitaste_hf.simworld import latent, text
-from scitaste_hf.taxonomy import Taxonomy, load_taxonomy
+from scitaste_hf.simworld.params import (
+    ABROAD,
+    EPOCH,
+    FOREIGN_REFERENCES,
+    FOREIGN_TOPICS,
+    FOREIGN_WORDS,
+    INSTITUTIONS,
+    JOURNAL_IMPACT,
+    JOURNAL_NOISE,
+    JOURNALS_PER_CELL,
+    LAST_YEAR,
+    TEAM,
+    WORLD_FIRST_YEAR,
+)
+from scitaste_hf.taxonomy import ADS_ROUTE, Taxonomy, load_taxonomy
 
 DEFAULT_PAPERS = 6000
-FIRST_YEAR, LAST_YEAR = 1995, 2024  # candidates' years
-BACKGROUND_FIRST_YEAR, TODAY = 1965, date(2025, 12, 31)
-#: How a physics candidate is meant to be classified by the four-stage cascade, and how often.
-PHYSICS_STAGES = (("arxiv", 0.72), ("journal", 0.15), ("keywords", 0.07), ("title", 0.04), ("unclassified", 0.02))
-_EPOCH = date(1970, 1, 1)
+#: The first publication year of the candidates (the collection window's, 1995-2024); the works around them
+#: start at :data:`~scitaste_hf.simworld.params.WORLD_FIRST_YEAR`.
+CANDIDATE_FIRST_YEAR = 1995
+#: The world's present: citation counts are those up to it.
+TODAY = date(2025, 12, 31)
+#: How a candidate of an ADS-route discipline is meant to be classified by the four-stage cascade, and how often.
+CASCADE_STAGES = (("arxiv", 0.72), ("journal", 0.15), ("keywords", 0.07), ("title", 0.04), ("unclassified", 0.02))
+#: Bibstems of the general venues of an ADS-route discipline, where the candidates meant for the late cascade
+#: stages publish: no cell lists them, so the journal stage does not label those papers.
+GENERIC_BIBSTEMS = ("EPL", "PhyS", "JPhCS")
 #: OpenAlex types of the works around the candidates (see :meth:`World.work_type`).
 BACKGROUND_TYPES = ("preprint", "proceedings-article", "book-chapter")
 #: Candidates per sub-discipline relative to its share of ``papers``: room for a build's 1.2x collection, its
@@ -43,35 +62,23 @@ BACKGROUND_TYPES = ("preprint", "proceedings-article", "book-chapter")
 SURPLUS = 1.5
 #: Works around the candidates, per candidate of a cell at the default size or larger.
 BACKGROUND_PER_CANDIDATE = 8
-INSTITUTIONS = 400
-#: Journals of a non-physics cell (a physics cell has one per bibstem).
-JOURNALS_PER_CELL = 16
-#: Mean and spread of the log impact factor of every cell's journals; share of journals in no JCR/CAS table.
-JOURNAL_IMPACT, UNLISTED_JOURNALS = (1.0, 0.8), 0.04
-#: Noise of a paper's placement beyond its journal trait.
-JOURNAL_NOISE = 0.15
+#: Share of journals in no JCR/CAS table.
+UNLISTED_JOURNALS = 0.04
 #: log references = a + b * breadth trait.
 REFERENCES = (3.1, 0.6)
-#: Share of references outside the discipline = Phi(a + b * novelty trait).
-FOREIGN_REFERENCES = (-1.6, 0.6)
-#: Topics from other disciplines = round(a + b * novelty trait).
-FOREIGN_TOPICS = (0.8, 1.1)
-#: Keywords of another discipline in the abstract = round(a + b * novelty trait).
-FOREIGN_WORDS = (0.6, 1.1)
 #: log citations = a + culture + b * citation trait + CITATION_AGE * log(age / 10 years), where culture is the
 #: discipline's citation_culture in the taxonomy.
 CITATIONS, CITATION_AGE = (2.7, 1.0), 0.15
 #: Share of citers that also cite a reference = Phi(-a - b * disruption trait).
 CONSOLIDATING = (0.0, 1.6)
-#: log team size = a + b * team trait; share of co-authors abroad = Phi(a + b * team trait).
-TEAM, ABROAD = (1.2, 0.7), (-0.8, 0.6)
-#: Share of candidates outside physics whose text names none of their cell's keywords (a build finds them by
+#: Share of candidates outside the ADS route whose text names none of their cell's keywords (a build finds them by
 #: the subfield back-fill only).
 KEYWORDLESS = 0.10
 #: Candidates of a cell per research front (consecutive candidates of the cell): they draw their keywords together.
 FRONT = 24
 #: Draws of a consolidating citation's reference before one that keeps another citation disruptive is given up.
 REDRAWS = 3
+_STAGE = {name: k for k, (name, _) in enumerate(CASCADE_STAGES)}
 
 
 @dataclass
@@ -143,7 +150,7 @@ class World:
     arxiv_id: dict[int, str] = field(default_factory=dict)
     arxiv_class: dict[int, str] = field(default_factory=dict)
     bibcode: dict[int, str] = field(default_factory=dict)
-    physics_stage: dict[int, str] = field(default_factory=dict)
+    cascade_stage: dict[int, str] = field(default_factory=dict)  # candidate -> the stage meant to label it
 
     @property
     def n_works(self) -> int:
@@ -167,7 +174,7 @@ class World:
 
     def pub_date(self, i: int) -> date:
         """Exact publication date of work ``i``."""
-        return _EPOCH + timedelta(days=int(self.date[i]))
+        return EPOCH + timedelta(days=int(self.date[i]))
 
     def references(self, i: int) -> np.ndarray:
         """Work numbers that work ``i`` cites."""
@@ -185,6 +192,10 @@ class World:
     def discipline(self, i: int) -> str:
         """The discipline of work ``i``."""
         return self.taxonomy.cells[int(self.cell[i])].discipline
+
+    def ads_collections(self, i: int) -> tuple[str, ...]:
+        """The ADS collections work ``i`` is filed in: its discipline's (none outside the ADS route)."""
+        return self.taxonomy.discipline(self.discipline(i)).ads_collections
 
 
 def _csr(src: np.ndarray, dst: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
@@ -228,19 +239,14 @@ class _DisruptiveCitations:
 
 
 def _days(year: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-    start = np.array([(date(int(y), 1, 1) - _EPOCH).days for y in range(BACKGROUND_FIRST_YEAR, LAST_YEAR + 2)])
-    return start[year - BACKGROUND_FIRST_YEAR] + rng.integers(0, 365, size=year.shape[0])
+    start = np.array([(date(int(y), 1, 1) - EPOCH).days for y in range(WORLD_FIRST_YEAR, LAST_YEAR + 2)])
+    return start[year - WORLD_FIRST_YEAR] + rng.integers(0, 365, size=year.shape[0])
 
 
-def _issn(k: int) -> str:
-    digits = f"9{k:06d}"
-    check = (11 - sum(int(d) * w for d, w in zip(digits, range(8, 1, -1))) % 11) % 11
-    return f"{digits[:4]}-{digits[4:]}{'X' if check == 10 else check}"
-
-
-def _journals(tax: Taxonomy, rng: np.random.Generator) -> tuple[list[Journal], dict[int, np.ndarray], np.ndarray]:
-    """Journals per cell (physics: one per bibstem of the cell) and a few generic physics venues, each cell's
-    listed from the lowest impact factor up.
+def _journals(tax: Taxonomy, rng: np.random.Generator
+              ) -> tuple[list[Journal], dict[int, np.ndarray], dict[str, np.ndarray]]:
+    """Journals per cell (a cell of an ADS-route discipline: one per bibstem of the cell) and a few general venues
+    of every ADS-route discipline, each cell's listed from the lowest impact factor up.
 
     Impact factors spread evenly over the same log-normal range in every cell, so a paper's journal impact says
     where it was published, not what field it is in. JCR quartiles and CAS zones follow the impact factor within
@@ -254,7 +260,7 @@ def _journals(tax: Taxonomy, rng: np.random.Generator) -> tuple[list[Journal], d
         first = len(journals)
         for (name, stem), value in zip(names, impact):
             k = len(journals)
-            journals.append(Journal(id=f"S9{k:08d}", name=f"{name} (synthetic)", issn=_issn(k),
+            journals.append(Journal(id=f"S9{k:08d}", name=f"{name} (synthetic)", issn=text.issn(9, k),
                                     discipline=discipline, impact_factor=float(value), jcr_quartile=None,
                                     cas_zone=None, mean_citedness=float(np.round(value * rng.uniform(0.8, 1.2), 3)),
                                     bibstem=stem))
@@ -262,12 +268,13 @@ def _journals(tax: Taxonomy, rng: np.random.Generator) -> tuple[list[Journal], d
 
     by_cell: dict[int, np.ndarray] = {}
     for c, cell in enumerate(tax.cells):
-        if cell.discipline == "physics":
-            by_cell[c] = add("physics", [(f"Journal {stem}", stem) for stem in cell.bibstems])
+        if tax.uses_ads(cell.discipline):
+            by_cell[c] = add(cell.discipline, [(f"Journal {stem}", stem) for stem in cell.bibstems])
         else:
             by_cell[c] = add(cell.discipline, [(f"{cell.name} Letters {k + 1}", None)
                                                for k in range(JOURNALS_PER_CELL)])
-    generic = add("physics", [(f"General Physics {k + 1}", stem) for k, stem in enumerate(("EPL", "PhyS", "JPhCS"))])
+    generic = {d.name: add(d.name, [(f"General {d.name.replace('_', ' ').title()} {k + 1}", stem)
+                                    for k, stem in enumerate(GENERIC_BIBSTEMS)]) for d in tax.by_route(ADS_ROUTE)}
     for discipline in dict.fromkeys(j.discipline for j in journals):  # a fixed order: the draws below
         mine = [j for j in journals if j.discipline == discipline]
         order = np.argsort([-j.impact_factor for j in mine], kind="stable")
@@ -331,148 +338,228 @@ def _bibcode(year: int, bibstem: str, volume: int, page: int, initial: str) -> s
     return f"{year}{bibstem:.<5}{volume:.>4}.{page:.>4}{initial}"
 
 
-def generate(papers: int = DEFAULT_PAPERS, seed: int = 0, taxonomy: Taxonomy | None = None,
-             field_weights: latent.FieldWeights | None = None) -> World:
-    """Generate the world.
+@dataclass(frozen=True)
+class _Layout:
+    """Where every work of the world is: its cell, which works are candidates and how many of them the benchmark
+    is offered, and each cell's discipline and route."""
 
-    Parameters
-    ----------
-    papers : int
-        Papers the benchmark keeps from the world, spread evenly over the disciplines and, within each, over its
-        sub-disciplines (default 6,000: 1,000 per discipline, as the benchmark's two splits hold). Each
-        sub-discipline gets :data:`SURPLUS` times its share of candidates, so that a build's collection (1.2x its
-        quota) and de-duplication leave every cell full; physics adds the candidates no cascade stage labels.
-    seed : int
-        The same seed and size give the same world.
-    taxonomy : Taxonomy, optional
-        Default: the packaged taxonomy.
-    field_weights : FieldWeights, optional
-        Each discipline's latent loadings (:func:`scitaste_hf.simworld.latent.load_field_weights`), so that the
-        disciplines' derived weights differ; it must cover every discipline of the taxonomy. Default: every
-        discipline the default loadings.
+    taxonomy: Taxonomy
+    cell: np.ndarray             # cell of every work, candidates first
+    cand_cell: np.ndarray        # cell of every candidate
+    n_offered: int               # the first n_offered candidates are offered to the benchmark
+    disciplines: list[str]       # the disciplines, in taxonomy order
+    cell_discipline: np.ndarray  # index into disciplines of every cell
+    ads_cell: np.ndarray         # whether every cell's discipline is of the ADS route
+
+    @property
+    def n_cells(self) -> int:
+        """Cells of the taxonomy."""
+        return len(self.taxonomy.cells)
+
+    @property
+    def n_cand(self) -> int:
+        """Candidates, the offered ones and those that stay as works around them."""
+        return int(self.cand_cell.shape[0])
+
+    @property
+    def n_works(self) -> int:
+        """All works."""
+        return int(self.cell.shape[0])
+
+    @property
+    def cand(self) -> np.ndarray:
+        """The candidates' work numbers."""
+        return np.arange(self.n_cand)
+
+    def foreign_cells(self, cells: np.ndarray, own: np.ndarray) -> np.ndarray:
+        """``cells`` (drawn at random) moved half-way round the taxonomy where they are of ``own``'s discipline,
+        so that each is a cell of another discipline."""
+        clash = self.cell_discipline[cells] == self.cell_discipline[own]
+        cells[clash] = (cells[clash] + self.n_cells // 2) % self.n_cells
+        return cells
+
+
+def _layout(tax: Taxonomy, papers: int) -> _Layout:
+    """The candidates of every cell (:data:`SURPLUS` times its quota of ``papers``) and the works around them.
+
+    A smaller world is the default world with fewer of its candidates offered to the benchmark: the others are
+    drawn as candidates too, then stay as works around them (no article, so no collection finds them). A cell's
+    literature, how often two of its draws meet (a citer that happens to cite a reference, one work drawn twice as
+    a paper's citer) and how much its works are cited stay what they are at the default size.
     """
-    tax = taxonomy or load_taxonomy()
     n_cells = len(tax.cells)
     if papers < n_cells:
         raise ScitasteError(f"--papers must be at least {n_cells} (one per sub-discipline), got {papers}")
-    rng = np.random.default_rng(seed)
-    discipline_names = list(dict.fromkeys(c.discipline for c in tax.cells))
-    cell_discipline = np.array([discipline_names.index(c.discipline) for c in tax.cells])
-    physics = np.array([c.discipline == "physics" for c in tax.cells])
+    disciplines = list(dict.fromkeys(c.discipline for c in tax.cells))
     per_cell = np.ceil(_counts(tax, papers) * SURPLUS).astype(np.int64)
-    # A smaller world is the default world with fewer of its candidates offered to the benchmark: the others are
-    # drawn as candidates too, then stay as works around them (no article, so no collection finds them). A cell's
-    # literature, how often two of its draws meet (a citer that happens to cite a reference, one work drawn twice
-    # as a paper's citer) and how much its works are cited stay what they are at the default size.
     whole = np.maximum(per_cell, np.ceil(_counts(tax, DEFAULT_PAPERS) * SURPLUS).astype(np.int64))
-    background = BACKGROUND_PER_CANDIDATE * whole
     cand_cell = np.concatenate([np.repeat(np.arange(n_cells), k) for k in (per_cell, whole - per_cell)])
-    n_cand, n_offered = int(cand_cell.shape[0]), int(per_cell.sum())
-    cell = np.concatenate([cand_cell, np.repeat(np.arange(n_cells), background)]).astype(np.int16)
-    n_works = int(cell.shape[0])
-    cand = np.arange(n_cand)
+    cell = np.concatenate([cand_cell, np.repeat(np.arange(n_cells), BACKGROUND_PER_CANDIDATE * whole)])
+    return _Layout(taxonomy=tax, cell=cell.astype(np.int16), cand_cell=cand_cell, n_offered=int(per_cell.sum()),
+                   disciplines=disciplines,
+                   cell_discipline=np.array([disciplines.index(c.discipline) for c in tax.cells]),
+                   ads_cell=np.array([tax.uses_ads(c.discipline) for c in tax.cells]))
+
+
+def _traits(rng: np.random.Generator, lay: _Layout, field_weights: latent.FieldWeights | None) -> latent.Traits:
+    """The candidates' hidden traits, with their discipline's loadings when ``field_weights`` gives them."""
     if field_weights is None:
-        traits = latent.draw(rng, n_cand)
-    else:
-        loadings = tuple(field_weights.for_discipline(d) for d in discipline_names)
-        traits = latent.draw(rng, n_cand, loadings, cell_discipline[cand_cell])
+        return latent.draw(rng, lay.n_cand)
+    loadings = tuple(field_weights.for_discipline(d) for d in lay.disciplines)
+    return latent.draw(rng, lay.n_cand, loadings, lay.cell_discipline[lay.cand_cell])
 
-    # Years: candidates 1995-2024, most of them between 2000 and 2020; background works from 1965, most recent.
-    cand_year = np.clip(np.round(rng.normal(2010, 7, n_cand)).astype(int), FIRST_YEAR, LAST_YEAR)
-    back_year = np.clip(LAST_YEAR + 1 - np.floor(rng.exponential(14.0, n_works - n_cand)).astype(int),
-                        BACKGROUND_FIRST_YEAR, LAST_YEAR + 1)
+
+def _years(rng: np.random.Generator, lay: _Layout) -> tuple[np.ndarray, np.ndarray]:
+    """Every work's year and day: candidates 1995-2024, most of them between 2000 and 2020; the works around them
+    from 1965, most of them recent."""
+    cand_year = np.clip(np.round(rng.normal(2010, 7, lay.n_cand)).astype(int), CANDIDATE_FIRST_YEAR, LAST_YEAR)
+    back_year = np.clip(LAST_YEAR + 1 - np.floor(rng.exponential(14.0, lay.n_works - lay.n_cand)).astype(int),
+                        WORLD_FIRST_YEAR, LAST_YEAR + 1)
     year = np.concatenate([cand_year, back_year])
-    days = _days(year, rng).astype(np.int64)
+    return year, _days(year, rng).astype(np.int64)
 
-    # Physics candidates: the cascade stage meant to label each.
-    stage_names, stage_p = zip(*PHYSICS_STAGES)
-    stage = np.full(n_cand, -1)
-    is_physics = physics[cand_cell]
-    stage[is_physics] = rng.choice(len(stage_names), size=int(is_physics.sum()), p=stage_p)
-    generic_venue = stage >= stage_names.index("keywords")
 
-    # Journals: a candidate's journal follows its journal trait; works around it are spread evenly.
-    journals, journals_by_cell, generic_physics = _journals(tax, rng)
+def _cascade_stages(rng: np.random.Generator, lay: _Layout) -> np.ndarray:
+    """The cascade stage (an index into :data:`CASCADE_STAGES`) meant to label each candidate of an ADS-route
+    discipline; -1 for the others."""
+    stage = np.full(lay.n_cand, -1)
+    routed = lay.ads_cell[lay.cand_cell]
+    stage[routed] = rng.choice(len(CASCADE_STAGES), size=int(routed.sum()), p=[p for _, p in CASCADE_STAGES])
+    return stage
+
+
+def _publish(rng: np.random.Generator, lay: _Layout, traits: latent.Traits, stage: np.ndarray
+             ) -> tuple[list[Journal], np.ndarray]:
+    """The journals and every work's journal: a candidate's follows its journal trait (the late cascade stages'
+    candidates publish in their discipline's general venues); the works around them are spread evenly."""
+    journals, by_cell, generic = _journals(lay.taxonomy, rng)
+    n_cand = lay.n_cand
     placement = ndtr(traits.journal + JOURNAL_NOISE * rng.standard_normal(n_cand))
-    journal = np.empty(n_works, dtype=np.int32)
-    sizes = np.array([journals_by_cell[c].size for c in range(n_cells)])
-    offsets = np.array([journals_by_cell[c][0] for c in range(n_cells)])
-    journal[:n_cand] = offsets[cand_cell] + (placement * sizes[cand_cell]).astype(np.int64)
-    journal[:n_cand][generic_venue] = generic_physics[(placement[generic_venue] * generic_physics.size).astype(int)]
-    back = np.arange(n_cand, n_works)
-    journal[n_cand:] = offsets[cell[n_cand:]] + (rng.random(back.size) * sizes[cell[n_cand:]]).astype(np.int64)
+    journal = np.empty(lay.n_works, dtype=np.int32)
+    sizes = np.array([by_cell[c].size for c in range(lay.n_cells)])
+    offsets = np.array([by_cell[c][0] for c in range(lay.n_cells)])
+    journal[:n_cand] = offsets[lay.cand_cell] + (placement * sizes[lay.cand_cell]).astype(np.int64)
+    late = stage >= _STAGE["keywords"]
+    for name, venues in generic.items():
+        mine = late & (lay.cell_discipline[lay.cand_cell] == lay.disciplines.index(name))
+        journal[:n_cand][mine] = venues[(placement[mine] * venues.size).astype(int)]
+    back = lay.cell[n_cand:]
+    journal[n_cand:] = offsets[back] + (rng.random(back.size) * sizes[back]).astype(np.int64)
+    return journals, journal
 
-    pick = _by_cell_and_date(cell, days, back)
-    src, dst = [], []
 
-    # Background works cite a few earlier works of their cell: the citers of a paper's references.
+@dataclass(frozen=True)
+class _Graph:
+    """The citation graph: CSR of the references and of the citers of every work."""
+
+    ref_ptr: np.ndarray
+    ref_idx: np.ndarray
+    cite_ptr: np.ndarray
+    cite_idx: np.ndarray
+
+
+def _graph(rng: np.random.Generator, lay: _Layout, traits: latent.Traits, days: np.ndarray) -> _Graph:
+    """Who cites whom: the works around the candidates cite earlier works of their cell, the candidates cite their
+    references and are cited by later works, and a share of a candidate's citers also cite one of its references
+    (:func:`_consolidating`)."""
+    pick = _by_cell_and_date(lay.cell, days, np.arange(lay.n_cand, lay.n_works))
+    background = _background_citations(rng, lay, days, pick)
+    references = _references(rng, lay, traits, days, pick)
+    citations = _citations(rng, lay, traits, days, pick)
+    background, consolidating = _consolidating(rng, lay, traits, background, references, citations)
+    src = np.concatenate([background[0], references[0], citations[1], consolidating[0]]).astype(np.int64)
+    dst = np.concatenate([background[1], references[1], citations[0], consolidating[1]]).astype(np.int64)
+    ref_ptr, ref_idx = _csr(src, dst, lay.n_works)
+    cite_ptr, cite_idx = _csr(dst, src, lay.n_works)
+    return _Graph(ref_ptr, ref_idx, cite_ptr, cite_idx)
+
+
+def _background_citations(rng: np.random.Generator, lay: _Layout, days: np.ndarray, pick
+                          ) -> tuple[np.ndarray, np.ndarray]:
+    """The works around the candidates cite two to six earlier works of their cell (the citers of a paper's
+    references); returns (citing, cited)."""
+    back = np.arange(lay.n_cand, lay.n_works)
     k = rng.integers(2, 7, size=back.size)
     citing = np.repeat(back, k)
-    cited = pick(cell[citing], days[citing], False, rng.random(citing.size))
-    src.append(citing[cited >= 0])
-    dst.append(cited[cited >= 0])
+    cited = pick(lay.cell[citing], days[citing], False, rng.random(citing.size))
+    return citing[cited >= 0], cited[cited >= 0]
 
-    # References: as many as the breadth trait says, from the candidate's cell; the novelty trait sends a share of
-    # them to other disciplines' works.
+
+def _references(rng: np.random.Generator, lay: _Layout, traits: latent.Traits, days: np.ndarray, pick
+                ) -> tuple[np.ndarray, np.ndarray]:
+    """The candidates' references: as many as the breadth trait says, from the candidate's cell; the novelty trait
+    sends a share of them to other disciplines' works. Returns (candidate, reference)."""
     n_refs = np.clip(np.round(np.exp(REFERENCES[0] + REFERENCES[1] * traits.breadth)), 4, 150).astype(np.int64)
-    owner = np.repeat(cand, n_refs)
+    owner = np.repeat(lay.cand, n_refs)
     foreign_share = ndtr(FOREIGN_REFERENCES[0] + FOREIGN_REFERENCES[1] * traits.novelty)
     foreign = rng.random(owner.size) < foreign_share[owner]
-    other = rng.integers(0, n_cells, size=owner.size)
-    same = cell_discipline[other] == cell_discipline[cand_cell[owner]]
-    other[same] = (other[same] + n_cells // 2) % n_cells
-    ref_cell = np.where(foreign, other, cand_cell[owner])
+    other = lay.foreign_cells(rng.integers(0, lay.n_cells, size=owner.size), lay.cand_cell[owner])
+    ref_cell = np.where(foreign, other, lay.cand_cell[owner])
     refs = pick(ref_cell, days[owner], False, rng.random(owner.size))
     keep = refs >= 0
-    owner, refs = owner[keep], refs[keep]
-    src.append(owner)
-    dst.append(refs)
-    cand_ref_ptr, cand_refs = _csr(owner, refs, n_cand)
+    return owner[keep], refs[keep]
 
-    # Citations: as many as the citation trait says (disciplines keep their citation cultures; older papers had
-    # longer to be cited), from later works of the cell.
-    age = (TODAY - _EPOCH).days - days[:n_cand]
-    culture = np.array([tax.discipline(d).citation_culture for d in discipline_names])[cell_discipline[cand_cell]]
+
+def _citations(rng: np.random.Generator, lay: _Layout, traits: latent.Traits, days: np.ndarray, pick
+               ) -> tuple[np.ndarray, np.ndarray]:
+    """The candidates' citers: as many as the citation trait says (disciplines keep their citation cultures; older
+    papers had longer to be cited), later works of the cell. Returns (candidate, citer)."""
+    tax, n_cand = lay.taxonomy, lay.n_cand
+    age = (TODAY - EPOCH).days - days[:n_cand]
+    culture = np.array([tax.discipline(d).citation_culture for d in lay.disciplines])[
+        lay.cell_discipline[lay.cand_cell]]
     wanted = np.exp(CITATIONS[0] + culture + CITATIONS[1] * traits.citation + CITATION_AGE * np.log(age / 3650.0))
-    n_cite = np.clip(np.round(wanted), 0, 2000).astype(np.int64)
-    owner = np.repeat(cand, n_cite)
-    citers = pick(cand_cell[owner], days[owner], True, rng.random(owner.size))
+    owner = np.repeat(lay.cand, np.clip(np.round(wanted), 0, 2000).astype(np.int64))
+    citers = pick(lay.cand_cell[owner], days[owner], True, rng.random(owner.size))
     keep = citers >= 0
-    owner, citers = owner[keep], citers[keep]
-    src.append(citers)
-    dst.append(owner)
-    # A share of the citers also cite one of the paper's references (consolidating citations), the more the less
-    # disruptive the paper; the rest cite it alone (disruptive citations).
+    return owner[keep], citers[keep]
+
+
+def _consolidating(rng: np.random.Generator, lay: _Layout, traits: latent.Traits,
+                   background: tuple[np.ndarray, np.ndarray], references: tuple[np.ndarray, np.ndarray],
+                   citations: tuple[np.ndarray, np.ndarray]
+                   ) -> tuple[tuple[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]]:
+    """A share of a candidate's citers also cite one of its references (consolidating citations), the more the
+    less disruptive the paper; the rest cite it alone (disruptive citations).
+
+    A disruptive citer cites none of the paper's references: not through its own citations of the cell, nor
+    through a reference of another paper it consolidates. By chance alone it would, as often as the cell's
+    literature is small, and the CD index would say less about the disruption trait in a small cell. Returns the
+    background citations without those and the consolidating citations (citer, reference).
+    """
+    cand_ref_ptr, cand_refs = _csr(references[0], references[1], lay.n_cand)
+    owner, citers = citations
     share = ndtr(-CONSOLIDATING[0] - CONSOLIDATING[1] * traits.disruption)
     n_paper_refs = np.diff(cand_ref_ptr)
     consolidating = (rng.random(owner.size) < share[owner]) & (n_paper_refs[owner] > 0)
     who, paper = citers[consolidating], owner[consolidating]
     position = cand_ref_ptr[paper] + (rng.random(paper.size) * n_paper_refs[paper]).astype(np.int64)
-    # A disruptive citer cites none of the paper's references: not through its own citations of the cell, nor
-    # through a reference of another paper it consolidates. By chance alone it would, as often as the cell's
-    # literature is small, and the CD index would say less about the disruption trait in a small cell.
     alone = _DisruptiveCitations(citers[~consolidating], owner[~consolidating], who, paper, cand_refs, cand_ref_ptr,
-                                 n_works)
-    chance = alone.hit(src[0], dst[0])
-    src[0], dst[0] = src[0][~chance], dst[0][~chance]
+                                 lay.n_works)
+    chance = alone.hit(*background)
     for _ in range(REDRAWS):
         again = alone.hit(who, cand_refs[position])
         position[again] = cand_ref_ptr[paper[again]] + (rng.random(int(again.sum())) * n_paper_refs[paper[again]]
                                                         ).astype(np.int64)
     kept = ~alone.hit(who, cand_refs[position])
-    src.append(who[kept])
-    dst.append(cand_refs[position[kept]])
+    return (background[0][~chance], background[1][~chance]), (who[kept], cand_refs[position[kept]])
 
-    src = np.concatenate(src).astype(np.int64)
-    dst = np.concatenate(dst).astype(np.int64)
-    ref_ptr, ref_idx = _csr(src, dst, n_works)
-    cite_ptr, cite_idx = _csr(dst, src, n_works)
 
-    # People and places: the team trait sets a candidate's team size and how many of its authors work abroad.
-    weights = np.array([w for _, w in text.COUNTRIES], dtype=float)
-    countries = rng.choice([c for c, _ in text.COUNTRIES], size=INSTITUTIONS, p=weights / weights.sum())
-    institutions = [(f"{name} Institute of Science (synthetic)", str(cc))
-                    for name, cc in zip(text.names(rng, INSTITUTIONS, 3), countries)]
+@dataclass(frozen=True)
+class _People:
+    """The institutions and authors, and every work's authorships."""
+
+    institutions: list[tuple[str, str]]
+    authors: list[str]
+    author_ptr: np.ndarray
+    author_idx: np.ndarray
+    author_inst: np.ndarray
+
+
+def _people(rng: np.random.Generator, lay: _Layout, traits: latent.Traits) -> _People:
+    """People and places: the team trait sets a candidate's team size and how many of its authors work abroad."""
+    n_works, n_cand = lay.n_works, lay.n_cand
+    institutions = text.institutions(rng, INSTITUTIONS)
     authors = text.people(rng, max(2000, n_works // 4))
     team = np.clip(rng.geometric(0.25, n_works), 1, 40)
     team[:n_cand] = np.clip(np.round(np.exp(TEAM[0] + TEAM[1] * traits.team)), 1, 60).astype(np.int64)
@@ -484,16 +571,26 @@ def generate(papers: int = DEFAULT_PAPERS, seed: int = 0, taxonomy: Taxonomy | N
     abroad[:n_cand] = ndtr(ABROAD[0] + ABROAD[1] * traits.team)
     stay = rng.random(n_authorships) >= np.repeat(abroad, team)
     author_inst = np.where(stay, home, rng.integers(0, INSTITUTIONS, n_authorships)).astype(np.int32)
+    return _People(institutions, authors, author_ptr, author_idx, author_inst)
 
-    # Topics (real OpenAlex subfields) and concepts from each cell's vocabulary. The novelty trait adds topics of
-    # other disciplines; the concepts trait sets how many concepts a paper has and how strongly it holds its core
-    # concept and primary topic.
+
+def _vocabulary(tax: Taxonomy) -> tuple[list[tuple[str, str, int]], list[tuple[str, str]], np.ndarray, np.ndarray]:
+    """The topic table (three per cell, named after its first keywords), the concept table (a cell's keywords) and
+    each cell's first concept and number of concepts."""
     topic_table, concept_table = [], []
-    concept_first, concept_count = np.zeros(n_cells, dtype=np.int64), np.zeros(n_cells, dtype=np.int64)
+    concept_first, concept_count = np.zeros(len(tax.cells), dtype=np.int64), np.zeros(len(tax.cells), dtype=np.int64)
     for c, sub in enumerate(tax.cells):
         topic_table.extend((f"T9{c:02d}{k:02d}", f"{sub.keywords[k]} research (synthetic topic)", c) for k in range(3))
         concept_first[c], concept_count[c] = len(concept_table), len(sub.keywords)
         concept_table.extend((f"C9{c:02d}{k:03d}", kw) for k, kw in enumerate(sub.keywords))
+    return topic_table, concept_table, concept_first, concept_count
+
+
+def _topics(rng: np.random.Generator, lay: _Layout, traits: latent.Traits) -> Ragged:
+    """Every work's topics (real OpenAlex subfields): the primary one, its cell's second one where drawn, then
+    topics of other disciplines, as many more as the novelty trait says; the concepts trait sets how strongly a
+    candidate holds its primary topic."""
+    n_works, n_cand, cell = lay.n_works, lay.n_cand, lay.cell
     primary = 3 * cell.astype(np.int64) + rng.integers(0, 3, size=n_works)
     primary_score = rng.uniform(0.9, 1.0, n_works)
     primary_score[:n_cand] = 0.5 + 0.5 * ndtr(traits.concepts + 0.3 * rng.standard_normal(n_cand))
@@ -501,94 +598,156 @@ def generate(papers: int = DEFAULT_PAPERS, seed: int = 0, taxonomy: Taxonomy | N
     n_foreign_topics[:n_cand] = np.clip(np.round(FOREIGN_TOPICS[0] + FOREIGN_TOPICS[1] * traits.novelty
                                                  + 0.3 * rng.standard_normal(n_cand)), 0, 4).astype(np.int64)
     n_own_topics = rng.integers(0, 2, size=n_works)
-    topic_other_cell = rng.integers(0, n_cells, size=(n_works, 4))
-    clash = cell_discipline[topic_other_cell] == cell_discipline[cell][:, None]
-    topic_other_cell[clash] = (topic_other_cell[clash] + n_cells // 2) % n_cells
+    topic_other_cell = lay.foreign_cells(rng.integers(0, lay.n_cells, size=(n_works, 4)), cell[:, None])
     topic_other = 3 * topic_other_cell + rng.integers(0, 3, size=(n_works, 4))
     topic_own = 3 * cell.astype(np.int64) + rng.integers(0, 3, size=n_works)
     topic_scores = np.round(rng.uniform(0.3, 0.9, size=(n_works, 5)), 4)
+    # Row by row: the primary topic, the own second one where drawn, then the foreign ones.
+    take = np.column_stack([np.ones(n_works, dtype=bool), n_own_topics > 0,
+                            np.arange(4)[None, :] < n_foreign_topics[:, None]])
+    return Ragged.from_rows(take, np.column_stack([primary, topic_own, topic_other])[take],
+                            np.column_stack([np.round(primary_score, 4), topic_scores])[take])
+
+
+def _concepts(rng: np.random.Generator, lay: _Layout, traits: latent.Traits, concept_first: np.ndarray,
+              concept_count: np.ndarray) -> Ragged:
+    """Every work's concepts: the first few of a random order of its cell's vocabulary, scored in the order chosen;
+    the concepts trait sets how many a candidate has and how strongly it holds its core concept."""
+    n_works, n_cand, cell = lay.n_works, lay.n_cand, lay.cell
     n_concepts = rng.integers(2, 7, size=n_works)
     n_concepts[:n_cand] = np.clip(np.round(4.5 + 2.0 * traits.concepts + 0.5 * rng.standard_normal(n_cand)), 1, 8)
     n_concepts = np.minimum(n_concepts, concept_count[cell])
-    concept_order = np.argsort(rng.random((n_works, int(concept_count.max()))), axis=1)
-    concept_scores = np.round(rng.uniform(0.2, 0.95, size=(n_works, int(concept_count.max()))), 4)
+    order = np.argsort(rng.random((n_works, int(concept_count.max()))), axis=1)
+    scores = np.round(rng.uniform(0.2, 0.95, size=(n_works, int(concept_count.max()))), 4)
     core = np.round(0.45 + 0.5 * ndtr(traits.concepts + 0.3 * rng.standard_normal(n_cand)), 4)
-    concept_scores[:n_cand, 0] = core
-    concept_scores[:n_cand, 1:] = np.minimum(concept_scores[:n_cand, 1:], core[:, None])
-    # Row by row: the primary topic, the own second one where drawn, then the foreign ones.
-    topic_take = np.column_stack([np.ones(n_works, dtype=bool), n_own_topics > 0,
-                                  np.arange(4)[None, :] < n_foreign_topics[:, None]])
-    topics = Ragged.from_rows(topic_take, np.column_stack([primary, topic_own, topic_other])[topic_take],
-                              np.column_stack([np.round(primary_score, 4), topic_scores])[topic_take])
-    # Concepts: the first n_concepts of a random order of the cell's vocabulary, scored in the order chosen.
-    in_cell = concept_order < concept_count[cell][:, None]
+    scores[:n_cand, 0] = core
+    scores[:n_cand, 1:] = np.minimum(scores[:n_cand, 1:], core[:, None])
+    in_cell = order < concept_count[cell][:, None]
     rank = np.cumsum(in_cell, axis=1) - 1
-    concept_take = in_cell & (rank < n_concepts[:, None])
-    concepts = Ragged.from_rows(concept_take, (concept_first[cell][:, None] + concept_order)[concept_take],
-                                np.take_along_axis(concept_scores, rank.clip(0), axis=1)[concept_take])
-    del topic_other, topic_own, topic_scores, concept_order, concept_scores, in_cell, rank, concept_take
+    take = in_cell & (rank < n_concepts[:, None])
+    return Ragged.from_rows(take, (concept_first[cell][:, None] + order)[take],
+                            np.take_along_axis(scores, rank.clip(0), axis=1)[take])
 
-    # Titles and abstracts: four picks of the cell's keywords, one draw per research front; the novelty trait swaps
-    # some of a paper's for another discipline's. Physics candidates meant for the late cascade stages name no
-    # keyword (the title stage: a characteristic term in the title).
+
+def _texts(rng: np.random.Generator, lay: _Layout, traits: latent.Traits, stage: np.ndarray
+           ) -> tuple[list[str], list[str]]:
+    """Titles and abstracts: four picks of the cell's keywords, one draw per research front; the novelty trait
+    swaps some of a paper's for another discipline's. Candidates meant for the late cascade stages name no keyword
+    (the title stage: a characteristic term in the title), nor do :data:`KEYWORDLESS` of the other candidates."""
+    tax, n_works, n_cand, cell, cand_cell = lay.taxonomy, lay.n_works, lay.n_cand, lay.cell, lay.cand_cell
     keywords = [kw for sub in tax.cells for kw in sub.keywords]
     kw_first = np.cumsum([0] + [len(sub.keywords) for sub in tax.cells])
     kw_count = np.diff(kw_first)
     picks = kw_first[cell][:, None] + (rng.random((n_works, 4)) * kw_count[cell][:, None]).astype(np.int64)
+    cand = lay.cand
     run = np.flatnonzero(np.concatenate([[True], cand_cell[1:] != cand_cell[:-1]]))  # first candidate of each run
     first = run[np.searchsorted(run, cand, side="right") - 1]
     picks[:n_cand] = picks[first + (cand - first) // FRONT * FRONT]  # the keywords of the front's first candidate
-    foreign_cell = rng.integers(0, n_cells, size=n_cand)
-    clash = cell_discipline[foreign_cell] == cell_discipline[cand_cell]
-    foreign_cell[clash] = (foreign_cell[clash] + n_cells // 2) % n_cells
+    foreign_cell = lay.foreign_cells(rng.integers(0, lay.n_cells, size=n_cand), cand_cell)
     n_words = np.clip(np.round(FOREIGN_WORDS[0] + FOREIGN_WORDS[1] * traits.novelty
                                + 0.3 * rng.standard_normal(n_cand)), 0, 3).astype(np.int64)
-    n_words[generic_venue] = 0
+    n_words[stage >= _STAGE["keywords"]] = 0
     swap = np.arange(4)[None, :] >= 4 - n_words[:, None]
     swapped = kw_first[foreign_cell][:, None] + (rng.random((n_cand, 4)) * kw_count[foreign_cell][:, None]).astype(
         np.int64)
     picks[:n_cand] = np.where(swap, swapped, picks[:n_cand])
     words = np.array(keywords, dtype=object)[picks]
     neutral = np.zeros(n_works, dtype=bool)
-    neutral[:n_cand] = (stage >= stage_names.index("title")) | (~is_physics & (rng.random(n_cand) < KEYWORDLESS))
+    neutral[:n_cand] = (stage >= _STAGE["title"]) | (~lay.ads_cell[cand_cell] & (rng.random(n_cand) < KEYWORDLESS))
     words[neutral] = ""
     terms: list[str | None] = [None] * n_works
-    for i in np.flatnonzero(stage == stage_names.index("title")):
-        terms[i] = str(tax.cells[int(cand_cell[i])].title_terms[int(rng.integers(len(tax.cells[int(cand_cell[i])]
-                                                                                   .title_terms)))])
+    for i in np.flatnonzero(stage == _STAGE["title"]):
+        own = tax.cells[int(cand_cell[i])].title_terms
+        terms[i] = str(own[int(rng.integers(len(own)))])
     word_rows = words.tolist()
     titles = text.titles(rng, [w[0] for w in word_rows], [w[1] for w in word_rows], terms)
-    abstracts = text.abstracts(rng, word_rows, neutral)
+    return titles, text.abstracts(rng, word_rows, neutral)
 
-    # Physics: ADS bibcodes for every work, arXiv ids for the candidates of the arXiv stage and for most works
-    # around them; the late stages publish in generic venues.
-    physics_stage = {int(i): stage_names[stage[i]] for i in np.flatnonzero(is_physics[:n_offered])}
+
+@dataclass(frozen=True)
+class _AdsIds:
+    """The identifiers of the ADS-route works: bibcodes, arXiv ids and classes, and the candidates' cascade
+    stages."""
+
+    arxiv_id: dict[int, str]
+    arxiv_class: dict[int, str]
+    bibcode: dict[int, str]
+    cascade_stage: dict[int, str]
+
+
+def _ads_ids(rng: np.random.Generator, lay: _Layout, year: np.ndarray, days: np.ndarray, journals: list[Journal],
+             journal: np.ndarray, people: _People, stage: np.ndarray) -> _AdsIds:
+    """ADS bibcodes for every work of an ADS-route discipline, arXiv ids for the candidates of the arXiv stage and
+    for most works around them (posted when published)."""
+    n_works = lay.n_works
+    cascade_stage = {int(i): CASCADE_STAGES[stage[i]][0]
+                     for i in np.flatnonzero(lay.ads_cell[lay.cand_cell][:lay.n_offered])}
     arxiv_id, arxiv_class, bibcode = {}, {}, {}
-    physics_works = np.flatnonzero(physics[cell])
+    routed = np.flatnonzero(lay.ads_cell[lay.cell])
     on_arxiv = np.zeros(n_works, dtype=bool)
-    on_arxiv[physics_works] = rng.random(physics_works.size) < 0.6
-    on_arxiv[:n_cand] = stage == stage_names.index("arxiv")
+    on_arxiv[routed] = rng.random(routed.size) < 0.6
+    on_arxiv[:lay.n_cand] = stage == _STAGE["arxiv"]
     volume = rng.integers(1, 999, size=n_works)
     page = rng.integers(1, 9999, size=n_works)
     serial = rng.integers(0, 10**5, size=n_works)
     class_pick = rng.random(n_works)
-    for i in physics_works.tolist():
-        sub = tax.cells[int(cell[i])]
+    for i in routed.tolist():
+        sub = lay.taxonomy.cells[int(lay.cell[i])]
         y = int(year[i])
-        initial = authors[int(author_idx[author_ptr[i]])].split()[-1][0]
+        initial = people.authors[int(people.author_idx[people.author_ptr[i]])].split()[-1][0]
         bibcode[i] = _bibcode(y, journals[int(journal[i])].bibstem, int(volume[i]), int(page[i]), initial)
         if not on_arxiv[i]:
             continue
         arxiv_class[i] = sub.arxiv_classes[int(class_pick[i] * len(sub.arxiv_classes))]
-        month = f"{y % 100:02d}{(_EPOCH + timedelta(days=int(days[i]))).month:02d}"  # posted when published
+        month = f"{y % 100:02d}{(EPOCH + timedelta(days=int(days[i]))).month:02d}"
         if y >= 2008:  # new-style ids: four digits after the dot until 2014, five since 2015
             digits = 5 if y >= 2015 else 4
             arxiv_id[i] = f"{month}.{1 + int(serial[i]) % (10**digits - 1):0{digits}d}"
         else:
             arxiv_id[i] = f"{arxiv_class[i].split('.')[0]}/{month}{1 + int(serial[i]) % 998:03d}"
-    return World(seed=seed, taxonomy=tax, n_candidates=n_offered, cell=cell, date=days.astype(np.int32),
-                 journal=journal, ref_ptr=ref_ptr, ref_idx=ref_idx, cite_ptr=cite_ptr, cite_idx=cite_idx,
-                 author_ptr=author_ptr, author_idx=author_idx, author_inst=author_inst,
-                 topics=topics, concepts=concepts, titles=titles, abstracts=abstracts, journals=journals,
-                 institutions=institutions, authors=authors, topic_table=topic_table, concept_table=concept_table,
-                 arxiv_id=arxiv_id, arxiv_class=arxiv_class, bibcode=bibcode, physics_stage=physics_stage)
+    return _AdsIds(arxiv_id, arxiv_class, bibcode, cascade_stage)
+
+
+def generate(papers: int = DEFAULT_PAPERS, seed: int = 0, taxonomy: Taxonomy | None = None,
+             field_weights: latent.FieldWeights | None = None) -> World:
+    """Generate the world.
+
+    Parameters
+    ----------
+    papers : int
+        Papers the benchmark keeps from the world, spread evenly over the disciplines and, within each, over its
+        sub-disciplines (default 6,000: 1,000 per discipline, as the benchmark's two splits hold). Each
+        sub-discipline gets :data:`SURPLUS` times its share of candidates, so that a build's collection (1.2x its
+        quota) and de-duplication leave every cell full; an ADS-route discipline adds the candidates no cascade
+        stage labels.
+    seed : int
+        The same seed and size give the same world.
+    taxonomy : Taxonomy, optional
+        Default: the packaged taxonomy.
+    field_weights : FieldWeights, optional
+        Each discipline's latent loadings (:func:`scitaste_hf.simworld.latent.load_field_weights`), so that the
+        disciplines' derived weights differ; it must cover every discipline of the taxonomy. Default: every
+        discipline the default loadings.
+    """
+    tax = taxonomy or load_taxonomy()
+    lay = _layout(tax, papers)
+    # One generator, drawn from by the stages in this order: a stage's draws depend on those before it.
+    rng = np.random.default_rng(seed)
+    traits = _traits(rng, lay, field_weights)
+    year, days = _years(rng, lay)
+    stage = _cascade_stages(rng, lay)
+    journals, journal = _publish(rng, lay, traits, stage)
+    graph = _graph(rng, lay, traits, days)
+    people = _people(rng, lay, traits)
+    topic_table, concept_table, concept_first, concept_count = _vocabulary(tax)
+    topics = _topics(rng, lay, traits)
+    concepts = _concepts(rng, lay, traits, concept_first, concept_count)
+    titles, abstracts = _texts(rng, lay, traits, stage)
+    ids = _ads_ids(rng, lay, year, days, journals, journal, people, stage)
+    return World(seed=seed, taxonomy=tax, n_candidates=lay.n_offered, cell=lay.cell, date=days.astype(np.int32),
+                 journal=journal, ref_ptr=graph.ref_ptr, ref_idx=graph.ref_idx, cite_ptr=graph.cite_ptr,
+                 cite_idx=graph.cite_idx, author_ptr=people.author_ptr, author_idx=people.author_idx,
+                 author_inst=people.author_inst, topics=topics, concepts=concepts, titles=titles,
+                 abstracts=abstracts, journals=journals, institutions=people.institutions, authors=people.authors,
+                 topic_table=topic_table, concept_table=concept_table, arxiv_id=ids.arxiv_id,
+                 arxiv_class=ids.arxiv_class, bibcode=ids.bibcode, cascade_stage=ids.cascade_stage)

@@ -1,6 +1,9 @@
 """Fusion precedence, labelling, the quality check and the collection queries, on small hand-made records; the
 snowball from inside an event loop."""
 
+from datetime import date
+from pathlib import Path
+
 import pytest
 
 from scitaste_hf.builder.classify import label
@@ -37,7 +40,7 @@ def test_fusion_follows_the_precedence_and_records_sources():
 def test_candidates_are_fused_once_and_labelled():
     cells = {"finance.banking": [{**WORK, "id": "W2", "doi": "10.2/y", "abstract": "bank credit lending"}],
              "finance.asset_pricing": [{**WORK, "id": "W2", "doi": "10.2/y", "abstract": "bank credit lending"}]}
-    fused = fuse_candidates([ADS], {"10.1/x": WORK}, {"cond-mat/0405001": ARXIV}, cells, TAX)
+    fused = fuse_candidates({"physics": [ADS]}, {"10.1/x": WORK}, {"cond-mat/0405001": ARXIV}, cells, TAX)
     assert [p["bibcode"] for p in fused] == ["2004PhRvB..70.1234S", "STB.FINA.W2"]
     assert internal_id(TAX.discipline("finance"), "W2") == "STB.FINA.W2"
     assert fused[1]["cells"] == ["finance.banking", "finance.asset_pricing"]
@@ -73,12 +76,23 @@ def test_collection_queries_and_depth():
     assert cell_limit(125) == 150 and cell_limit(125, sharing=6) == 900
 
 
-def test_bad_settings_are_one_line_errors(tmp_path):
-    with pytest.raises(ScitasteError, match="--mirror-url"):
-        Build(BuildConfig(out=tmp_path / "x", source="mirror"))
-    with pytest.raises(ScitasteError, match="selected-per-discipline"):
-        Build(BuildConfig(out=tmp_path / "x", mirror_url="http://127.0.0.1:1", per_discipline=10,
-                          selected_per_discipline=20))
+@pytest.mark.parametrize("settings, message", [
+    ({"source": "mirror"}, "source 'mirror' needs mirror_url (the URL"),
+    ({"source": "web"}, "source must be one of mirror, live, snapshot, got 'web'"),
+    ({"source": "snapshot"}, "snapshot (the snapshot's folder) is read exactly when source is 'snapshot'"),
+    ({"source": "live", "snapshot": Path("snap")}, "got source 'live' and snapshot snap"),
+    ({"source": "snapshot", "snapshot": Path("snap"), "mirror_url": "http://127.0.0.1:1"},
+     "mirror_url is for source 'mirror'"),
+    ({"source": "snapshot", "snapshot": Path("snap"), "as_of": date(2020, 1, 1)},
+     "as_of is not supported with source 'snapshot'"),
+    ({"mirror_url": "http://127.0.0.1:1", "per_discipline": 10, "selected_per_discipline": 20},
+     "selected_per_discipline between 1 and it, got 10 and 20"),
+])
+def test_bad_settings_are_one_line_errors_in_the_api_s_words(settings, message, tmp_path):
+    """The Python API names its own fields (``scitaste build`` names its flags: test_source_snapshot.py)."""
+    with pytest.raises(ScitasteError) as caught:
+        Build(BuildConfig(out=tmp_path / "x", **settings))
+    assert message in str(caught.value) and "--" not in str(caught.value) and "\n" not in str(caught.value)
 
 
 def test_a_bad_taxonomy_stops_the_build_with_one_line(tmp_path, capsys):
@@ -157,7 +171,7 @@ def test_an_as_of_date_outside_the_collection_or_in_the_future_is_refused(tmp_pa
     from scitaste_hf.cli import main
 
     config = {"out": tmp_path / "x", "mirror_url": "http://127.0.0.1:1"}
-    with pytest.raises(ScitasteError, match="--as-of 1994-12-31 must lie between 1995-01-01"):
+    with pytest.raises(ScitasteError, match="as_of 1994-12-31 must lie between 1995-01-01"):
         Build(BuildConfig(**config, as_of=date(1994, 12, 31)))
     with pytest.raises(ScitasteError, match="and today"):
         Build(BuildConfig(**config, as_of=date.today() + timedelta(days=1)))

@@ -6,7 +6,7 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from scitaste_hf.builder.classify import classify_physics, deduplicate, keyword_hits
+from scitaste_hf.builder.classify import cascade, deduplicate, keyword_hits
 from scitaste_hf.builder.layout import write_dataset
 from scitaste_hf.builder.sample import sample_splits, stratified
 from scitaste_hf.errors import ScitasteError
@@ -19,19 +19,19 @@ PHYSICS = TAX.of("physics")
 
 
 def test_cascade_first_stage_that_fires_decides():
-    label = classify_physics(PHYSICS, arxiv_class="quant-ph", bibstem="PhRvB", title="graphene", abstract="")
+    label = cascade(PHYSICS, arxiv_class="quant-ph", bibstem="PhRvB", title="graphene", abstract="")
     assert (label.cell, label.stage) == ("physics.quantum", "arxiv")
-    label = classify_physics(PHYSICS, arxiv_class="astro-ph", bibstem=None, title="", abstract="")
+    label = cascade(PHYSICS, arxiv_class="astro-ph", bibstem=None, title="", abstract="")
     assert (label.cell, label.stage) == ("physics.astrophysics", "arxiv")  # old-style archive, no subject class
-    label = classify_physics(PHYSICS, arxiv_class=None, bibstem="MNRAS", title="qubit", abstract="")
+    label = cascade(PHYSICS, arxiv_class=None, bibstem="MNRAS", title="qubit", abstract="")
     assert (label.cell, label.stage) == ("physics.astrophysics", "journal")
-    label = classify_physics(PHYSICS, arxiv_class=None, bibstem="EPL", title="On pairing",
+    label = cascade(PHYSICS, arxiv_class=None, bibstem="EPL", title="On pairing",
                              abstract="We relate superconductivity to graphene and phonons.")
     assert (label.cell, label.stage) == ("physics.condensed", "keywords")
-    one_hit = classify_physics(PHYSICS, arxiv_class=None, bibstem=None, title="Galaxy maps",
+    one_hit = cascade(PHYSICS, arxiv_class=None, bibstem=None, title="Galaxy maps",
                                abstract="A study of superconductivity.")
     assert (one_hit.cell, one_hit.stage) == ("physics.astrophysics", "title")  # one keyword is not enough
-    none = classify_physics(PHYSICS, arxiv_class=None, bibstem=None, title="A report", abstract="Nothing here.")
+    none = cascade(PHYSICS, arxiv_class=None, bibstem=None, title="A report", abstract="Nothing here.")
     assert (none.cell, none.stage) == (None, "unclassified")
 
 

@@ -29,7 +29,7 @@ def _build_live(tmp_path, credentials: str | None):
 
 def test_a_token_only_in_the_credentials_file_passes_the_token_check(tmp_path):
     code, lines = _build_live(tmp_path, 'ADS_API_TOKEN = "ads-file-secret"\n')
-    assert code != 0 and len(lines) == 1 and "--per-discipline must be >= 1" in lines[0], lines
+    assert code != 0 and len(lines) == 1 and "per_discipline must be >= 1" in lines[0], lines
     assert "ads-file-secret" not in lines[0]
 
 
@@ -37,7 +37,8 @@ def test_no_token_anywhere_is_one_line_naming_both_places(tmp_path):
     code, lines = _build_live(tmp_path, None)
     where = tmp_path / "credentials.toml"
     assert code != 0 and len(lines) == 1, lines
-    assert lines[0].endswith("--source live needs a NASA ADS API token: set ADS_API_TOKEN in the environment or in "
+    assert lines[0].endswith("a build from the live services needs a NASA ADS API token: set ADS_API_TOKEN in the "
+                             "environment or in "
                              f"the credentials file {where}"), lines
 
 
@@ -55,5 +56,5 @@ def test_require_secret_takes_the_argument_the_environment_then_the_file(tmp_pat
         require_secret(None, "OPENAI_API_KEY", "the thing needs a token")
     assert str(missing.value) == missing_secret("OPENAI_API_KEY", "the thing needs a token") == (
         f"the thing needs a token: set OPENAI_API_KEY in the environment or in the credentials file {path}")
-    with pytest.raises(KeyError, match="OPENAI_KEY is not one of scitaste_hf.constants.VARIABLES"):
+    with pytest.raises(KeyError, match=r"OPENAI_KEY is not one of scitaste_hf\.constants\.VARIABLES"):
         require_secret(None, "OPENAI_KEY", "x")  # a misspelt name fails at once, not as a missing token

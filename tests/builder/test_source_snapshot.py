@@ -116,7 +116,7 @@ def test_candidates_are_the_services_listings(built, snapshot):
     assert [w["id"] for w in collected["cells"][cell.id]] == expected and len(expected) == n
     physics = {str(c.openalex_subfield) for c in taxonomy.of("physics")}
     top = [w.id for w in works if w.primary_topic.subfield_id in physics and YEARS[0] <= w.publication_year <= YEARS[1]]
-    found = {w["id"] for w in collected["physics_works"]}
+    found = {w["id"] for w in collected["ads_works"]["physics"]}
     assert set(top[:math.ceil(PER_DISCIPLINE * CANDIDATE_MARGIN)]) <= found < set(top)
 
 

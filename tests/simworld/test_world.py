@@ -110,14 +110,14 @@ def test_physics_identifiers_and_cascade_stages(world):
     physics = [i for i in range(world.n_candidates) if world.discipline(i) == "physics"]
     assert all(BIBCODE.match(world.bibcode[i]) for i in physics), [world.bibcode[i] for i in physics[:5]]
     assert all(ARXIV.match(a) for a in world.arxiv_id.values())
-    stages = Counter(world.physics_stage[i] for i in physics)
+    stages = Counter(world.cascade_stage[i] for i in physics)
     assert stages["arxiv"] > stages["journal"] > 0
     for i in physics:
         has_class = i in world.arxiv_class
-        assert has_class == (world.physics_stage[i] == "arxiv")
+        assert has_class == (world.cascade_stage[i] == "arxiv")
         stem = world.journals[int(world.journal[i])].bibstem
         own = world.taxonomy.cells[int(world.cell[i])].bibstems
-        if world.physics_stage[i] in ("arxiv", "journal"):
+        if world.cascade_stage[i] in ("arxiv", "journal"):
             assert stem in own
         else:
             assert stem not in own
