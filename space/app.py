@@ -796,15 +796,19 @@ def build_app(board: Leaderboard, synthetic: bool = False, ratings: Ratings | No
             with gr.Tab("Submit"):
                 gr.Markdown("Upload one JSONL line per paper of the `selected` split: `bibcode` plus the answer "
                             "fields, or the model's raw `response`; or lm-eval's samples log of one mode as it is "
-                            "(`samples_<task>_*.jsonl`). The server parses and scores it itself; attach "
-                            "lm-eval's samples log or the agent trace (`scitaste-traces.jsonl`) to have the run marked "
+                            "(`samples_<task>_*.jsonl`), or an Inspect log (`.eval`, `.json`). The server parses "
+                            "and scores it itself; attach lm-eval's samples log, the Inspect log or the agent trace "
+                            "(`scitaste-traces.jsonl`) to have the run marked "
                             f"*{EVIDENCE_CONSISTENT}* (the log agrees with every answer; see About). Up to "
                             f"{MAX_BYTES // 2**20} MiB for the predictions ({MAX_EVIDENCE_BYTES // 2**20} MiB for a "
                             f"samples log as the predictions) and {MAX_EVIDENCE_BYTES // 2**20} MiB for each evidence "
                             "file.")
                 with gr.Row():
-                    file = gr.File(label="predictions (.jsonl)", file_types=[".jsonl"], type="filepath")
-                    samples = gr.File(label="lm-eval samples log (optional)", file_types=[".jsonl"], type="filepath")
+                    # an Inspect log (.eval, .json) is a run and its evidence too, read where inspect-ai is installed
+                    file = gr.File(label="predictions (.jsonl)", file_types=[".jsonl", ".eval", ".json"],
+                                   type="filepath")
+                    samples = gr.File(label="lm-eval samples log or Inspect log (optional)",
+                                      file_types=[".jsonl", ".eval", ".json"], type="filepath")
                     trace = gr.File(label="agent trace (optional)", file_types=[".jsonl"], type="filepath")
                 with gr.Row():
                     model = gr.Textbox(label="model name")
