@@ -22,7 +22,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from types import ModuleType
 
-from scitaste_hf.errors import ScitasteError
+from scitaste_hf.errors import InvalidInput, ScitasteError
 from scitaste_hf.records import jsonl_lines
 from scitaste_hf.resources import install_hint
 from scitaste_hf.schema import FAILURE_REASONS, Answer, Failure, failure_of
@@ -134,11 +134,11 @@ def _line_to_answer(obj: dict, strict_fields: bool) -> Answer | Failure:
         if isinstance(answer, Failure):
             answer = Failure(answer.reason, answer.detail + _unknown(obj))
             if strict_fields:
-                raise ScitasteError(f"invalid answer fields ({answer.reason}): {answer.detail}")
+                raise InvalidInput(f"invalid answer fields ({answer.reason}): {answer.detail}")
         return answer
     detail = "the line has no answer fields (innovation_score, dimension_scores), response or failure" + _unknown(obj)
     if strict_fields:
-        raise ScitasteError(detail)
+        raise InvalidInput(detail)
     return Failure("schema", detail)
 
 
@@ -152,13 +152,13 @@ def _sample(obj: dict) -> tuple[str | None, Answer | Failure]:
         ``filtered_resps`` in the shapes lm-eval writes.
     """
     if "bibcode" in obj:
-        raise ScitasteError("the line has both a predictions line's 'bibcode' and an lm-eval sample's "
+        raise InvalidInput("the line has both a predictions line's 'bibcode' and an lm-eval sample's "
                             f"{' and '.join(repr(k) for k in SAMPLE_KEYS if k in obj)}: give one format a line")
     doc, replies = obj.get("doc"), obj.get("filtered_resps")
     if not isinstance(doc, dict):
-        raise ScitasteError("an lm-eval sample needs 'doc', the paper's record (with its bibcode)")
+        raise InvalidInput("an lm-eval sample needs 'doc', the paper's record (with its bibcode)")
     if not isinstance(replies, list):
-        raise ScitasteError("an lm-eval sample needs 'filtered_resps', the list of the model's filtered replies")
+        raise InvalidInput("an lm-eval sample needs 'filtered_resps', the list of the model's filtered replies")
     # lm-eval hands process_results one filtered reply per request; a generate_until task makes one request a paper
     return doc.get("bibcode"), reply_answer(replies[0] if replies else "")
 
@@ -194,13 +194,13 @@ def parse_predictions(lines: Iterable[str], source: str, *, strict_fields: bool 
         try:
             obj = json.loads(line)
         except json.JSONDecodeError as exc:
-            raise ScitasteError(f"{source}:{number}: not a JSON line ({exc.msg})") from None
+            raise InvalidInput(f"{source}:{number}: not a JSON line ({exc.msg})") from None
         except RecursionError:
-            raise ScitasteError(f"{source}:{number}: not a JSON line (nested too deeply)") from None
+            raise InvalidInput(f"{source}:{number}: not a JSON line (nested too deeply)") from None
         except ValueError:  # Python's int-string conversion limit: json refuses an integer of over 4300 digits
-            raise ScitasteError(f"{source}:{number}: not a JSON line (a number has too many digits)") from None
+            raise InvalidInput(f"{source}:{number}: not a JSON line (a number has too many digits)") from None
         if not isinstance(obj, dict):
-            raise ScitasteError(f"{source}:{number}: expected a JSON object, got {type(obj).__name__}")
+            raise InvalidInput(f"{source}:{number}: expected a JSON object, got {type(obj).__name__}")
         try:
             if any(k in obj for k in SAMPLE_KEYS):
                 bibcode, answer = _sample(obj)
@@ -208,19 +208,19 @@ def parse_predictions(lines: Iterable[str], source: str, *, strict_fields: bool 
             else:
                 bibcode, answer, where = obj.get("bibcode"), None, "'bibcode'"
             if not isinstance(bibcode, str) or not bibcode:
-                raise ScitasteError(f"missing {where}")
+                raise InvalidInput(f"missing {where}")
             mode = obj["doc"].get("scitaste_mode") if isinstance(obj.get("doc"), dict) else None
             if bibcode in first_line:
                 mixed = mode is not None and modes.get(bibcode) not in (None, mode)
-                raise ScitasteError(f"duplicate bibcode {bibcode} (first on line {first_line[bibcode]})" + (
+                raise InvalidInput(f"duplicate bibcode {bibcode} (first on line {first_line[bibcode]})" + (
                     f": the samples of modes {modes[bibcode]} and {mode}; give one task's samples log" if mixed
                     else ""))
             first_line[bibcode], modes[bibcode] = number, mode
             out[bibcode] = answer if answer is not None else _line_to_answer(obj, strict_fields)
         except ScitasteError as exc:
-            raise ScitasteError(f"{source}:{number}: {exc}") from None
+            raise InvalidInput(f"{source}:{number}: {exc}") from None
     if not out:
-        raise ScitasteError(f"{source} is empty")
+        raise InvalidInput(f"{source} is empty")
     return out
 
 
