@@ -37,3 +37,25 @@ def test_bad_input_is_a_scitaste_error():
 def test_first_line(exc, expected):
     assert first_line(exc) == expected
 
+
+
+def test_bad_input_raises_invalid_input_and_a_missing_file_does_not(tmp_path):
+    from scitaste_hf.predictions import parse_predictions, read_predictions
+    from scitaste_hf.records import load_records
+    from scitaste_hf.schema import DIMENSIONS
+    from scitaste_hf.scoring.inputs import as_scores
+    from scitaste_hf.weights import validate_weights
+
+    bad = tmp_path / "gold.jsonl"
+    bad.write_text('{"bibcode": "X"}\nnot json\n')
+    with pytest.raises(InvalidInput, match=r"gold\.jsonl:2: not a JSON line"):
+        load_records(bad)
+    with pytest.raises(InvalidInput, match="duplicate bibcode X"):
+        parse_predictions(['{"bibcode": "X", "failure": "other"}'] * 2, "run.jsonl")
+    with pytest.raises(InvalidInput, match="weights must sum to 1"):
+        validate_weights(dict.fromkeys(DIMENSIONS, 0.5))
+    with pytest.raises(InvalidInput, match=r"scores\[1\] = True is not a number"):
+        as_scores([1.0, True], "scores")
+    with pytest.raises(ScitasteError, match="predictions file not found") as missing:
+        read_predictions(tmp_path / "absent.jsonl")
+    assert not isinstance(missing.value, InvalidInput)

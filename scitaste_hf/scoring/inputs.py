@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from scitaste_hf.errors import InvalidInput, ScitasteError, short_repr
+from scitaste_hf.errors import InvalidInput, short_repr
 from scitaste_hf.schema import DIMENSIONS, SCORE_MAX, SCORE_MIN, Answer
 
 _TOO_LARGE = "an integer too large for a float"
@@ -38,7 +38,7 @@ def as_scores(values: Any, name: str) -> np.ndarray:
 
     Raises
     ------
-    ScitasteError
+    InvalidInput
         In one line that names the first bad item (``name[i] = True is not a number``).
     """
     if isinstance(values, str | bytes | Mapping):
@@ -113,10 +113,10 @@ def _answer_row(value: Any, name: str, index: int) -> tuple[float, ...]:
         raise InvalidInput(f"{name} has a score outside 0-100 at item {index}: {_TOO_LARGE}") from None
 
 
-def _too_large(name: str, values: Any) -> ScitasteError:
+def _too_large(name: str, values: Any) -> InvalidInput:
     """The error for an integer score too large to be a float (numpy's own OverflowError names no item)."""
     i = next((i for i, v in enumerate(values) if isinstance(v, int) and abs(v) > sys.float_info.max), 0)
-    return ScitasteError(f"{name} has a score outside 0-100 at item {i}: {_TOO_LARGE}")
+    return InvalidInput(f"{name} has a score outside 0-100 at item {i}: {_TOO_LARGE}")
 
 
 def _check_range(arr: np.ndarray, name: str) -> np.ndarray:
