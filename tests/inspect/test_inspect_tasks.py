@@ -254,3 +254,32 @@ def test_the_space_takes_an_inspect_log_as_the_run_and_as_its_evidence(run, tmp_
         assert board.result(result.run_id)["overall"]["scheme2"]["score"] == pytest.approx(metrics["scheme2"])
     finally:
         board.store.close()
+
+
+def test_the_parameters_choose_the_papers_and_a_second_epoch_is_refused(run, scripted_chat, servers, tmp_path):
+    from inspect_ai import eval as inspect_eval
+
+    from scitaste_hf.adapters.inspect.tasks import TASKS as REGISTERED
+    from scitaste_hf.adapters.lmeval.tasks import doc_order
+
+    rows, data = run["rows"], str(run["data"])
+    task = REGISTERED["dimagent_v3"](data_dir=data, disciplines="finance,physics", limit=5)
+    wanted = [rows[k]["bibcode"] for k in doc_order(rows) if rows[k]["discipline"] in ("finance", "physics")]
+    assert [s.id for s in task.dataset] == wanted[:5]
+    with pytest.raises(TaskUnavailable, match="no papers of discipline 'chemistry' here; the disciplines are "
+                                              "physics, biology, finance"):
+        REGISTERED["pure_qa"](data_dir=data, disciplines="chemistry")
+    bare = write_dataset(tmp_path / "bare", {"selected": rows}, DEFAULT_WEIGHTS, synthetic=True)
+    with pytest.raises(TaskUnavailable, match="need frozen tool evidence"):
+        REGISTERED["dimagent_v3_live"](data_dir=str(bare))
+    proc, url, requests = scripted_chat({"rules": [], "default": _answer(rows[0], 0)}, tmp_path)
+    try:
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setenv("SCRIPTED_BASE_URL", f"{url}/v1")
+            patch.setenv("SCRIPTED_API_KEY", "scripted")
+            log, = inspect_eval(REGISTERED["pure_qa"](data_dir=data, limit=1), model=MODEL, epochs=2,
+                                log_dir=str(tmp_path / "logs"), display="none")
+        assert log.status == "error" and "score one answer a paper" in log.error.message
+        assert len(requests.read_text().splitlines()) <= 1
+    finally:
+        servers[1](proc)

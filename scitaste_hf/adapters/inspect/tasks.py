@@ -151,6 +151,14 @@ def _search_tool(mode: str) -> Tool:
     return web_search([NATIVE_SEARCH[api]])
 
 
+def _first_epoch(state: TaskState) -> None:
+    """Refuse a second epoch before it costs a request: the benchmark scores one answer a paper, and Inspect's
+    reduction of several would keep the first epoch's answers in the metrics while showing the mean of the values."""
+    if state.epoch > 1:
+        raise ScitasteError("the scitaste tasks score one answer a paper: run each epoch as an eval of its own, "
+                            "without --epochs")
+
+
 async def _generate(model: Model, messages: list[ChatMessage], tools: list[Tool | ToolDef]) -> ModelOutput:
     """The model's reply, or a reply that carries an ``api_error`` failure: a provider that fails after
     Inspect's retries costs the paper its answer (coverage), not the whole run."""
@@ -165,6 +173,7 @@ def answer(tools: list[Tool] | None = None) -> Solver:
     """One generation with ``tools`` offered (the provider's web search, or none): the answer."""
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
+        _first_epoch(state)
         state.output = await _generate(get_model(), state.messages, list(tools or []))
         state.messages.append(state.output.message)
         return state
@@ -195,6 +204,7 @@ def live_loop() -> Solver:
     and a model that calls tools again there fails the paper (``other``). Two generations a paper, never more."""
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
+        _first_epoch(state)
         model = get_model()
         box = toolbox(state.metadata["evidence"])
         trace: dict[str, Any] = {"calls": [], "tool_errors": 0, "calls_cut": 0}
