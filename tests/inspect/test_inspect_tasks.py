@@ -209,9 +209,15 @@ def test_a_search_mode_without_the_providers_search_sends_nothing(run, scripted_
             with pytest.raises(TaskUnavailable) as raised:
                 inspect_eval("scitaste_hf/scitaste_native_search", model=MODEL,
                              task_args={"data_dir": str(run["data"])}, log_dir=str(tmp_path / "logs"), display="none")
+            # a task object made before the run knows no model yet: its first sample stops the run, unsent
+            from scitaste_hf.adapters.inspect.tasks import TASKS as REGISTERED
+
+            log, = inspect_eval(REGISTERED["native_search"](data_dir=str(run["data"]), limit=2), model=MODEL,
+                                log_dir=str(tmp_path / "logs"), display="none")
         line = str(raised.value)
         assert "\n" not in line and "openai-api/ models" in line and "openai/..." in line
         assert "scitaste_pure_qa or scitaste_dimagent" in line
+        assert log.status == "error" and line in log.error.message
         # the command line: one line, no traceback, before any request
         done = subprocess.run([str(Path(sys.executable).parent / "inspect"), "eval",
                                "scitaste_hf/scitaste_dimagent_native", "--model", MODEL, "-T",

@@ -73,7 +73,8 @@ def scitaste_task(mode: str, data_dir: str | None = None, split: str = "selected
         with a model whose provider has no web search of its own.
     """
     spec = MODE_SPECS[mode]
-    search = _search_tool(mode) if spec.search else None
+    if spec.search:
+        _check_search(mode, _active_model())
     # The lm-eval loader's documents, of the mode that needs the same evidence (its own check of the model is
     # lm-eval's: a live or search mode needs scitaste-agent there, but runs under any Inspect model here).
     base = next(m for m, s in MODE_SPECS.items()
@@ -85,10 +86,7 @@ def scitaste_task(mode: str, data_dir: str | None = None, split: str = "selected
         raise TaskUnavailable(first_line(exc)) from None
     docs = _only(docs, disciplines)[:limit]
     samples = [Sample(id=doc["bibcode"], input=_input(doc), target=doc_to_target(doc), metadata=doc) for doc in docs]
-    if spec.tools == "live":
-        solve = live_loop()
-    else:
-        solve = answer([search] if search else [])
+    solve = live_loop() if spec.tools == "live" else answer(mode)
     return Task(dataset=MemoryDataset(samples, name=f"scitaste-{split}"), solver=solve, scorer=scitaste_scorer(),
                 name=spec.task, metadata={"scitaste_mode": mode, "split": split})
 
@@ -135,20 +133,26 @@ def as_inspect(messages: Sequence[Mapping[str, Any]]) -> list[ChatMessage]:
     return out
 
 
-def _search_tool(mode: str) -> Tool:
-    """``web_search`` with the model's own provider, checked against the model the task is created for (Inspect
-    creates a task named on its command line under the run's model)."""
+def _active_model() -> Model | None:
+    """The model of the run being set up (Inspect creates a task named on its command line, or by name in
+    ``eval()``, under the run's model); None for a task object made before the run."""
     from inspect_ai.model._model import active_model
 
-    model = active_model()
-    api = ModelName(model).api if model is not None else None
+    return active_model()
+
+
+def _check_search(mode: str, model: Model | None, stop: type[BaseException] = TaskUnavailable) -> str | None:
+    """The name of the model provider's own search among ``web_search``'s providers; raises ``stop`` with one
+    line that names what to use instead when it has none. None when no model is known yet (a task object made
+    before the run: its solver checks again at the first sample, before any request)."""
+    if model is None:
+        return None
+    api = ModelName(model).api
     if api not in NATIVE_SEARCH:
-        providers = ", ".join(f"{p}/..." for p in NATIVE_SEARCH)
-        raise TaskUnavailable(
-            f"{MODE_SPECS[mode].task} needs the provider's own web search, which "
-            f"{'no model' if api is None else api + '/ models'} can switch on here: run it with a model of "
-            f"{providers}; with this model, run {' or '.join(ANY_MODEL)}")
-    return web_search([NATIVE_SEARCH[api]])
+        raise stop(f"{MODE_SPECS[mode].task} needs the provider's own web search, which {api}/ models cannot "
+                   f"switch on here: run it with a model of {', '.join(f'{p}/...' for p in NATIVE_SEARCH)}; with "
+                   f"this model, run {' or '.join(ANY_MODEL)}")
+    return NATIVE_SEARCH[api]
 
 
 def _first_epoch(state: TaskState) -> None:
@@ -169,29 +173,34 @@ async def _generate(model: Model, messages: list[ChatMessage], tools: list[Tool 
 
 
 @solver
-def answer(tools: list[Tool] | None = None) -> Solver:
-    """One generation with ``tools`` offered (the provider's web search, or none): the answer."""
+def answer(mode: str) -> Solver:
+    """One generation, with the provider's own web search offered in a search mode: the answer."""
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         _first_epoch(state)
-        state.output = await _generate(get_model(), state.messages, list(tools or []))
+        model = get_model()
+        tools: list[Tool | ToolDef] = []
+        if MODE_SPECS[mode].search:
+            tools.append(web_search([_check_search(mode, model, ScitasteError)]))
+        state.output = await _generate(model, state.messages, tools)
         state.messages.append(state.output.message)
         return state
 
     return solve
 
 
-def live_tools() -> list[ToolDef]:
-    """The nine tools as Inspect tools, with their descriptions and schemas; the live loop answers their calls
-    from the frozen evidence itself (:func:`live_loop`)."""
+def live_tools(box: Any) -> list[ToolDef]:
+    """The nine tools as Inspect tools, with their descriptions and schemas, answered from the frozen evidence
+    ``box`` (:class:`~scitaste_hf.agent.evidence.FrozenToolBox`; a bad call answers ``{"error": ...}``)."""
 
     def tool(schema: Mapping[str, Any]) -> ToolDef:
-        async def call(bibcode: str) -> str:
-            raise NotImplementedError  # never run: the live loop answers the calls from the frozen evidence
+        name = schema["function"]["name"]
 
-        function = schema["function"]
-        return ToolDef(call, name=function["name"], description=function["description"],
-                       parameters=ToolParams.model_validate(function["parameters"]))
+        async def call(bibcode: str) -> str:
+            return json.dumps(box.call(name, {"bibcode": bibcode}))
+
+        return ToolDef(call, name=name, description=schema["function"]["description"],
+                       parameters=ToolParams.model_validate(schema["function"]["parameters"]))
 
     return [tool(schema) for schema in TOOL_SCHEMAS]
 
@@ -199,8 +208,9 @@ def live_tools() -> list[ToolDef]:
 @solver
 def live_loop() -> Solver:
     """The live DimAgent-v3 loop (:func:`scitaste_hf.agent.loop.run_item`): round 1 offers the nine tools and runs
-    up to :data:`~scitaste_hf.agent.loop.MAX_CALLS` of the model's calls on the frozen evidence (an unknown tool or
-    bad arguments answer the model ``{"error": ...}`` and are counted); round 2 asks for the answer with no tools,
+    up to :data:`~scitaste_hf.agent.loop.MAX_CALLS` of the model's calls on the frozen evidence, as the agent's
+    loop does (an unknown tool or bad arguments answer the model ``{"error": ...}``, as the tools do, and are
+    counted; Inspect's own tool loop would answer them with its own errors); round 2 asks for the answer with no tools,
     and a model that calls tools again there fails the paper (``other``). Two generations a paper, never more."""
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
@@ -209,7 +219,7 @@ def live_loop() -> Solver:
         box = toolbox(state.metadata["evidence"])
         trace: dict[str, Any] = {"calls": [], "tool_errors": 0, "calls_cut": 0}
         state.store.set(TRACE, trace)
-        first = await _generate(model, state.messages, live_tools())
+        first = await _generate(model, state.messages, live_tools(box))
         calls = first.message.tool_calls or []
         if not calls:
             trace["no_tool_calls"] = True
