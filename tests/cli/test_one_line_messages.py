@@ -76,6 +76,7 @@ def test_a_model_args_typo_or_gap_is_one_line(model_args, message):
         AgentLM.create_from_arg_string(model_args, {"batch_size": 1, "device": None})
 
 
+@pytest.mark.slow  # lm-eval's task index, parsed in this process
 def test_a_task_typo_under_scitaste_eval_is_one_line(tmp_path, capsys, monkeypatch):
     pytest.importorskip("lm_eval")
     monkeypatch.chdir(tmp_path)
