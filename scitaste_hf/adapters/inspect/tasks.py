@@ -49,7 +49,7 @@ from scitaste_hf.agent.tools import TOOL_SCHEMAS
 from scitaste_hf.errors import ScitasteError, TaskUnavailable, first_line
 from scitaste_hf.modes import MODE_SPECS
 from scitaste_hf.prompts import paper_prompt
-from scitaste_hf.schema import Answer, failure_text
+from scitaste_hf.schema import Answer, failure_of, failure_text
 from scitaste_hf.scoring import parse_answer
 from scitaste_hf.taxonomy import discipline_order
 
@@ -218,15 +218,22 @@ def live_loop() -> Solver:
         model = get_model()
         box = toolbox(state.metadata["evidence"])
         trace: dict[str, Any] = {"calls": [], "tool_errors": 0, "calls_cut": 0}
-        state.store.set(TRACE, trace)
+        try:
+            return await rounds(state, model, box, trace)
+        finally:
+            state.store.set(TRACE, trace)
+
+    async def rounds(state: TaskState, model: Model, box: Any, trace: dict[str, Any]) -> TaskState:
         first = await _generate(model, state.messages, live_tools(box))
         calls = first.message.tool_calls or []
+        # a failed request ends the paper, as in the agent's loop; an answer given in round 1 is kept
+        if failure_of(first.completion) or (not calls and isinstance(parse_answer(first.completion), Answer)):
+            trace["no_tool_calls"] = not calls
+            state.output = first
+            state.messages.append(first.message)
+            return state
         if not calls:
             trace["no_tool_calls"] = True
-            if isinstance(parse_answer(first.completion), Answer):  # answered in round 1: kept, without tools
-                state.output = first
-                state.messages.append(first.message)
-                return state
             state.messages.append(first.message)
         else:
             kept = calls[:MAX_CALLS]
@@ -245,7 +252,6 @@ def live_loop() -> Solver:
                                                                                "round 2"))
         state.output = reply
         state.messages.append(reply.message)
-        state.store.set(TRACE, trace)
         return state
 
     return solve
