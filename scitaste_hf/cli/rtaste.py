@@ -22,8 +22,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              ".jsonl/.parquet file of rows (default: the bundled synthetic release)")
     report.add_argument("--json", metavar="OUT", dest="json_out",
                         help="also write every number as JSON (only when the whole report succeeded)")
-    report.add_argument("--n-resamples", type=int, default=1000,
-                        help="0: no intervals (default 1000; the intervals are t-intervals across seed papers)")
+    report.add_argument("--n-resamples", type=int, default=None,
+                        help="0: no intervals (default: the bootstrap's N_RESAMPLES; the intervals are t-intervals "
+                             "across seed papers)")
     report.add_argument("--seed", type=int, default=0,
                         help="unused: the t-intervals draw nothing at random (default 0)")
 
@@ -31,7 +32,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     """Load and validate the release, print the report, and write ``--json`` atomically."""
     from scitaste_hf.errors import InvalidInput
+    from scitaste_hf.scoring.bootstrap import N_RESAMPLES
 
+    if args.n_resamples is None:
+        args.n_resamples = N_RESAMPLES
     if args.n_resamples < 0:
         raise InvalidInput("--n-resamples must be >= 0")
     import sys

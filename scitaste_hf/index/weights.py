@@ -11,7 +11,7 @@ import pyarrow.compute as pc
 
 from scitaste_hf.errors import ScitasteError, first_line
 from scitaste_hf.schema import DIMENSIONS, WAPE_BANDS
-from scitaste_hf.scoring.bootstrap import N_RESAMPLES
+from scitaste_hf.scoring.bootstrap import CONFIDENCE, N_RESAMPLES
 from scitaste_hf.taxonomy import discipline_order
 from scitaste_hf.weights import DEFAULT_VECTOR, validate_weights
 
@@ -21,8 +21,6 @@ METHODS: dict[str, tuple[str, ...]] = {"ensemble": MODELS, "rf": ("random_forest
 SEED = 42
 #: The smallest record set on which an 80/20 split and 5-fold cross-validation are meaningful.
 MIN_RECORDS_DERIVE = 10
-#: Coverage of every interval of this module.
-CONFIDENCE = 0.95
 
 
 def _read_table(path: Path) -> pa.Table:
