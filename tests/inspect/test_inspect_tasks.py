@@ -12,6 +12,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from stock_samples import Evidence  # the stand-in of the services behind `evidence freeze`
 
 from scitaste_hf.agent.evidence import EVIDENCE_DIR, freeze
 from scitaste_hf.agent.loop import MAX_CALLS, ROUND_TWO
@@ -38,14 +39,6 @@ def _answer(record, seed):
     near = lambda value: round(float(np.clip(value + next(noise), 0, 100)), 1)  # noqa: E731
     return json.dumps({"innovation_score": near(record["innovation_score"]),
                        "dimension_scores": {k: near(v) for k, v in record["dimension_scores"].items()}})
-
-
-class Evidence:
-    """A stand-in for the services behind `evidence freeze`: a distinct payload per paper and tool."""
-
-    def call(self, name, arguments):
-        bibcode = arguments["bibcode"] if isinstance(arguments, dict) else json.loads(arguments)["bibcode"]
-        return {"tool": name, "bibcode": bibcode, "count": len(bibcode) * (TOOL_NAMES.index(name) + 1)}
 
 
 @pytest.fixture(scope="module")
