@@ -56,11 +56,23 @@ def _names(names: Sequence[str]) -> str:
     return " and ".join([", ".join(names[:-1]), names[-1]] if len(names) > 1 else names)
 
 
+_OPENALEX_ONLY = """\
+1. **Collect**{where}: the {count} disciplines as OpenAlex's API lists them (article records whose primary topic is
+   in the sub-discipline's subfield and whose text matches its keywords, most cited first, back-filled from the
+   subfield alone).
+2. **Fuse**: every field from the paper's OpenAlex record (no ADS, no arXiv); every paper has an internal work id
+   as its `bibcode`.
+3. **Classify**: every discipline by construction, each paper in one sub-discipline only."""
+
+
 def _collection(ads: Sequence[str], others: str, snapshot: bool) -> str:
     """Steps 1-3 of the card's construction: from the services, or from an OpenAlex snapshot
     (:mod:`scitaste_hf.builder.snapshot_source`); ``ads``: the disciplines of the ADS route, ``others``: how many
     the other disciplines are, in words."""
     which = _names(ads)
+    if not ads:  # a taxonomy without an ADS-route discipline: all of them by construction
+        return _OPENALEX_ONLY.format(where=" from an OpenAlex snapshot, without the services" if snapshot else "",
+                                     count=others)
     if not snapshot:
         return f"""\
 1. **Collect**: {which} from NASA ADS (per sub-discipline queries), the other {others} disciplines from OpenAlex
@@ -229,7 +241,8 @@ evidence and needs no API key; until it is frozen it has no files.
 {summary}
 ## Fields
 
-`bibcode` (ADS bibcode for {which}; an internal work id for the other disciplines), `doi`, `openalex_id`,
+`bibcode` ({f"ADS bibcode for {which}; an internal work id for the other disciplines" if ads else
+             "an internal work id"}), `doi`, `openalex_id`,
 `arxiv_id`, `title`, `abstract`, `year`, `discipline`, `subcategory_id`, `subcategory_name`, `journal_name`,
 `journal_tier` (Q1-Q4 or null), `innovation_score` (0-100) and `dimension_scores` (seven floats, 0-100).
 

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from scitaste_hf.builder.classify import cascade, deduplicate, keyword_hits
-from scitaste_hf.builder.layout import write_dataset
+from scitaste_hf.builder.layout import card, write_dataset
 from scitaste_hf.builder.sample import sample_splits, stratified
 from scitaste_hf.errors import ScitasteError
 from scitaste_hf.schema import DIMENSIONS, DISCIPLINES, record_features
@@ -33,6 +33,19 @@ def test_cascade_first_stage_that_fires_decides():
     assert (one_hit.cell, one_hit.stage) == ("physics.astrophysics", "title")  # one keyword is not enough
     none = cascade(PHYSICS, arxiv_class=None, bibstem=None, title="A report", abstract="Nothing here.")
     assert (none.cell, none.stage) == (None, "unclassified")
+
+
+@pytest.mark.parametrize(("ads", "collect", "classify"), [
+    (None, "1. **Collect**: physics from NASA ADS", "3. **Classify**: physics by a four-stage cascade"),
+    (["astronomy", "geophysics", "physics"], "1. **Collect**: astronomy, geophysics and physics from NASA ADS",
+     "3. **Classify**: astronomy, geophysics and physics by a four-stage cascade"),
+    ([], "1. **Collect**: the six disciplines as OpenAlex's API lists them",
+     "3. **Classify**: every discipline by construction"),
+])
+def test_the_card_names_the_disciplines_of_the_ads_route(ads, collect, classify):
+    text = card({"selected": 6, "backup": 6}, DEFAULT_WEIGHTS, synthetic=True, ads_disciplines=ads)
+    assert collect in text and classify in text
+    assert ("NASA ADS" in text) == (ads != [])
 
 
 def test_keyword_hits_are_whole_words():
