@@ -231,9 +231,10 @@ class Clients:
 SOURCES = ("mirror", "live", "snapshot")
 
 
-def check_config(config: BuildConfig) -> None:
+def check_config(config: BuildConfig, taxonomy: Taxonomy | None = None) -> None:
     """Refuse a configuration that cannot build, before anything is read or fetched: its source and what that
-    source needs, then its quotas and its as-of date.
+    source needs, then its quotas and its as-of date. ``taxonomy`` (the packaged one when None) says whether a
+    build from the live services needs an ADS token: only a discipline of the ADS route is collected from ADS.
 
     Raises
     ------
@@ -241,7 +242,7 @@ def check_config(config: BuildConfig) -> None:
         One line, naming the :class:`BuildConfig` fields at fault (``scitaste build`` checks its flags first, so
         its users read the flags' names).
     """
-    _check_source(config)
+    _check_source(config, taxonomy or load_taxonomy())
     if config.per_discipline < 1 or not 0 < config.selected_per_discipline <= config.per_discipline:
         raise ScitasteError(f"per_discipline must be >= 1 and selected_per_discipline between 1 and it, got "
                             f"{config.per_discipline} and {config.selected_per_discipline}")
@@ -250,9 +251,9 @@ def check_config(config: BuildConfig) -> None:
                             "year collected) and today")
 
 
-def _check_source(config: BuildConfig) -> None:
+def _check_source(config: BuildConfig, taxonomy: Taxonomy) -> None:
     """The source is known and has what it needs (a snapshot its folder, the mirror its URL, the live services an
-    ADS token), and nothing it does not read."""
+    ADS token where the taxonomy has an ADS-route discipline), and nothing it does not read."""
     source = config.source
     if source not in SOURCES:
         raise ScitasteError(f"source must be one of {', '.join(SOURCES)}, got {source!r}")
@@ -266,7 +267,7 @@ def _check_source(config: BuildConfig) -> None:
                             "snapshot holds); build from a snapshot of that date instead")
     if source == "mirror" and not config.mirror_url:
         raise ScitasteError("source 'mirror' needs mirror_url (the URL `scitaste mirror serve` prints)")
-    if source == "live":
+    if source == "live" and taxonomy.by_route(ADS_ROUTE):
         require_secret(None, "ADS_API_TOKEN", "a build from the live services needs a NASA ADS API token")
 
 
@@ -283,7 +284,7 @@ class Build:
     """
 
     def __init__(self, config: BuildConfig, taxonomy: Taxonomy | None = None, reporter: Reporter | None = None):
-        check_config(config)
+        check_config(config, taxonomy)
         from scitaste_hf.builder.journals import read_licensed
 
         self.config = config
