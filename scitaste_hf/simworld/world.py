@@ -580,7 +580,8 @@ def _vocabulary(tax: Taxonomy) -> tuple[list[tuple[str, str, int]], list[tuple[s
     topic_table, concept_table = [], []
     concept_first, concept_count = np.zeros(len(tax.cells), dtype=np.int64), np.zeros(len(tax.cells), dtype=np.int64)
     for c, sub in enumerate(tax.cells):
-        topic_table.extend((f"T9{c:02d}{k:02d}", f"{sub.keywords[k]} research (synthetic topic)", c) for k in range(3))
+        topic_table.extend((f"T9{c:02d}{k:02d}", f"{sub.keywords[k % len(sub.keywords)]} research (synthetic topic)", c)
+                           for k in range(3))  # a cell of one or two keywords names its topics after them in turn
         concept_first[c], concept_count[c] = len(concept_table), len(sub.keywords)
         concept_table.extend((f"C9{c:02d}{k:03d}", kw) for k, kw in enumerate(sub.keywords))
     return topic_table, concept_table, concept_first, concept_count
