@@ -102,7 +102,7 @@ def test_every_reply_shape_is_counted_and_no_key_is_written(servers, scripted_ch
     rules = []
     for bibcode, (reply, _) in zip(bibcodes, SHAPES):
         if reply.get("slow"):
-            rules.append({"contains": f"Identifier: {bibcode}\n", "delay": 3, "reply": ANSWER})
+            rules.append({"contains": f"Identifier: {bibcode}\n", "delay": 6, "reply": ANSWER})
         elif "usage" in reply:
             rules.append({"contains": f"Identifier: {bibcode}\n", "reply": {"raw": json.dumps(
                 {"choices": [{"message": reply["message"]}], "usage": reply["usage"]})}})
@@ -113,7 +113,7 @@ def test_every_reply_shape_is_counted_and_no_key_is_written(servers, scripted_ch
     started = time.monotonic()
     try:
         run = subprocess.run(_eval_args(url, data, out, cache=tmp_path / "cache" / "db",
-                                        model_args=",num_concurrent=4,timeout=1,max_retry_after=1,item_timeout=8"),
+                                        model_args=",num_concurrent=4,timeout=2,max_retry_after=1,item_timeout=8"),
                              cwd=tmp_path, capture_output=True, text=True, timeout=300,
                              env={**os.environ, "OPENAI_API_KEY": KEY})
     finally:
