@@ -36,8 +36,9 @@ def _log(data: bytes, source: str):
 
 
 def _reply(sample) -> str:
+    """The sample's reply, or the failure text of its error (the error's first line; an empty message is none)."""
     if sample.error is not None:
-        return failure_text("other", str(sample.error.message).splitlines()[0])
+        return failure_text("other", next(iter(str(sample.error.message).splitlines()), ""))
     return sample.output.completion
 
 
