@@ -235,9 +235,12 @@ def read_predictions(path: str | Path) -> dict[str, Answer | Failure]:
     """
     path = Path(path)
     try:
-        data = path.read_bytes()
-        # any file but an Inspect log is read as text, as it always was (universal newlines)
-        lines = jsonl_lines(run_text(data, str(path)) if is_inspect_log(data) else path.read_text(encoding="utf-8"))
+        data = path.read_bytes()  # once: a samples log or an Inspect log may be tens of MiB
+        if is_inspect_log(data):
+            text = log_reader(str(path)).samples_text(data, str(path))
+        else:  # with universal newlines, as a predictions file has always been read
+            text = data.decode("utf-8").replace("\r\n", "\n").replace("\r", "\n")
+        lines = jsonl_lines(text)
     except FileNotFoundError:
         raise ScitasteError(f"predictions file not found: {path}") from None
     except OSError as exc:  # a folder, no permission, an I/O error
