@@ -47,8 +47,9 @@ def replicates(P: np.ndarray, G: np.ndarray, F: np.ndarray, *, weights: Mapping[
     out = []
     for block in _count_blocks(G.shape[0], n_resamples, seed):
         counts = Counts(block[:, scored])
-        run, floor = (_statistics(M[scored], G[scored], counts, weights) for M in (P, F))
-        out.append(_skill_values(run, floor)["scheme1"])
+        with np.errstate(divide="ignore", invalid="ignore"):  # a resample that draws none of them is NaN, as documented
+            run, floor = (_statistics(M[scored], G[scored], counts, weights) for M in (P, F))
+            out.append(_skill_values(run, floor)["scheme1"])
     return np.concatenate(out)
 
 
