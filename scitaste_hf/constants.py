@@ -64,15 +64,21 @@ SCITASTE_RESULTS_REPO = "SCITASTE_RESULTS_REPO"
 #: Accepted submissions per submitter (the signed-in account, else the address): ``N``, ``N/SECONDS`` or ``off``;
 #: default the board's ``RATE_LIMIT``.
 SCITASTE_SUBMIT_LIMIT = "SCITASTE_SUBMIT_LIMIT"
+#: The operator's endpoints that a request may name (``scitaste worker``): a JSON file of ``{NAME: {"base_url": URL,
+#: "model": MODEL, "model_args": "K=V,..."}}``; their key is :data:`OPENAI_API_KEY`; default none.
+SCITASTE_ENDPOINTS = "SCITASTE_ENDPOINTS"
+#: The evaluation worker's secret: seals each ``server-run`` result, and the board checks the seals with it on open;
+#: the same value on the Space and the worker; without it nothing is ``server-run``.
+SCITASTE_WORKER_SECRET = "SCITASTE_WORKER_SECRET"
 
 #: The variables that hold secrets or point at them: never echoed, and cleared where a test or child must not
 #: inherit the caller's.
 CREDENTIAL_VARIABLES = (HF_TOKEN, ADS_API_TOKEN, OPENALEX_API_KEY, OPENALEX_MAILTO, OPENAI_API_KEY,
-                        SCITASTE_CREDENTIALS)
+                        SCITASTE_CREDENTIALS, SCITASTE_WORKER_SECRET)
 #: Every variable of this module, in the order the docs list them.
 VARIABLES = (HF_ENDPOINT, HF_HUB_OFFLINE, HF_TOKEN, ADS_API_TOKEN, OPENALEX_API_KEY, OPENALEX_MAILTO, OPENAI_API_KEY,
              SCITASTE_CREDENTIALS, SCITASTE_DATA_DIR, SCITASTE_EVIDENCE_DIR, SCITASTE_TRACE, SCITASTE_DATA,
-             SCITASTE_GOLD, SCITASTE_RESULTS_REPO, SCITASTE_SUBMIT_LIMIT)
+             SCITASTE_GOLD, SCITASTE_RESULTS_REPO, SCITASTE_SUBMIT_LIMIT, SCITASTE_ENDPOINTS, SCITASTE_WORKER_SECRET)
 
 #: The public Hub.
 DEFAULT_HF_ENDPOINT = "https://huggingface.co"
