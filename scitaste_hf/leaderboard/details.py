@@ -1,0 +1,307 @@
+"""Per-paper details of the stored runs: for each run and paper, the prediction, its signed error on each of the eight
+numbers, the failure reason where the answer could not be scored, the model's reasoning, and where the paper's
+conversation sits in the run's evidence (its samples log, Inspect log or agent trace).
+
+They are kept in a SQLite file of their own beside the store (``DATA/details.sqlite``), derived from the store and
+never its source of truth: built incrementally from the stored runs (a run's submission and evidence files are read
+once, when it is first seen), and rebuilt whole when the board's :attr:`~scitaste_hf.leaderboard.Leaderboard.
+derived_key` changes (another gold set: every error changes). A view of one paper then reads one range of the
+table's primary key, whatever the number of runs, instead of parsing every submission.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from scitaste_hf.errors import ScitasteError
+from scitaste_hf.leaderboard.database import Database
+from scitaste_hf.predictions import is_inspect_log
+from scitaste_hf.schema import DIMENSIONS, Answer
+
+DETAILS_FILE = "details.sqlite"
+SCHEMA_VERSION = 1
+#: The eight numbers of an answer, in :meth:`~scitaste_hf.schema.Answer.vector`'s order.
+NUMBERS = ("innovation_score", *DIMENSIONS)
+#: The evidence kinds a store keeps (:meth:`~scitaste_hf.leaderboard.store.Store.evidence`), in the order a paper's
+#: conversation is looked for: the agent trace holds every tool call with its result, a samples log the prompt.
+EVIDENCE_KINDS = ("trace", "samples")
+#: An Inspect log stored as a run's evidence: its conversation is addressed by the sample's id, the paper.
+INSPECT = "inspect"
+_PREDICTED = [f"p_{n}" for n in NUMBERS]
+_ERRORS = [f"e_{n}" for n in NUMBERS]
+_SCHEMA = f"""
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS runs (run_id INTEGER PRIMARY KEY, sha256 TEXT NOT NULL, parsed INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS details (
+    bibcode TEXT NOT NULL,
+    run_id INTEGER NOT NULL,
+    {", ".join(f"{c} REAL" for c in (*_PREDICTED, *_ERRORS))},
+    abs_error REAL,
+    failure TEXT,
+    detail TEXT,
+    reasoning TEXT,
+    trace_kind TEXT,
+    trace_offset INTEGER,
+    trace_length INTEGER,
+    PRIMARY KEY (bibcode, run_id)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS details_worst ON details (run_id, abs_error);
+"""
+#: The columns of a row, in :meth:`Details.rows_of`'s order.
+COLUMNS = ("bibcode", "run_id", *_PREDICTED, *_ERRORS, "abs_error", "failure", "detail", "reasoning", "trace_kind",
+           "trace_offset", "trace_length")
+#: Most papers a search returns (a search box answers with a page, not the benchmark).
+SEARCH_LIMIT = 50
+
+
+def _line_paper(obj: Any, mode: str) -> str | None:
+    """The paper of an evidence line (an agent trace line's ``bibcode``, an lm-eval sample's ``doc.bibcode``), None for
+    a line of another mode than ``mode`` (one trace file gathers every mode of an evaluation) or without a paper."""
+    if not isinstance(obj, dict):
+        return None
+    doc = obj.get("doc") if isinstance(obj.get("doc"), dict) else {}
+    line_mode = obj.get("mode") if isinstance(obj.get("mode"), str) else doc.get("scitaste_mode")
+    if isinstance(line_mode, str) and line_mode != mode:
+        return None
+    bibcode = doc.get("bibcode", obj.get("bibcode"))
+    return bibcode if isinstance(bibcode, str) else None
+
+
+def evidence_lines(data: bytes, mode: str) -> dict[str, tuple[int, int]]:
+    """Paper -> (byte offset, length) of its line in a JSONL evidence file (the last one, as the integrity check
+    counts it, when a trace was appended to by a second evaluation); lines of other modes are left out."""
+    out: dict[str, tuple[int, int]] = {}
+    offset = 0
+    for line in data.split(b"\n"):
+        if line.strip():
+            try:
+                bibcode = _line_paper(json.loads(line), mode)
+            except (ValueError, RecursionError):
+                bibcode = None
+            if bibcode is not None:
+                out[bibcode] = (offset, len(line))
+        offset += len(line) + 1
+    return out
+
+
+def _pointers(evidence: Mapping[str, bytes], mode: str) -> dict[str, tuple[str, int | None, int | None]]:
+    """Paper -> where its conversation is: (evidence kind, offset, length) in the first of :data:`EVIDENCE_KINDS`
+    that holds it; an Inspect log is (:data:`INSPECT`, None, None), its sample found by id."""
+    out: dict[str, tuple[str, int | None, int | None]] = {}
+    for kind in reversed(EVIDENCE_KINDS):  # the preferred kind last, so that it wins
+        blob = evidence.get(kind)
+        if not blob:
+            continue
+        if is_inspect_log(blob):
+            continue  # added by _inspect_pointers, which knows the papers
+        out.update({b: (kind, o, n) for b, (o, n) in evidence_lines(blob, mode).items()})
+    return out
+
+
+def _row(bibcode: str, run_id: int, answer, gold: Sequence[float], pointer) -> tuple:
+    if isinstance(answer, Answer):
+        predicted = answer.vector()
+        errors = [p - g for p, g in zip(predicted, gold)]
+        scored = (*predicted, *errors, abs(errors[0]), None, None, answer.reasoning)
+    else:
+        failure = (None, None) if answer is None else (answer.reason, answer.detail)
+        scored = (*[None] * (2 * len(NUMBERS) + 1), *failure, None)
+    return (bibcode, run_id, *scored, *(pointer or (None, None, None)))
+
+
+class Details(Database):
+    """The per-(run, paper) table of a board (see the module's docstring).
+
+    Parameters
+    ----------
+    board : Leaderboard
+        The board whose store, gold labels, key and parser the details follow; the file is ``DATA/details.sqlite``
+        beside its store.
+    """
+
+    def __init__(self, board) -> None:
+        self.board = board
+        self.path = Path(board.store.root) / DETAILS_FILE
+        super().__init__(self.path, _SCHEMA, SCHEMA_VERSION)
+        self._gold = {r["bibcode"]: (r["innovation_score"], *(r["dimension_scores"][k] for k in DIMENSIONS))
+                      for r in board.gold}
+        self._sync_lock = threading.Lock()
+        self._seen: Any = None
+
+    def sync(self) -> int:
+        """Bring the table up to date with the store: add the runs not yet in it (all of them again after a change of
+        the board's key). Cheap when nothing changed (the store's change marker is compared first). Returns the
+        number of runs added."""
+        store = self.board.store
+        marker = store.change_marker()
+        with self._sync_lock:
+            if marker == self._seen:
+                return 0
+            key = self.board.derived_key
+            stored = self.query("SELECT value FROM meta WHERE key = 'derived'")
+            if not stored or stored[0]["value"] != key:
+                with self.transaction() as db:
+                    db.execute("DELETE FROM details")
+                    db.execute("DELETE FROM runs")
+                    db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('derived', ?)", (key,))
+            done = {r["run_id"] for r in self.query("SELECT run_id FROM runs")}
+            new = sorted(run_id for run_id, *_ in store.states() if run_id not in done)
+            for row in store.rows_by_id(new):
+                self._add(row)
+            self._seen = marker
+            return len(new)
+
+    def _add(self, run) -> None:
+        """Add one run's rows: its answers read from its stored file, the pointers from its evidence files. A file that
+        no longer parses against the gold set adds the run with no rows (``parsed`` 0), so that it is not read again."""
+        store, run_id = self.board.store, int(run["id"])
+        try:
+            answers = self.board.parse(store.submission_file(run["sha256"]).read_bytes())
+        except (ScitasteError, OSError):
+            answers = None
+        rows = []
+        if answers is not None:
+            evidence = store.evidence(run["sha256"])
+            pointers = _pointers(evidence, run["mode"])
+            inspect = any(is_inspect_log(blob) for blob in evidence.values())
+            for bibcode, gold in self._gold.items():
+                pointer = pointers.get(bibcode) or ((INSPECT, None, None) if inspect else None)
+                rows.append(_row(bibcode, run_id, answers.get(bibcode), gold, pointer))
+        with self.transaction() as db:
+            db.executemany(f"INSERT OR REPLACE INTO details ({', '.join(COLUMNS)}) VALUES "
+                           f"({', '.join('?' * len(COLUMNS))})", rows)
+            db.execute("INSERT OR REPLACE INTO runs (run_id, sha256, parsed) VALUES (?, ?, ?)",
+                       (run_id, run["sha256"], int(answers is not None)))
+
+    # -- reading -------------------------------------------------------------------------------------
+
+    def of_paper(self, bibcode: str) -> dict[int, dict[str, Any]]:
+        """Run id -> the paper's row in that run (:data:`COLUMNS`), for every run with a row (after :meth:`sync`)."""
+        self.sync()
+        rows = self.query(f"SELECT {', '.join(COLUMNS)} FROM details WHERE bibcode = ?", (bibcode,))
+        return {r["run_id"]: dict(r) for r in rows}
+
+    def of_run(self, run_id: int) -> list[dict[str, Any]]:
+        """The rows of one run, in gold order (after :meth:`sync`)."""
+        self.sync()
+        rows = {r["bibcode"]: dict(r) for r in self.query(
+            f"SELECT {', '.join(COLUMNS)} FROM details WHERE run_id = ?", (run_id,))}
+        return [rows[b] for b in self._gold if b in rows]
+
+    def one(self, run_id: int, bibcode: str) -> dict[str, Any] | None:
+        """One run's row of one paper, or None."""
+        self.sync()
+        rows = self.query(f"SELECT {', '.join(COLUMNS)} FROM details WHERE bibcode = ? AND run_id = ?",
+                          (bibcode, run_id))
+        return dict(rows[0]) if rows else None
+
+    def worst(self, run_id: int, n: int = 20) -> list[dict[str, Any]]:
+        """The ``n`` papers of a run with the largest absolute error of the innovation score, worst first (failures,
+        which have none, are left out)."""
+        self.sync()
+        rows = self.query(f"SELECT {', '.join(COLUMNS)} FROM details WHERE run_id = ? AND abs_error IS NOT NULL "
+                          "ORDER BY abs_error DESC, bibcode LIMIT ?", (run_id, int(n)))
+        return [dict(r) for r in rows]
+
+    def conversation(self, run_id: int, bibcode: str) -> list[dict[str, Any]] | None:
+        """The paper's conversation in the run's evidence, round by round (:func:`rounds`), or None when the run
+        stores no evidence line of the paper."""
+        row = self.one(run_id, bibcode)
+        # An Inspect log's conversation needs Inspect's reader, which only the adapters may import: not shown yet.
+        if row is None or row["trace_kind"] in (None, INSPECT):
+            return None
+        sha256 = self.query("SELECT sha256 FROM runs WHERE run_id = ?", (run_id,))[0]["sha256"]
+        with open(self.board.store.files / f"{sha256}.{row['trace_kind']}.jsonl", "rb") as fh:
+            fh.seek(row["trace_offset"])
+            line = fh.read(row["trace_length"])
+        return rounds(json.loads(line))
+
+
+def _text(content: Any) -> str:
+    """A message's content as text (a list of parts, as some APIs send, joined)."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "\n".join(p.get("text", "") if isinstance(p, dict) else str(p) for p in content)
+    return "" if content is None else json.dumps(content)
+
+
+def _messages(obj: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The chat messages an evidence line records: an agent trace's ``messages``; an lm-eval sample's prompt (a chat
+    prompt as lm-eval logs it, the JSON of its messages, or plain text) followed by the logged reply."""
+    if isinstance(obj.get("messages"), list):
+        return [m for m in obj["messages"] if isinstance(m, dict)]
+    arguments = obj.get("arguments")
+    prompt: Any = None
+    if isinstance(arguments, dict):
+        first = next(iter(arguments.values()), None)
+        prompt = first.get("arg_0") if isinstance(first, dict) else None
+    elif isinstance(arguments, list) and arguments:
+        prompt = arguments[0][0] if isinstance(arguments[0], list) and arguments[0] else arguments[0]
+    messages: list[dict[str, Any]] = []
+    if isinstance(prompt, str):
+        try:
+            parsed = json.loads(prompt)
+        except ValueError:
+            parsed = None
+        if isinstance(parsed, list) and all(isinstance(m, dict) and "role" in m for m in parsed):
+            messages = parsed
+        else:
+            messages = [{"role": "user", "content": prompt}]
+    reply = obj.get("resps")
+    while isinstance(reply, list) and reply:
+        reply = reply[0]
+    if isinstance(reply, str):
+        messages.append({"role": "assistant", "content": reply})
+    return messages
+
+
+def rounds(obj: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """An evidence line's conversation, round by round: each round the messages sent (``sent``: role and text), then
+    the model's turn (``reply``: its text) and its tool calls (``tool_calls``: name, arguments, and the ``result`` the
+    next round sent back). A failed item's ``error`` closes the last round."""
+    out: list[dict[str, Any]] = []
+    sent: list[dict[str, str]] = []
+    results: dict[str, str] = {}
+    messages = _messages(obj)
+    for m in messages:
+        if m.get("role") == "tool" and isinstance(m.get("tool_call_id"), str):
+            results[m["tool_call_id"]] = _text(m.get("content"))
+    for m in messages:
+        role = m.get("role")
+        if role == "assistant":
+            calls = []
+            for call in m.get("tool_calls") or []:
+                function = call.get("function") if isinstance(call.get("function"), dict) else call
+                calls.append({"name": function.get("name"), "arguments": function.get("arguments"),
+                              "result": results.get(call.get("id"))})
+            out.append({"round": len(out) + 1, "sent": sent, "reply": _text(m.get("content")), "tool_calls": calls})
+            sent = []
+        elif role != "tool":
+            sent.append({"role": str(role), "content": _text(m.get("content"))})
+    if sent or isinstance(obj.get("error"), str):
+        out.append({"round": len(out) + 1, "sent": sent, "reply": "", "tool_calls": [],
+                    **({"error": obj["error"]} if isinstance(obj.get("error"), str) else {})})
+    return out
+
+
+def find_papers(gold: Sequence[Mapping[str, Any]], query: str = "", discipline: str | None = None,
+                limit: int = SEARCH_LIMIT) -> list[Mapping[str, Any]]:
+    """The gold records whose identifier (bibcode, DOI, OpenAlex or arXiv id) or title holds every word of ``query``
+    (case-insensitive), of ``discipline`` when given; at most ``limit``, in gold order."""
+    words = [w for w in re.split(r"\s+", (query or "").strip().lower()) if w]
+    out = []
+    for record in gold:
+        if discipline and record.get("discipline") != discipline:
+            continue
+        haystack = " ".join(str(record.get(k) or "") for k in ("bibcode", "doi", "openalex_id", "arxiv_id", "title"))
+        if all(w in haystack.lower() for w in words):
+            out.append(record)
+            if len(out) >= limit:
+                break
+    return out
