@@ -21,8 +21,8 @@ FOLDERS = ("space", "metrics", "lm_eval_tasks", "bench", "tests")
 #: a plugin of the command line (an entry point), so nothing imports it.
 ORDER = (
     "errors", "constants", "progress", "modes", "bounded_load", "net", "output", "resources", "taxonomy", "schema",
-    "prompts", "weights", "records", "sources", "scoring", "predictions", "index", "rtaste", "agent", "simworld",
-    "mirror", "snapshot", "scale", "leaderboard", "ratings", "release", "adapters", "cli", "builder",
+    "prompts", "weights", "records", "sources", "scoring", "predictions", "analysis", "index", "rtaste", "agent",
+    "simworld", "mirror", "snapshot", "scale", "leaderboard", "ratings", "release", "adapters", "cli", "builder",
 )
 #: The package's face and its ``python -m`` entry, which may reach any unit.
 ENTRIES = ("__init__", "__main__")

@@ -21,6 +21,8 @@ from scitaste_hf.errors import ScitasteError
 CORE_COMMANDS: tuple[tuple[str, str, str], ...] = (
     ("demo", "scitaste_hf.cli.demo", "the main job offline: world -> dataset -> every mode -> leaderboard"),
     ("score", "scitaste_hf.cli.score", "score a predictions file against the gold labels (Scheme 1 and 2)"),
+    ("report", "scitaste_hf.cli.report",
+     "the paper's tables and findings for any runs: Markdown, HTML and PNG figures, every figure with its interval"),
     ("publish", "scitaste_hf.cli.publish",
      "push the metric modules, the leaderboard Space or a built dataset to the Hugging Face Hub"),
     ("space", "scitaste_hf.cli.space", "serve the leaderboard Space locally"),

@@ -1,0 +1,228 @@
+"""The paper's analysis of any runs against one gold set: a pure function from runs and gold records to a report
+(a JSON-safe dict), which :mod:`scitaste_hf.analysis.render` writes as Markdown, HTML and PNG (docs/report.md).
+
+Every number comes from :mod:`scitaste_hf.scoring`: the schemes, grades, coverage and skill from
+:func:`~scitaste_hf.scoring.score_run` (as the leaderboard scores a run), Spearman correlations from
+:func:`~scitaste_hf.scoring.scheme1.scheme1_batch`, the tool effect from
+:func:`~scitaste_hf.scoring.paired_bootstrap`; every interval is a percentile interval over the package's
+resamples of the papers (:func:`~scitaste_hf.scoring.bootstrap.resample_counts`, the same seed and counts as the
+scores' own intervals).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from scitaste_hf.errors import InvalidInput, ScitasteError
+from scitaste_hf.output import finite_json
+from scitaste_hf.schema import DIMENSIONS, Answer, Failure
+from scitaste_hf.scoring import paired_bootstrap, score_run
+from scitaste_hf.scoring.bootstrap import CONFIDENCE, N_RESAMPLES, SEED, percentile_interval, resample_counts
+from scitaste_hf.scoring.inputs import as_answer_matrix
+from scitaste_hf.scoring.ranks import detectable_difference
+from scitaste_hf.scoring.scheme1 import scheme1_batch
+from scitaste_hf.scoring.stats import Counts
+from scitaste_hf.weights import DEFAULT_WEIGHTS
+
+#: The mode every tool mode is compared with, for the same model (the paper's "effect of tools").
+BASELINE_MODE = "pure_qa"
+#: The statistics of the bias analysis, in the order they are shown.
+BIAS_STATISTICS = ("mean_signed_error", "over_rated", "median_relative_error")
+#: The scope of a run's numbers over all its papers (the others are the gold set's disciplines).
+OVERALL = "overall"
+
+
+@dataclass(frozen=True)
+class Run:
+    """One run to analyse: the model, its mode and its answers (``{bibcode: Answer or Failure}``, as
+    :func:`~scitaste_hf.predictions.read_predictions` reads them); ``source`` names it in errors."""
+
+    model: str
+    mode: str
+    predictions: Mapping[str, Answer | Failure]
+    source: str = ""
+
+    @property
+    def label(self) -> str:
+        """``model / mode``: how tables and errors name the run."""
+        return f"{self.model} / {self.mode}"
+
+
+def _value(x: float) -> float | None:
+    return float(x) if np.isfinite(x) else None
+
+
+def _mean(counts: Counts, x: np.ndarray) -> np.ndarray:
+    """The count-weighted mean of ``x`` per resample (NaN for a resample that drew none of the papers)."""
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return counts.f @ x / counts.total
+
+
+def weighted_median(x: np.ndarray, counts: Counts) -> np.ndarray:
+    """The median of ``x`` per row of ``counts``, each paper repeated as often as it was drawn: with all counts 1
+    exactly :func:`numpy.median` (the mean of the two middle values of an even number). NaN for an empty row."""
+    order = np.argsort(x, kind="stable")
+    xs, c = x[order], counts.f[:, order]
+    cumulative = np.cumsum(c, axis=1)
+    total = cumulative[:, -1] if x.size else np.zeros(c.shape[0])
+    out = np.full(c.shape[0], np.nan)
+    drawn = total > 0
+    if not drawn.any():
+        return out
+    # The values at 0-based ranks floor((N - 1) / 2) and floor(N / 2); the value at rank k is the first whose
+    # cumulative count exceeds k.
+    middle = [np.floor((total[drawn] - 1) / 2), np.floor(total[drawn] / 2)]
+    at = [(cumulative[drawn] <= k[:, None]).sum(axis=1) for k in middle]
+    out[drawn] = (xs[at[0]] + xs[at[1]]) / 2.0
+    return out
+
+
+def _statistics(P: np.ndarray, G: np.ndarray, counts: Counts) -> dict[str, np.ndarray]:
+    """Per resample: the Spearman correlations (innovation score and each dimension) and the bias statistics."""
+    s1 = scheme1_batch(P, G, counts, DEFAULT_WEIGHTS)
+    err = P[:, 0] - G[:, 0]
+    defined = G[:, 0] > 0  # a relative error needs a gold score above 0
+    relative = np.abs(err[defined]) / G[defined, 0]
+    return {"spearman": s1["spearman"], **{f"spearman_{k}": s1[f"spearman_{k}"] for k in DIMENSIONS},
+            "mean_signed_error": _mean(counts, err), "over_rated": _mean(counts, (err > 0).astype(np.float64)),
+            "median_relative_error": weighted_median(relative, Counts(counts.f[:, defined]))}
+
+
+def _with_intervals(P: np.ndarray, G: np.ndarray, n_resamples: int, seed: int, confidence: float
+                    ) -> dict[str, dict[str, Any]]:
+    """Each statistic of :func:`_statistics` on the scored papers ``P``, ``G``: ``value`` and ``ci`` (the
+    resamples of :func:`~scitaste_hf.scoring.bootstrap.resample_counts`, which the block's scores use too)."""
+    n = P.shape[0]
+    keys = ("spearman", *(f"spearman_{k}" for k in DIMENSIONS), *BIAS_STATISTICS)
+    if n == 0:
+        return {k: {"value": None, "ci": None} for k in keys}
+    points = _statistics(P, G, Counts(np.ones((1, n))))
+    spread = _statistics(P, G, Counts(resample_counts(n, n_resamples, seed))) if n_resamples else None
+    return {k: {"value": _value(points[k][0]),
+                "ci": None if spread is None else percentile_interval(spread[k], confidence)} for k in keys}
+
+
+def _rows(run: Run, gold: Sequence[Mapping[str, Any]]) -> tuple[np.ndarray, np.ndarray]:
+    """The run's answer rows (NaN where unscored) and whether each gold paper was scored, in gold order."""
+    P = np.full((len(gold), 1 + len(DIMENSIONS)), np.nan)
+    scored = np.zeros(len(gold), dtype=bool)
+    for i, record in enumerate(gold):
+        answer = run.predictions.get(record["bibcode"])
+        if isinstance(answer, Answer):
+            P[i], scored[i] = answer.vector(), True
+    return P, scored
+
+
+def _scheme(block: Mapping[str, Any]) -> dict[str, Any]:
+    """What the tables show of one scope of a :func:`score_run` result."""
+    s1, s2, skill = block["scheme1"], block["scheme2"], block.get("skill") or {}
+    return {
+        "n_scored": block["n_scored"], "n_total": block["n_total"], "coverage": block["coverage"],
+        "failures": block["failures"],
+        "scheme1": None if s1 is None else {"score": s1["scheme1"], "ci": s1["ci"]["scheme1"], "grade": s1["grade"],
+                                            "skill": skill.get("scheme1")},
+        "scheme2": None if s2 is None else {"score": s2["score"], "ci": s2["ci"]["score"], "grade": s2["grade"],
+                                            "wape": s2["wape"], "wape_ci": s2["ci"]["wape"],
+                                            "skill": skill.get("scheme2")},
+    }
+
+
+def _tool_effect(tool: Run, base: Run, gold: Sequence[Mapping[str, Any]], n_resamples: int, seed: int,
+                 confidence: float) -> dict[str, Any]:
+    """Tool mode minus :data:`BASELINE_MODE` for one model, on the papers both runs scored."""
+    both = [r for r in gold if isinstance(tool.predictions.get(r["bibcode"]), Answer)
+            and isinstance(base.predictions.get(r["bibcode"]), Answer)]
+    out: dict[str, Any] = {"model": tool.model, "mode": tool.mode, "baseline": base.mode, "n": len(both)}
+    if len(both) < 2:
+        return out | {"statistics": None}
+    a = [tool.predictions[r["bibcode"]] for r in both]
+    b = [base.predictions[r["bibcode"]] for r in both]
+    # paired_bootstrap always resamples; without resamples asked for, its one resample's interval is dropped.
+    stats = paired_bootstrap(a, b, both, n_resamples=max(n_resamples, 1), seed=seed, confidence=confidence)
+    if not n_resamples:
+        stats = {k: {**v, "interval": None, "p_value": None} for k, v in stats.items()}
+    # The mean signed error (over-rating) on the same resamples as paired_bootstrap's (the same n and seed).
+    gap = np.array([x.innovation_score for x in a]) - np.array([x.innovation_score for x in b])
+    spread = _mean(Counts(resample_counts(len(both), n_resamples, seed)), gap) if n_resamples else None
+    interval = None if spread is None else percentile_interval(spread, confidence)
+    stats["mean_signed_error"] = {"difference": float(gap.mean()), "interval": interval, "p_value": None}
+    for numbers in stats.values():
+        numbers["detectable"] = None if numbers["interval"] is None else detectable_difference(numbers["interval"],
+                                                                                              confidence=confidence)
+    return out | {"statistics": stats}
+
+
+def analyse(runs: Sequence[Run], gold: Sequence[Mapping[str, Any]], *, backup: Sequence[Mapping[str, Any]] | None
+            = None, n_resamples: int = N_RESAMPLES, seed: int = SEED, confidence: float = CONFIDENCE,
+            gold_name: str = "gold") -> dict[str, Any]:
+    """The paper's tables and findings for ``runs`` against ``gold`` (docs/report.md).
+
+    Parameters
+    ----------
+    runs : sequence of Run
+        At least one; no two with the same model and mode.
+    gold : sequence of records
+        The gold set every run is scored against, as :func:`~scitaste_hf.scoring.score_run` takes it.
+    backup : sequence of records, optional
+        The backup split the floors are learned from (as the leaderboard does; the gold set itself without it).
+    n_resamples, seed, confidence
+        The bootstrap's, as in :func:`~scitaste_hf.scoring.score_run`; ``n_resamples=0`` gives no intervals.
+    gold_name : str
+        What errors call the gold set.
+
+    Returns
+    -------
+    dict
+        ``runs`` (per run: ``model``, ``mode``, ``source`` and per scope, overall then each discipline, the
+        schemes of :func:`score_run` and ``statistics``: Spearman and the bias statistics, each ``value`` and
+        ``ci``), ``disciplines``, ``dimensions``, ``tools`` (each tool mode minus :data:`BASELINE_MODE` of the same
+        model: per statistic ``difference``, ``interval``, ``p_value``, ``detectable``) and ``inputs``. Undefined
+        numbers are None.
+
+    Raises
+    ------
+    InvalidInput
+        No runs, two runs with the same model and mode, or a run that does not fit the gold set (a bibcode
+        outside it), naming the run.
+    """
+    if not runs:
+        raise InvalidInput("no runs to report on")
+    seen: dict[tuple[str, str], Run] = {}
+    for run in runs:
+        if (run.model, run.mode) in seen:
+            raise InvalidInput(f"two runs are {run.label} ({seen[run.model, run.mode].source} and {run.source}); "
+                               "give each model and mode once")
+        seen[run.model, run.mode] = run
+    if not gold:
+        raise InvalidInput(f"{gold_name}: the gold set is empty")
+    G = as_answer_matrix(list(gold), gold_name)
+    disciplines = np.array([r.get("discipline") for r in gold])
+    reported = []
+    for run in runs:
+        try:
+            result = score_run(gold, run.predictions, n_resamples=n_resamples, seed=seed, confidence=confidence,
+                               gold_name=gold_name, backup=backup)
+        except ScitasteError as exc:
+            raise InvalidInput(f"run {run.label} ({run.source or 'given'}): {exc}") from None
+        P, scored = _rows(run, gold)
+        scopes = {OVERALL: result["overall"], **result["by_discipline"]}
+        blocks = {}
+        for scope, block in scopes.items():
+            keep = scored if scope == OVERALL else scored & (disciplines == scope)
+            blocks[scope] = _scheme(block) | {
+                "statistics": _with_intervals(P[keep], G[keep], n_resamples, seed, confidence)}
+        reported.append({"model": run.model, "mode": run.mode, "source": run.source, "scopes": blocks})
+    tools = [_tool_effect(run, seen[run.model, BASELINE_MODE], gold, n_resamples, seed, confidence)
+             for run in runs if run.mode != BASELINE_MODE and (run.model, BASELINE_MODE) in seen]
+    return finite_json({
+        "runs": reported,
+        "disciplines": list(result["by_discipline"]),
+        "dimensions": list(DIMENSIONS),
+        "tools": tools,
+        "inputs": {"gold": gold_name, "n_gold": len(gold), "n_resamples": n_resamples, "seed": seed,
+                   "confidence": confidence, "floors_from": "backup" if backup is not None else "gold"},
+    })
