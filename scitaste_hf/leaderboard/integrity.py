@@ -49,10 +49,25 @@ run is flagged only when it is the gold labels up to rounding: every number of e
 Together the rules flag copies noised with an SD up to about 1 point. What they cannot catch: labels with noise
 of an honest strong model's size (an SD of 2 points or more) look like an honest strong model; such a run is
 self-reported, or evidence-consistent with a fabricated log. The check is pure numpy, about 2 ms for 300 papers.
+
+The seal of a ``server-run``
+----------------------------
+A run that the board's own evaluation worker produced (``scitaste worker``) is stored as ``server-run``, the one
+status that rests on no submitter's word, and carries a *seal*: an HMAC-SHA256, keyed by the operator's worker secret
+(:data:`scitaste_hf.constants.SCITASTE_WORKER_SECRET`), over the run's key, model, mode, time, provenance (what the
+worker ran) and the SHA-256 of its stored answers file (:func:`seal`). Only a holder of the secret can make one, so an
+upload never carries a valid seal, and every time the board opens it checks the seal of each run that claims
+``server-run`` or carries one (:meth:`scitaste_hf.leaderboard.Leaderboard.verify_seals`): a row edited by hand to
+say ``server-run``, a sealed row whose model, mode or provenance was changed, or a stored answers file replaced is
+judged again as an upload (``self-reported`` or ``evidence-consistent``), with a warning; a seal that holds again
+(the secret restored) gives the status back. A ``server-run`` is still subject to the ``flagged`` rule above: a
+model tuned on the public labels is flagged like a copy.
 """
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import json
 import warnings
 from collections.abc import Mapping, Sequence
@@ -85,6 +100,26 @@ COPY_SPEARMAN = 0.995
 FIT_BAND = 3.0
 #: Fewer than MIN_PAPERS papers: flagged when every number is within this of the label (a copy up to rounding).
 EXACT_TOLERANCE = 0.5
+#: Version of what a seal covers (:func:`seal`); part of the sealed message, so a change never verifies old seals
+#: by accident.
+SEAL_VERSION = 1
+
+
+def seal(secret: str, *, sha256: str, model: str, mode: str, submitted_at: str, provenance: Mapping[str, Any] | None,
+         answers: bytes) -> str:
+    """The seal of a worker's run: HMAC-SHA256 keyed by ``secret`` over its key, model, mode, time, provenance
+    (canonical JSON) and the SHA-256 of its stored answers file ``answers`` (hex)."""
+    message = json.dumps([SEAL_VERSION, sha256, model, mode, submitted_at, dict(provenance or {}),
+                          hashlib.sha256(answers).hexdigest()], sort_keys=True)
+    return hmac.new(secret.encode(), message.encode(), hashlib.sha256).hexdigest()
+
+
+def seal_holds(secret: str | None, claimed: str, **fields: Any) -> bool:
+    """Whether ``claimed`` is the seal of ``fields`` (:func:`seal`'s) under ``secret``; False without a secret or
+    a seal (a board that cannot check a seal trusts none)."""
+    if not secret or not claimed:
+        return False
+    return hmac.compare_digest(seal(secret, **fields), claimed)
 
 
 def _affine_fit(P: np.ndarray, G: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -17,18 +17,28 @@ import re
 import threading
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from scitaste_hf import constants
 from scitaste_hf.errors import ScitasteError
-from scitaste_hf.leaderboard.integrity import RULE_VERSION, near_gold, verify_evidence
-from scitaste_hf.leaderboard.store import EVIDENCE_CONSISTENT, FLAGGED, SELF_REPORTED, Meta, Store
+from scitaste_hf.leaderboard.integrity import RULE_VERSION, near_gold, seal, seal_holds, verify_evidence
+from scitaste_hf.leaderboard.requests import RequestQueue, check_model, operator_endpoints
+from scitaste_hf.leaderboard.store import (
+    EVIDENCE_CONSISTENT,
+    FLAGGED,
+    KINDS,
+    SELF_REPORTED,
+    SERVER_RUN,
+    Meta,
+    Store,
+)
 from scitaste_hf.leaderboard.views import RunCache, order_key
-from scitaste_hf.modes import MODES
+from scitaste_hf.modes import MODE_SPECS, MODES
 from scitaste_hf.net.guard import RateLimit, SubmissionError, check_name
 from scitaste_hf.net.hub_copy import HUB_COPY_WAIT, copy_in_background
 from scitaste_hf.predictions import is_samples_log, parse_predictions, run_text
@@ -39,6 +49,7 @@ from scitaste_hf.scoring.bootstrap import N_RESAMPLES, SEED
 from scitaste_hf.scoring.floors import FLOORS, floor_matrices
 from scitaste_hf.scoring.inputs import as_answer_matrix
 from scitaste_hf.scoring.ranks import RANK_RESAMPLES, detectable_difference, replicates
+from scitaste_hf.sources.credentials import resolve_secret
 from scitaste_hf.taxonomy import OVERALL, RESERVED_NAMES, discipline_order
 from scitaste_hf.weights import DEFAULT_WEIGHTS
 
@@ -63,6 +74,14 @@ DERIVED_VERSION = 1
 #: How the board names the no-information floors (:data:`scitaste_hf.scoring.floors.FLOORS`) in its reference rows.
 FLOOR_NAMES = {"constant": "floor: constant (knows nothing)", "discipline_prior": "floor: discipline prior"}
 _LINK = re.compile(r"^https?://[^\s<>\"'`]{1,300}$")
+
+
+@dataclass(frozen=True)
+class RequestResult:
+    """The outcome of a request: the queued requests' ids (one per mode) and what to tell the visitor."""
+
+    ids: tuple[int, ...]
+    message: str
 
 
 @dataclass(frozen=True)
@@ -186,10 +205,17 @@ class Leaderboard:
         self.max_evidence_bytes = max_evidence_bytes
         self.rate_limit = rate_limit
         self.mirror = mirror
-        self._accepted = self._attempts = None
+        self._accepted = self._attempts = self._requested = None
         if rate_limit is not None:
             self._accepted = RateLimit(*rate_limit, "submissions")
             self._attempts = RateLimit(rate_limit[0] * ATTEMPTS_PER_ACCEPTED, rate_limit[1], "submission attempts")
+            self._requested = RateLimit(*rate_limit, "requests")
+        #: The queue of models the board evaluates itself (:mod:`scitaste_hf.leaderboard.requests`).
+        self.requests = RequestQueue(self.store, copy=mirror is not None)
+        #: The worker's secret, which seals and checks ``server-run`` results (None: no run here is one).
+        self.worker_secret = resolve_secret(None, constants.SCITASTE_WORKER_SECRET)
+        #: Runs that claimed ``server-run`` on open without a seal that holds (:meth:`verify_seals`).
+        self.unsealed: list[int] = []
         self._submit_lock = threading.Lock()
         self._G = as_answer_matrix(self.gold, "gold")
         disciplines = np.array([r["discipline"] for r in self.gold])
@@ -213,6 +239,7 @@ class Leaderboard:
         if read_only:
             return
         self.reconciled = self.reconcile()
+        self.unsealed = self.verify_seals()
         if self.store.stale(RULE_VERSION, self.derived_key):
             if background_upgrade:
                 self.upgrading = threading.Thread(target=self.upgrade, daemon=True, name="scitaste-upgrade")
@@ -280,6 +307,8 @@ class Leaderboard:
             With a one-line reason, when the file, an evidence file or the metadata is rejected or the
             submitter is over a rate limit; nothing is stored then.
         """
+        if kind not in KINDS:
+            raise SubmissionError(f"kind must be one of {', '.join(KINDS)}")
         limited = kind == "submission" and self._accepted is not None
         if limited:
             self._attempts.check(submitter or "anonymous")
@@ -378,10 +407,54 @@ class Leaderboard:
                 predictions = self.parse(data)
             except ScitasteError:
                 continue  # validated before it was stored; a changed gold set cannot re-admit it
-            status, _ = self._status(predictions, self.store.evidence(key), meta.mode)
+            if self._seal_holds(key, meta, data):  # a worker's run whose row a crash kept out
+                status = FLAGGED if near_gold(predictions, self.gold) else SERVER_RUN
+            else:
+                status, _ = self._status(predictions, self.store.evidence(key), meta.mode)
             self._insert(key, meta, status, *self._derive(predictions))
             done += 1
         return done
+
+    def _seal_holds(self, key: str, meta: Meta, answers: bytes) -> bool:
+        """Whether a run's seal (:func:`~scitaste_hf.leaderboard.integrity.seal`) holds under this board's secret."""
+        return seal_holds(self.worker_secret, meta.seal, sha256=key, model=meta.model, mode=meta.mode,
+                          submitted_at=meta.submitted_at, provenance=meta.provenance, answers=answers)
+
+    def _sealed(self, run_id: int) -> bool:
+        """Whether a stored run's seal holds over its row and its stored answers file."""
+        row = self.store.seal_fields(run_id)
+        if row is None or not row["seal"]:
+            return False
+        try:
+            answers = self.store.submission_file(row["sha256"]).read_bytes()
+        except OSError:
+            return False
+        meta = Meta(model=row["model"], mode=row["mode"], submitted_at=row["submitted_at"], seal=row["seal"],
+                    provenance=json.loads(row["provenance"]) if row["provenance"] else None)
+        return self._seal_holds(row["sha256"], meta, answers)
+
+    def verify_seals(self) -> list[int]:
+        """Check the seal of every run that claims ``server-run`` or carries a seal (on open): a claim whose seal does
+        not hold (a row edited by hand, a replaced answers file, or no worker secret here to check it) is judged again
+        as an upload, with a warning; a sealed run judged so before, whose seal holds again, is ``server-run``
+        again. Returns the runs whose claim was refused."""
+        refused = []
+        for run_id in self.store.sealed_or_claimed():
+            row = self.store.run(run_id)
+            holds = self._sealed(run_id)
+            if row["status"] == SERVER_RUN and not holds:
+                try:
+                    predictions = self.parse(self.store.submission_file(row["sha256"]).read_bytes())
+                    status, _ = self._status(predictions, self.store.evidence(row["sha256"]), row["mode"])
+                except (ScitasteError, OSError):
+                    status = SELF_REPORTED
+                self.store.set_status(run_id, status, RULE_VERSION)
+                logger.warning("run #%s claims %s but its seal does not hold (edited by hand, or no %s here): "
+                               "judged as an upload, %s", run_id, SERVER_RUN, constants.SCITASTE_WORKER_SECRET, status)
+                refused.append(run_id)
+            elif holds and row["status"] not in (SERVER_RUN, FLAGGED):
+                self.store.set_status(run_id, SERVER_RUN, RULE_VERSION)
+        return refused
 
     def upgrade(self) -> int:
         """Bring the stored runs up to date, once (idempotent; a second call finds nothing to do): a run whose status
@@ -402,7 +475,10 @@ class Leaderboard:
                 except (ScitasteError, OSError):
                     continue
                 if row["integrity_version"] < RULE_VERSION:
-                    status, _ = self._status(predictions, self.store.evidence(row["sha256"]), row["mode"])
+                    if self._sealed(row["id"]):
+                        status = FLAGGED if near_gold(predictions, self.gold) else SERVER_RUN
+                    else:
+                        status, _ = self._status(predictions, self.store.evidence(row["sha256"]), row["mode"])
                     self.store.set_status(row["id"], status, RULE_VERSION)
                     if status != row["status"]:
                         logger.info("run #%s re-assessed by integrity rule %s: %s -> %s", row["id"], RULE_VERSION,
@@ -412,6 +488,118 @@ class Leaderboard:
                     self.store.set_derived(row["id"], summary, result, values, self.derived_key)
                 done += 1
         return done
+
+    # -- requests and the worker's runs -------------------------------------------------------------
+
+    def request(self, model: str, modes: str | Sequence[str], *, revision: str = "", submitter: str = ""
+                ) -> RequestResult:
+        """Queue a model for the board to evaluate itself, one request per mode (what the Submit tab's request
+        calls).
+
+        ``model`` is a Hub model id (with an optional ``revision``: a branch, tag or commit) or the name of one of the
+        operator's endpoints (:func:`~scitaste_hf.leaderboard.requests.operator_endpoints`); a Hub model runs in the
+        modes any chat model can (no live tool loop, no provider search). ``submitter`` is the visitor's identity
+        (the signed-in account, else the address): requests count against the same limit as submissions, in a
+        window of their own.
+
+        Raises
+        ------
+        SubmissionError
+            In one line, for a malformed name, an unknown mode, a duplicate of a pending, running or finished request
+            (same model, revision and mode) or a visitor over the limit; nothing is queued then.
+        """
+        who = submitter or "anonymous"
+        if self._requested is not None:
+            self._requested.check(who, record=False)
+        model, source, revision = check_model(model, revision, list(operator_endpoints()))
+        modes = list(dict.fromkeys([modes] if isinstance(modes, str) else modes or []))
+        if not modes:
+            raise SubmissionError(f"modes: choose one or more of {', '.join(MODES)}")
+        for mode in modes:
+            if mode not in MODES:
+                raise SubmissionError(f"mode must be one of {', '.join(MODES)}")
+            spec = MODE_SPECS[mode]
+            if source == "hub" and (spec.tools == "live" or spec.search):
+                raise SubmissionError(f"mode {mode} needs an endpoint of the board (a live tool loop or the "
+                                      "provider's search); a Hub model runs in "
+                                      + ", ".join(m for m, s in MODE_SPECS.items() if s.tools != "live"
+                                                  and not s.search))
+        with self._submit_lock:
+            if self._requested is not None:
+                self._requested.check(who, record=False)
+            ids = self.requests.add(model, source, revision, modes, submitter)
+            if self._requested is not None:
+                self._requested.check(who)
+        queued = ", ".join(f"#{i} ({m})" for i, m in zip(ids, modes))
+        message = f"queued as request {queued}: the board's worker will evaluate it"
+        if not self.copy_to_hub():
+            message += "; its copy to the Hub dataset repo is pending and will be retried"
+        return RequestResult(tuple(ids), message)
+
+    def queue(self) -> list[dict[str, Any]]:
+        """Every request, newest first, as the Queue tab shows it (:meth:`~scitaste_hf.leaderboard.requests.
+        RequestQueue.listing`: state, reason, position, times, the run produced; no submitter)."""
+        return self.requests.listing()
+
+    def cancel_request(self, request_id: int, submitter: str = "") -> str:
+        """Cancel a pending request of ``submitter``; the line to show (:class:`SubmissionError` otherwise)."""
+        self.requests.cancel(request_id, submitter)
+        self.copy_to_hub()
+        return f"request #{request_id} cancelled"
+
+    def requeue_request(self, request_id: int) -> str:
+        """Queue a finished or failed request again (the operator's re-run after the gold set or the task version
+        changed); the line to show."""
+        self.requests.requeue(request_id)
+        self.copy_to_hub()
+        return f"request #{request_id} is pending again"
+
+    def store_server_run(self, request: Mapping[str, Any], data: bytes, provenance: Mapping[str, Any], *,
+                         trace: bytes | None = None) -> SubmitResult:
+        """Score and store what the evaluation worker ran for ``request`` (a row of the queue): ``data`` is its
+        lm-eval samples log, scored by the same code as a submission; the run is ``server-run`` (``flagged`` when
+        its answers copy the public labels), carries ``provenance`` (what was run) and is sealed with the worker's
+        secret. The same request stored twice (a worker that died after storing) is the same run.
+
+        Raises
+        ------
+        ScitasteError
+            Without a worker secret (nothing here can be ``server-run``).
+        SubmissionError
+            When the samples log does not cover the gold set, or not one of its replies could be parsed (the reason
+            counts the failures by kind).
+        """
+        if not self.worker_secret:
+            raise ScitasteError(f"storing a server-run needs the worker's secret: set "
+                                f"{constants.SCITASTE_WORKER_SECRET} (the same value on the Space)")
+        predictions = self.parse(data)
+        if not any(isinstance(a, Answer) for a in predictions.values()):
+            reasons = defaultdict(int)
+            for failure in predictions.values():
+                reasons[failure.reason] += 1
+            raise SubmissionError(f"no reply of the {len(predictions)} papers could be scored ("
+                                  + ", ".join(f"{n} {r}" for r, n in sorted(reasons.items())) + ")")
+        mode = request["mode"]
+        key = hashlib.sha256(json.dumps([SERVER_RUN, request["id"], request["started_at"],
+                                         run_key(predictions, mode)]).encode()).hexdigest()
+        existing = self._stored([key])
+        if existing is not None:
+            return existing
+        status = FLAGGED if near_gold(predictions, self.gold) else SERVER_RUN
+        derived = self._derive(predictions)
+        link = f"{constants.hf_endpoint()}/{request['model']}" if request["source"] == "hub" else ""
+        with self._submit_lock:
+            existing = self._stored([key])
+            if existing is not None:
+                return existing
+            meta = Meta(model=request["model"], mode=mode, link=link, submitter=request["submitter"],
+                        submitted_at=datetime.now(UTC).isoformat(timespec="seconds"), provenance=dict(provenance))
+            meta = replace(meta, seal=seal(self.worker_secret, sha256=key, model=meta.model, mode=mode,
+                                           submitted_at=meta.submitted_at, provenance=meta.provenance, answers=data))
+            self.store.store_submission(key, data, meta, {"trace": trace} if trace else {})
+            run_id = self._insert(key, meta, status, *derived)
+        self.copy_to_hub()
+        return SubmitResult(run_id, status, False, f"scored as run #{run_id}: {status}")
 
     # -- reading -------------------------------------------------------------------------------------
 
@@ -495,7 +683,8 @@ class Leaderboard:
             raise ScitasteError(f"no run #{run_id}")
         return {"run": row["id"], "model": row["model"], "mode": row["mode"], "status": row["status"],
                 "kind": row["kind"], "organisation": row["organisation"], "link": row["link"],
-                "submitted_at": row["submitted_at"], "sha256": row["sha256"], **json.loads(row["result"])}
+                "submitted_at": row["submitted_at"], "sha256": row["sha256"],
+                "provenance": json.loads(row["provenance"]) if row["provenance"] else None, **json.loads(row["result"])}
 
     def _answers(self, run_id: int) -> dict[str, Answer | Failure]:
         row = self.store.run(run_id)

@@ -45,7 +45,9 @@ CREATE TABLE IF NOT EXISTS runs (
     summary TEXT NOT NULL,
     result TEXT NOT NULL,
     integrity_version INTEGER NOT NULL DEFAULT 0,
-    derived TEXT NOT NULL DEFAULT ''
+    derived TEXT NOT NULL DEFAULT '',
+    provenance TEXT NOT NULL DEFAULT '',
+    seal TEXT NOT NULL DEFAULT ''
 );
 CREATE TABLE IF NOT EXISTS hub_pending (sha256 TEXT PRIMARY KEY);
 CREATE TABLE IF NOT EXISTS replicates (
@@ -55,22 +57,48 @@ CREATE TABLE IF NOT EXISTS replicates (
     PRIMARY KEY (scope, run_id)
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS replicates_run ON replicates (run_id);
+CREATE TABLE IF NOT EXISTS requests (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    model TEXT NOT NULL,
+    source TEXT NOT NULL,
+    revision TEXT NOT NULL DEFAULT '',
+    mode TEXT NOT NULL,
+    submitter TEXT NOT NULL DEFAULT '',
+    state TEXT NOT NULL,
+    reason TEXT NOT NULL DEFAULT '',
+    created_at TEXT NOT NULL,
+    started_at TEXT NOT NULL DEFAULT '',
+    finished_at TEXT NOT NULL DEFAULT '',
+    attempts INTEGER NOT NULL DEFAULT 0,
+    lease_owner TEXT NOT NULL DEFAULT '',
+    lease_until REAL NOT NULL DEFAULT 0,
+    run_id INTEGER
+);
+CREATE INDEX IF NOT EXISTS requests_state ON requests (state, id);
 """
 #: Version of the layout above (SQLite's ``user_version``): 1 added ``integrity_version``, ``derived`` and the
-#: ``replicates`` table (keyed by scope first: a view reads one scope's replicates of every run at once).
-SCHEMA_VERSION = 1
+#: ``replicates`` table (keyed by scope first: a view reads one scope's replicates of every run at once); 2 added the
+#: ``requests`` table (the queue of :mod:`scitaste_hf.leaderboard.requests`) and a run's ``provenance`` and ``seal``
+#: (what the evaluation worker ran, and its HMAC: :func:`scitaste_hf.leaderboard.integrity.seal`).
+SCHEMA_VERSION = 2
 #: Columns added since the first layout, with their definitions, for stores written before them.
-_ADDED_COLUMNS = {"integrity_version": "INTEGER NOT NULL DEFAULT 0", "derived": "TEXT NOT NULL DEFAULT ''"}
+_ADDED_COLUMNS = {"integrity_version": "INTEGER NOT NULL DEFAULT 0", "derived": "TEXT NOT NULL DEFAULT ''",
+                  "provenance": "TEXT NOT NULL DEFAULT ''", "seal": "TEXT NOT NULL DEFAULT ''"}
 #: How replicates are stored: half precision (a skill's resampled values only decide ranks), 2 bytes a value.
 REPLICATE_DTYPE = np.float16
+#: The prefix of a request's key in ``hub_pending`` (no run's key, a hex digest, has it): a request whose state
+#: changed waits there for the next copy of the database.
+REQUEST_KEY = "request-"
 #: Most ids in one ``IN (...)`` list (SQLite's default limit on variables is far above it).
 _CHUNK = 900
 
 #: Run kinds: a community submission, a row of the offline baseline, or the bundled synthetic example.
 KINDS = ("submission", "baseline", "example")
-#: Integrity status of a run (see :mod:`scitaste_hf.leaderboard.integrity` for what each does and does not prove).
+#: Integrity status of a run (see :mod:`scitaste_hf.leaderboard.integrity` for what each does and does not prove),
+#: most trusted first: ``server-run`` only the board's own evaluation worker stores, with a seal.
 FLAGGED, SELF_REPORTED, EVIDENCE_CONSISTENT = "flagged", "self-reported", "evidence-consistent"
-STATUSES = (EVIDENCE_CONSISTENT, SELF_REPORTED, FLAGGED)
+SERVER_RUN = "server-run"
+STATUSES = (SERVER_RUN, EVIDENCE_CONSISTENT, SELF_REPORTED, FLAGGED)
 #: Former names of statuses, rewritten when a store is opened: "reproducible" claimed more than a samples log
 #: consistent with the answers proves (anyone can write one).
 RENAMED_STATUSES = {"reproducible": EVIDENCE_CONSISTENT}
@@ -90,6 +118,7 @@ def _without_submitter(meta_file: Path) -> bytes:
 
 def _erase_submitters(copy: sqlite3.Connection) -> None:
     copy.execute("UPDATE runs SET submitter = ''")
+    copy.execute("UPDATE requests SET submitter = '', lease_owner = ''")
     copy.commit()
     copy.execute("VACUUM")  # rebuilt page by page: no erased value is left in a page's free space
 
@@ -105,7 +134,8 @@ def _put_replicates(db: sqlite3.Connection, run_id: int, replicates: dict[str, n
 
 @dataclass(frozen=True)
 class Meta:
-    """What a submitter says about a run."""
+    """What a submitter says about a run; for a run of the evaluation worker, also what it ran (``provenance``) and
+    the seal over both (:func:`scitaste_hf.leaderboard.integrity.seal`), which only the worker's secret makes."""
 
     model: str
     mode: str
@@ -114,6 +144,8 @@ class Meta:
     kind: str = "submission"
     submitter: str = ""
     submitted_at: str = ""
+    provenance: dict[str, Any] | None = None
+    seal: str = ""
 
 
 class Store(Database):
@@ -154,7 +186,7 @@ class Store(Database):
         except sqlite3.DatabaseError as exc:
             self.close()
             raise ScitasteError(f"{where} is not a leaderboard store ({exc})") from None
-        if version != SCHEMA_VERSION or not {"runs", "replicates", "hub_pending"} <= tables:
+        if version != SCHEMA_VERSION or not {"runs", "replicates", "hub_pending", "requests"} <= tables:
             self.close()
             raise ScitasteError(f"{where} is not a leaderboard store of this version (layout {version}, tables "
                                 f"{', '.join(sorted(tables)) or 'none'}; a store's is {SCHEMA_VERSION})")
@@ -220,11 +252,11 @@ class Store(Database):
                 return int(row["id"])
             cur = db.execute(
                 "INSERT INTO runs (sha256, model, mode, organisation, link, kind, status, submitter, submitted_at,"
-                " n_scored, n_total, summary, result, integrity_version, derived)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                " n_scored, n_total, summary, result, integrity_version, derived, provenance, seal)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (sha256, meta.model, meta.mode, meta.organisation, meta.link, meta.kind, status, meta.submitter,
                  meta.submitted_at, n_scored, n_total, json.dumps(summary), json.dumps(result), integrity_version,
-                 derived),
+                 derived, json.dumps(meta.provenance) if meta.provenance else "", meta.seal),
             )
             run_id = int(cur.lastrowid)
             self._touched.append(run_id)
@@ -296,7 +328,8 @@ class Store(Database):
         return {int(r["run_id"]): np.frombuffer(r["data"], dtype=REPLICATE_DTYPE) for r in rows}
 
     def copy_pending(self) -> list[str]:
-        """The keys of the runs whose Hub copy has not succeeded yet."""
+        """The keys of the runs whose Hub copy has not succeeded yet, and of the requests (``request-<id>``, whose
+        rows go up in the database's copy) changed since the last copy."""
         return [row["sha256"] for row in self.query("SELECT sha256 FROM hub_pending ORDER BY sha256")]
 
     def copy_done(self, keys: list[str]) -> None:
@@ -314,7 +347,9 @@ class Store(Database):
         files: list[tuple[str, str | bytes]] = [
             (f"submissions/{p.name}", _without_submitter(p) if p.name.endswith(".meta.json") else str(p))
             for key in keys for p in sorted(self.files.glob(f"{key}.*")) if p.is_file()]
-        return [*files, ("leaderboard.sqlite", self.snapshot(_erase_submitters))], f"Add {len(keys)} run(s)"
+        runs = sum(not key.startswith(REQUEST_KEY) for key in keys)
+        message = f"Add {runs} run(s)" + (f", update {len(keys) - runs} request(s)" if runs < len(keys) else "")
+        return [*files, ("leaderboard.sqlite", self.snapshot(_erase_submitters))], message
 
     def pending(self) -> list[tuple[str, Meta]]:
         """Submissions whose file is on disk but whose row is not: a crash came between the two."""
@@ -326,6 +361,18 @@ class Store(Database):
                 if meta_path.is_file():
                     out.append((sha, Meta(**json.loads(meta_path.read_text("utf-8")))))
         return out
+
+    def seal_fields(self, run_id: int) -> sqlite3.Row | None:
+        """What a run's seal covers and the seal itself (``id, sha256, model, mode, submitted_at, status,
+        provenance, seal``)."""
+        rows = self.query("SELECT id, sha256, model, mode, submitted_at, status, provenance, seal FROM runs"
+                          " WHERE id = ?", (run_id,))
+        return rows[0] if rows else None
+
+    def sealed_or_claimed(self) -> list[int]:
+        """The runs that carry a seal or claim ``server-run``: those whose seal is checked when the board opens."""
+        return [int(r["id"]) for r in self.query("SELECT id FROM runs WHERE seal != '' OR status = ? ORDER BY id",
+                                                 (SERVER_RUN,))]
 
     def evidence(self, sha256: str) -> dict[str, bytes]:
         """The evidence files stored with a submission (``samples``, ``trace``)."""

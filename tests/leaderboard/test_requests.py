@@ -1,0 +1,227 @@
+"""The board's request queue and the seal of its own runs, in process (no lm-eval): requests refused in one line
+(duplicate, malformed, over the limit), leases that two workers never share and that expire, the attempt limit,
+the Hub copy of the requests, a worker's run stored as `server-run`, an upload that cannot claim it, and a store
+edited by hand that is caught when the board opens."""
+
+import json
+import sqlite3
+import time
+from importlib import resources
+
+import numpy as np
+import pytest
+
+from scitaste_hf.leaderboard import Leaderboard, SubmissionError
+from scitaste_hf.leaderboard.requests import CANCELLED, FAILED, FINISHED, PENDING, RUNNING, RequestQueue
+from scitaste_hf.leaderboard.store import EVIDENCE_CONSISTENT, SELF_REPORTED, SERVER_RUN
+from scitaste_hf.records import load_records
+from scitaste_hf.schema import DIMENSIONS
+
+GOLD = load_records(str(resources.files("scitaste_hf").joinpath("data/examples/gold.jsonl")))[:12]
+SECRET = "worker-secret-for-tests"
+
+
+@pytest.fixture()
+def endpoints(tmp_path, monkeypatch):
+    path = tmp_path / "endpoints.json"
+    path.write_text(json.dumps({"local-llama": {"base_url": "http://127.0.0.1:9/v1", "model": "m"}}))
+    monkeypatch.setenv("SCITASTE_ENDPOINTS", str(path))
+    monkeypatch.setenv("SCITASTE_WORKER_SECRET", SECRET)
+
+
+def _board(folder, **kwargs):
+    return Leaderboard(folder, GOLD, background_upgrade=False, **kwargs)
+
+
+def _samples(offset=0.0):
+    """An lm-eval samples log of the gold papers: each reply the labels moved by noise, so not a copy."""
+    rng = np.random.default_rng(3)
+    lines = []
+    for r in GOLD:
+        noise = rng.normal(0, 8, 1 + len(DIMENSIONS))
+        answer = {"innovation_score": float(np.clip(r["innovation_score"] + noise[0] + offset, 0, 100)),
+                  "dimension_scores": {d: float(np.clip(r["dimension_scores"][d] + e, 0, 100))
+                                       for d, e in zip(DIMENSIONS, noise[1:])}}
+        reply = json.dumps(answer)
+        lines.append({"doc_id": len(lines), "doc": {"bibcode": r["bibcode"], "scitaste_mode": "pure_qa"},
+                      "resps": [[reply]], "filtered_resps": [reply]})
+    return "".join(json.dumps(line) + "\n" for line in lines).encode()
+
+
+def test_requests_are_queued_with_positions_and_refused_in_one_line(tmp_path, endpoints):
+    board = _board(tmp_path, rate_limit=(3, 3600.0))
+    first = board.request("org/model-a", ["pure_qa", "dimagent_v3"], revision="main", submitter="alice")
+    assert len(first.ids) == 2 and "queued as request" in first.message
+    board.request("local-llama", "dimagent_v3_live", submitter="bob")  # an endpoint runs the live loop
+    queue = {r["id"]: r for r in board.queue()}
+    assert [queue[i]["position"] for i in sorted(queue)] == [1, 2, 3]
+    assert {r["state"] for r in queue.values()} == {PENDING} and "submitter" not in queue[first.ids[0]]
+    refusals = {
+        "duplicate": lambda: board.request("org/model-a", ["pure_qa"], revision="main", submitter="carol"),
+        "markup": lambda: board.request("<b>org/x</b>", ["pure_qa"], submitter="carol"),
+        "not a hub id": lambda: board.request("just-a-name", ["pure_qa"], submitter="carol"),
+        "bad revision": lambda: board.request("org/x", ["pure_qa"], revision="a b", submitter="carol"),
+        "revision of an endpoint": lambda: board.request("local-llama", ["pure_qa"], revision="v1"),
+        "unknown mode": lambda: board.request("org/x", ["telepathy"], submitter="carol"),
+        "live loop on a hub model": lambda: board.request("org/x", ["dimagent_v3_live"], submitter="carol"),
+        "no mode": lambda: board.request("org/x", [], submitter="carol"),
+    }
+    for what, call in refusals.items():
+        with pytest.raises(SubmissionError) as caught:
+            call()
+        assert "\n" not in str(caught.value), what
+    with pytest.raises(SubmissionError, match=r"already request #\d+ \(pending\)"):
+        refusals["duplicate"]()
+    with pytest.raises(SubmissionError, match="one of the board's endpoints \\(local-llama\\)"):
+        refusals["not a hub id"]()
+    assert len(board.queue()) == 3  # nothing refused was queued, not even the duplicate's other mode
+    # the same model at another revision is another request; the limit counts accepted requests
+    board.request("org/model-a", ["pure_qa"], revision="v2", submitter="alice")
+    board.request("org/model-b", ["pure_qa"], submitter="alice")
+    with pytest.raises(SubmissionError, match="too many requests"):
+        board.request("org/model-c", ["pure_qa"], submitter="alice")
+    # a pending request is cancelled by its submitter only; then it may be asked for again
+    with pytest.raises(SubmissionError, match="no request"):
+        board.cancel_request(first.ids[0], "mallory")
+    board.cancel_request(first.ids[0], "alice")
+    assert board.requests.get(first.ids[0])["state"] == CANCELLED
+    board.request("org/model-a", ["pure_qa"], revision="main", submitter="dave")
+    board.close()
+
+
+def test_leases_are_never_shared_expire_and_count_attempts(tmp_path, endpoints):
+    board = _board(tmp_path)
+    board.request("org/a", ["pure_qa"])
+    board.request("org/b", ["pure_qa"])
+    one, two = RequestQueue(board.store), RequestQueue(board.store)
+    a, b = one.claim("worker-1", lease_s=60), two.claim("worker-2", lease_s=60)
+    assert (a["id"], b["id"]) == (1, 2) and two.claim("worker-2") is None
+    assert board.requests.get(1)["state"] == RUNNING and board.queue()[0]["position"] is None
+    assert not two.renew(1, "worker-2") and not two.finish(1, "worker-2", 1)
+    assert one.renew(1, "worker-1", lease_s=0)  # worker-1 "dies": its lease runs out at once
+    time.sleep(0.01)
+    again = two.claim("worker-2", max_attempts=2)
+    assert again["id"] == 1 and again["attempts"] == 2
+    assert not one.finish(1, "worker-1", 1)  # the lost lease stores nothing
+    assert two.renew(1, "worker-2", lease_s=0)
+    time.sleep(0.01)
+    assert one.claim("worker-1", max_attempts=2) is None  # b's lease is still held; a has had its attempts
+    row = board.requests.get(1)
+    assert row["state"] == FAILED and "no end after 2 attempts" in row["reason"]
+    assert two.fail(2, "worker-2", "model\nfailed   to load")
+    assert board.requests.get(2)["reason"] == "model failed to load"  # one line
+    board.requeue_request(2)
+    assert (board.requests.get(2)["state"], board.requests.get(2)["attempts"]) == (PENDING, 0)
+    with pytest.raises(Exception, match="only a finished or failed request"):
+        board.requeue_request(2)
+    board.close()
+
+
+def test_requests_go_up_with_the_hub_copy_without_submitters(tmp_path, endpoints):
+    copied = []
+
+    def mirror(store):
+        keys = store.copy_pending()
+        files, message = store.hub_files(keys)
+        copied.append((keys, message, dict(files)["leaderboard.sqlite"]))
+        store.copy_done(keys)
+        return True
+
+    board = _board(tmp_path, mirror=mirror)
+    ids = board.request("org/a", ["pure_qa"], submitter="10.0.0.7").ids
+    keys, message, snapshot = copied[-1]
+    assert keys == [f"request-{ids[0]}"] and message == "Add 0 run(s), update 1 request(s)"
+    db = sqlite3.connect(":memory:")
+    db.deserialize(snapshot)
+    assert db.execute("SELECT model, state, submitter FROM requests").fetchall() == [("org/a", PENDING, "")]
+    board.close()
+
+
+def _worker_run(board, model="org/model-a"):
+    board.request(model, ["pure_qa"], submitter="alice")
+    claimed = board.requests.claim("worker-1")
+    provenance = {"request": claimed["id"], "backend": "hf", "revision": "0" * 40, "package_version": "0.1.0"}
+    result = board.store_server_run(claimed, _samples(), provenance)
+    assert board.requests.finish(claimed["id"], "worker-1", result.run_id)
+    return result
+
+
+def test_a_worker_run_is_server_run_and_an_upload_cannot_claim_it(tmp_path, endpoints):
+    board = _board(tmp_path)
+    stored = _worker_run(board)
+    assert stored.status == SERVER_RUN
+    again = board.store_server_run({**board.requests.get(1), "state": RUNNING}, _samples(), {})
+    assert again.duplicate and again.run_id == stored.run_id  # a worker that died after storing: the same run
+    result = board.result(stored.run_id)
+    assert result["provenance"]["revision"] == "0" * 40 and result["status"] == SERVER_RUN
+    assert board.requests.get(1)["state"] == FINISHED and board.requests.get(1)["run_id"] == stored.run_id
+    # the same samples uploaded, even with the samples as evidence, are an upload
+    upload = board.submit(_samples(), "org/model-a", "pure_qa", samples=_samples(), submitter="mallory")
+    assert upload.status == EVIDENCE_CONSISTENT and upload.run_id != stored.run_id
+    with pytest.raises(SubmissionError, match="kind must be one of"):
+        board.submit(_samples(1.0), "org/model-a", "pure_qa", kind=SERVER_RUN)
+    # server-run runs are ranked like any other: a rank interval, and the floors around them
+    rows = {r["run"]: r for r in board.rows(mode="pure_qa")}
+    assert rows[stored.run_id]["status"] == SERVER_RUN and rows[stored.run_id]["rank"] is not None
+    assert rows[stored.run_id]["s1_skill"] == pytest.approx(rows[upload.run_id]["s1_skill"])
+    # nothing parseable is refused with the failures counted
+    board.request("org/model-z", ["pure_qa"])
+    claimed = board.requests.claim("worker-1")
+    garbage = _samples().replace(b"innovation_score", b"nonsense")
+    with pytest.raises(SubmissionError, match=r"no reply of the 12 papers could be scored \(12 "):
+        board.store_server_run(claimed, garbage, {})
+    board.close()
+
+
+def test_a_store_edited_by_hand_is_caught_on_open(tmp_path, endpoints, monkeypatch, caplog):
+    board = _board(tmp_path)
+    sealed = _worker_run(board).run_id
+    upload = board.submit(_samples(2.0), "org/other", "pure_qa").run_id
+    board.close()
+    db = sqlite3.connect(tmp_path / "leaderboard.sqlite")
+    db.execute("UPDATE runs SET model = 'org/better-model' WHERE id = ?", (sealed,))
+    db.execute("UPDATE runs SET status = 'server-run' WHERE id = ?", (upload,))
+    db.commit()
+    with caplog.at_level("WARNING"):
+        board = _board(tmp_path)
+    assert sorted(board.unsealed) == sorted([sealed, upload]) and "seal does not hold" in caplog.text
+    statuses = {r["run"]: r["status"] for r in board.rows()}
+    assert statuses[sealed] == SELF_REPORTED and statuses[upload] == SELF_REPORTED
+    board.close()
+    db.execute("UPDATE runs SET model = 'org/model-a' WHERE id = ?", (sealed,))  # the edit undone: the seal holds
+    db.commit()
+    board = _board(tmp_path)
+    assert {r["run"]: r["status"] for r in board.rows()}[sealed] == SERVER_RUN and board.unsealed == []
+    board.close()
+    # a board without the secret cannot check a seal, so it trusts none; the secret back, the status is back
+    monkeypatch.delenv("SCITASTE_WORKER_SECRET")
+    board = _board(tmp_path)
+    assert board.unsealed == [sealed] and {r["run"]: r["status"] for r in board.rows()}[sealed] == SELF_REPORTED
+    with pytest.raises(Exception, match="needs the worker's secret"):
+        board.store_server_run({"id": 9, "mode": "pure_qa"}, _samples(), {})
+    board.close()
+    monkeypatch.setenv("SCITASTE_WORKER_SECRET", SECRET)
+    board = _board(tmp_path)
+    assert {r["run"]: r["status"] for r in board.rows()}[sealed] == SERVER_RUN
+    board.close()
+    # a replaced answers file breaks the seal too
+    row = db.execute("SELECT sha256 FROM runs WHERE id = ?", (sealed,)).fetchone()
+    (tmp_path / "submissions" / f"{row[0]}.jsonl").write_bytes(_samples(5.0))
+    board = _board(tmp_path)
+    assert board.unsealed == [sealed]
+    board.close()
+
+
+def test_a_store_of_the_previous_layout_gains_the_queue(tmp_path, endpoints):
+    board = _board(tmp_path)
+    board.submit(_samples(), "org/m", "pure_qa")
+    board.close()
+    db = sqlite3.connect(tmp_path / "leaderboard.sqlite")
+    db.execute("DROP TABLE requests")
+    db.execute("ALTER TABLE runs DROP COLUMN seal")
+    db.execute("ALTER TABLE runs DROP COLUMN provenance")
+    db.execute("PRAGMA user_version = 1")
+    db.commit()
+    board = _board(tmp_path)
+    assert board.request("org/a", ["pure_qa"]).ids == (1,) and len(board.rows()) == 1
+    board.close()
