@@ -13,7 +13,10 @@ from typing import Any
 from scitaste_hf.analysis.compute import BASELINE_MODE, OVERALL
 from scitaste_hf.errors import ScitasteError
 from scitaste_hf.resources import install_hint
+from scitaste_hf.scoring.ranks import detectable_difference
 
+#: The power at which the tool effect's detectable difference is stated (the default of detectable_difference).
+POWER = detectable_difference.__kwdefaults__["power"]
 #: The heatmap of per-dimension Spearman, written beside the report.
 HEATMAP = "dimension_spearman.png"
 #: The heading of the report's pages.
@@ -133,9 +136,9 @@ def _tools(report: Mapping[str, Any]) -> Section:
                   cell(t["statistics"], "scheme1", 1), cell(t["statistics"], "scheme2", 1),
                   cell(t["statistics"], "wape", 1, 100), cell(t["statistics"], "mean_signed_error", 2))
                  for t in report["tools"])
-    text = (f"Each tool mode minus {BASELINE_MODE} for the same model, on the papers both scored: the difference, "
-            "its paired-bootstrap interval and the smallest difference a comparison this precise detects with 80% "
-            "power.")
+    text = (f"Each other mode minus {BASELINE_MODE} for the same model, on the papers both scored: the difference, "
+            f"its paired-bootstrap interval and the smallest difference a comparison this precise detects with "
+            f"{POWER:.0%} power.")
     if not rows:
         text = f"No model has a {BASELINE_MODE} run beside a run of another mode: there is no paired tool effect."
     return Section("Effect of tools", text, ("model", "difference", "papers", "Scheme 1", "Scheme 2", "WAPE points",
