@@ -22,15 +22,17 @@ import pandas as pd
 from scitaste_hf import constants
 from scitaste_hf.errors import ScitasteError
 from scitaste_hf.leaderboard import Leaderboard
+from scitaste_hf.leaderboard.details import NUMBERS as ANSWER_NUMBERS
+from scitaste_hf.leaderboard.details import Details, find_papers
 from scitaste_hf.leaderboard.integrity import COPY_SHARE, COPY_TOLERANCE, RANKED_SHARE, RANKED_TOLERANCE
 from scitaste_hf.leaderboard.service import FLOOR_NAMES, MAX_BYTES, MAX_EVIDENCE_BYTES
-from scitaste_hf.leaderboard.setup import open_leaderboard, reported_results
+from scitaste_hf.leaderboard.setup import gold_source, open_leaderboard, reported_results
 from scitaste_hf.leaderboard.store import EVIDENCE_CONSISTENT, FLAGGED, SELF_REPORTED
 from scitaste_hf.modes import MODE_SPECS, MODES
 from scitaste_hf.ratings import Ratings, open_ratings
 from scitaste_hf.ratings.guide import GUIDE, NUMBERS, SCALE, guide_markdown, label
 from scitaste_hf.ratings.report import report_tables, summary
-from scitaste_hf.schema import CITATION, DIMENSION_LETTERS, DISCIPLINES, WAPE_BANDS
+from scitaste_hf.schema import CITATION, DIMENSION_LETTERS, DIMENSIONS, DISCIPLINES, WAPE_BANDS
 from scitaste_hf.scoring.describe import scheme1_text
 from scitaste_hf.scoring.ranks import RANK_RESAMPLES
 from scitaste_hf.weights import DEFAULT_WEIGHTS, weights_note
@@ -569,14 +571,16 @@ def _rater(name, profile) -> str:
     return Ratings.rater(local_name=name)
 
 
+def _plain(value) -> str:
+    """A value as Markdown that shows it as it is: markup in a title or abstract is shown, not rendered."""
+    return re.sub(r"([\\`*_{}\[\]()#+!|~])", r"\\\1", html.escape(str(value or "")))
+
+
 def paper_markdown(paper) -> str:
     """What the Annotate tab shows of a paper (:func:`scitaste_hf.ratings.blind`'s fields only), as plain text: a
     title or abstract holding markup is shown, not rendered."""
-    def text(value) -> str:
-        return re.sub(r"([\\`*_{}\[\]()#+!|~])", r"\\\1", html.escape(str(value or "")))
-
-    venue = ", ".join(text(v) for v in (paper["discipline"], paper["year"], paper["journal_name"]) if v)
-    return f"### {text(paper['title'])}\n\n*{venue}*\n\n{text(paper['abstract'])}"
+    venue = ", ".join(_plain(v) for v in (paper["discipline"], paper["year"], paper["journal_name"]) if v)
+    return f"### {_plain(paper['title'])}\n\n*{venue}*\n\n{_plain(paper['abstract'])}"
 
 
 def _annotate_view(paper, status: str, discipline=None) -> tuple:
@@ -721,10 +725,211 @@ def _agreement_tab(ratings: Ratings, board: Leaderboard) -> None:
     button.click(lambda: agreement_report(ratings, board), None, [text, *tables], api_name="ratings_report")
 
 
-def build_app(board: Leaderboard, synthetic: bool = False, ratings: Ratings | None = None) -> gr.Blocks:
+#: The Papers tab's list of papers (a search's or a run's worst).
+PAPER_LIST_COLUMNS = ["bibcode", "title", "discipline", "year", "|error| of the innovation score"]
+#: Short names of the eight numbers in the Papers tab: the composite, then the dimensions by their letters.
+NUMBER_NAMES = {"innovation_score": "IS", **DIMENSION_LETTERS}
+#: The Papers tab's table of the runs' answers for one paper: each run with its status and rank, its prediction of
+#: each number and the signed error (prediction - gold), or why it could not be scored.
+PAPER_RUN_COLUMNS = ["rank", "run", "model", "mode", "status", "kind",
+                     *(f"{NUMBER_NAMES[n]}" for n in ANSWER_NUMBERS),
+                     *(f"{NUMBER_NAMES[n]} error" for n in ANSWER_NUMBERS), "not scored: why"]
+#: Papers a run's worst list shows.
+WORST_PAPERS = 20
+UNRANKED = "unranked"
+
+
+class Papers:
+    """What the Papers tab reads: the board's per-paper details (:class:`~scitaste_hf.leaderboard.details.Details`)
+    and the frozen tool evidence of the gold's dataset, loaded on first use (``evidence``: a dataset folder or Hub
+    id, as :meth:`~scitaste_hf.agent.evidence.FrozenToolBox.find` reads it; None: none)."""
+
+    def __init__(self, board: Leaderboard, evidence: str | None = None) -> None:
+        self.board = board
+        self.details = Details(board)
+        self.records = {r["bibcode"]: r for r in board.gold}
+        self._source = evidence
+        self._evidence = None
+        self._lock = threading.Lock()
+
+    def evidence(self, bibcode: str) -> dict | None:
+        """The nine tools' frozen output for the paper, tool by tool; None when the dataset has no frozen evidence."""
+        from scitaste_hf.agent.evidence import FrozenToolBox
+        from scitaste_hf.agent.tools import TOOL_NAMES
+
+        with self._lock:
+            if self._evidence is None:
+                found = None
+                if self._source:
+                    try:
+                        found = FrozenToolBox.find(self._source)
+                    except ScitasteError:
+                        found = None
+                self._evidence = found or False
+        if not self._evidence or bibcode not in self._evidence.papers:
+            return None
+        return {tool: self._evidence.call(tool, {"bibcode": bibcode}) for tool in TOOL_NAMES}
+
+
+def _paper_id(value) -> str:
+    bibcode = str(value or "").strip()
+    if not bibcode:
+        raise gr.Error("choose a paper: find one, or pick one of a run's worst papers")
+    return bibcode
+
+
+def _paper_list(papers: Papers, records, errors=None) -> dict:
+    data = [(r["bibcode"], r["title"], r["discipline"], r["year"], None if errors is None else round(e, 2))
+            for r, e in zip(records, errors or [None] * len(records))]
+    return {"headers": PAPER_LIST_COLUMNS, "data": data or [[""] * len(PAPER_LIST_COLUMNS)]}
+
+
+def papers_find(papers: Papers, query="", discipline=ALL) -> dict:
+    """The papers whose title or identifier holds every word of ``query``, of ``discipline`` unless "all"."""
+    found = find_papers(papers.board.gold, query or "", None if discipline in (None, ALL, "overall") else discipline)
+    return _paper_list(papers, found)
+
+
+def papers_worst(papers: Papers, run) -> dict:
+    """A run's :data:`WORST_PAPERS` papers with the largest error of the innovation score, worst first."""
+    if run is None or str(run).strip() == "":
+        raise gr.Error("choose a run")
+    rows = papers.details.worst(_run_id(run, "the run"), WORST_PAPERS)
+    return _paper_list(papers, [papers.records[r["bibcode"]] for r in rows], [r["abs_error"] for r in rows])
+
+
+def _paper_record(record) -> str:
+    """A paper's record as plain-text Markdown: title, venue line, sub-discipline, identifiers, abstract."""
+    venue = ", ".join(_plain(v) for v in (record.get("journal_name"), record.get("year")) if v)
+    ids = " · ".join(f"{k}: {_plain(record[k])}" for k in ("bibcode", "doi", "openalex_id", "arxiv_id")
+                     if record.get(k))
+    return (f"### {_plain(record['title'])}\n\n*{venue}*\n\ndiscipline: {_plain(record['discipline'])}; "
+            f"sub-discipline: {_plain(record.get('subcategory_name') or record.get('subcategory_id'))}\n\n{ids}\n\n"
+            f"{_plain(record.get('abstract'))}")
+
+
+def _paper_gold(record) -> dict:
+    values = (record["innovation_score"], *(record["dimension_scores"][k] for k in DIMENSIONS))
+    return {"headers": ["number", "name", "gold"],
+            "data": [(NUMBER_NAMES[n], n, v) for n, v in zip(ANSWER_NUMBERS, values)]}
+
+
+def _run_order(board: Leaderboard) -> list[dict]:
+    """Every stored run, flagged ones included (last), in the board's order: what a paper's runs are listed in."""
+    return board.memo("papers-run-order", lambda: [
+        {"run": r["run"], "rank": _rank(r["rank"]) or UNRANKED, "model": r["model"], "mode": r["mode"],
+         "status": r["status"], "kind": r["kind"]} for r in board.rows(include_flagged=True)])
+
+
+def paper_view(papers: Papers, bibcode) -> tuple:
+    """A paper's page: its record, its gold numbers, each stored run's answer with its errors (in the board's order;
+    flagged and unranked runs shown as such), the runs to pick for a conversation, the tools' frozen evidence."""
+    bibcode = _paper_id(bibcode)
+    record = papers.records.get(bibcode)
+    if record is None:
+        raise gr.Error(f"no paper {bibcode} in the selected split")
+    rows = papers.details.of_paper(bibcode)
+    data = []
+    for run in _run_order(papers.board):
+        row = rows.get(run["run"])
+        if row is None:
+            continue
+        numbers = [None if row[f"p_{n}"] is None else round(row[f"p_{n}"], 2) for n in ANSWER_NUMBERS]
+        errors = [None if row[f"e_{n}"] is None else round(row[f"e_{n}"], 2) for n in ANSWER_NUMBERS]
+        why = "" if row["failure"] is None else f"{row['failure']}: {row['detail'] or ''}"[:200]
+        data.append((run["rank"], run["run"], run["model"], run["mode"], run["status"], run["kind"], *numbers, *errors,
+                     why))
+    choices = [(f"#{r[1]} {r[2]} ({r[3]})", r[1]) for r in data]
+    evidence = papers.evidence(bibcode)
+    return (_paper_record(record), _paper_gold(record),
+            {"headers": PAPER_RUN_COLUMNS, "data": data or [[""] * len(PAPER_RUN_COLUMNS)]},
+            gr.update(choices=choices, value=choices[0][1] if choices else None),
+            evidence if evidence is not None else {"frozen evidence": "none: the gold's dataset has no tool_evidence"})
+
+
+def paper_run(papers: Papers, bibcode, run) -> tuple:
+    """One run on one paper: the model's reasoning (or why its answer was not scored) and the conversation round by
+    round, each tool call with its result, when the run stored a trace or samples log."""
+    bibcode = _paper_id(bibcode)
+    run_id = _run_id(run, "the run")
+    row = papers.details.one(run_id, bibcode)
+    if row is None:
+        raise gr.Error(f"run #{run_id} has no answer for {bibcode}")
+    if row["failure"] is not None:
+        reasoning = f"not scored ({row['failure']}): {row['detail'] or ''}"
+    else:
+        reasoning = row["reasoning"] or "(the answer gives no reasoning)"
+    conversation = papers.details.conversation(run_id, bibcode)
+    if conversation is None:
+        conversation = {"conversation": "none stored: the run came without a trace or samples log"
+                        if row["trace_kind"] is None else "stored in an Inspect log (shown by Inspect View)"}
+    return reasoning, conversation
+
+
+def _papers_tab(papers: Papers) -> None:
+    """The Papers tab: find a paper (title, identifier, discipline) or open a run's worst papers; the paper's record,
+    gold, every run's answer with its errors, one run's reasoning and conversation, the frozen evidence."""
+    board = papers.board
+    gr.Markdown("Open one paper: its record and gold labels, what each stored run answered with its error on each "
+                "number (prediction minus gold; flagged and unranked runs are listed as such), a run's reasoning and, "
+                "when the run came with a trace or samples log, its conversation round by round, and the nine "
+                "tools' frozen evidence. A paper's numbers are single answers: they carry no interval.")
+    with gr.Row():
+        query = gr.Textbox(label="title or identifier (bibcode, DOI, OpenAlex or arXiv id)")
+        discipline = gr.Dropdown([ALL, *board.scopes[1:]], value=ALL, label="discipline")
+        find = gr.Button("Find papers", variant="primary")
+    with gr.Row():
+        worst_run = gr.Dropdown(run_choices(board), label="or a run's worst papers", allow_custom_value=True)
+        worst = gr.Button("Worst papers of the run")
+    found = gr.Dataframe(value={"headers": PAPER_LIST_COLUMNS, "data": [[""] * len(PAPER_LIST_COLUMNS)]},
+                         interactive=False, label="papers: select one to open it")
+    with gr.Row():
+        bibcode = gr.Textbox(label="paper (bibcode)")
+        open_paper = gr.Button("Open paper", variant="primary")
+    record = gr.Markdown()
+    gold = gr.Dataframe(value={"headers": ["number", "name", "gold"], "data": [["", "", ""]]}, interactive=False,
+                        label="gold: the composite (IS) and the seven dimensions (A-G)")
+    runs = gr.Dataframe(value={"headers": PAPER_RUN_COLUMNS, "data": [[""] * len(PAPER_RUN_COLUMNS)]},
+                        interactive=False, label="each stored run's answer and its error (prediction - gold), in the "
+                                                 "board's order; select a row for its reasoning and conversation")
+    run = gr.Dropdown([], label="run", allow_custom_value=True)
+    reasoning = gr.Textbox(label="reasoning", interactive=False, lines=3)
+    conversation = gr.JSON(label="conversation, round by round: each tool call with its result")
+    evidence = gr.JSON(label="the nine tools' frozen evidence for the paper")
+
+    def run_view(b, r):
+        return paper_run(papers, b, r) if r not in (None, "") else ("", None)
+
+    find.click(lambda q, d: papers_find(papers, q, d), [query, discipline], found, api_name="papers_find")
+    query.submit(lambda q, d: papers_find(papers, q, d), [query, discipline], found, api_name=False)
+    worst.click(lambda r: papers_worst(papers, r), worst_run, found, api_name="papers_worst")
+    page = [record, gold, runs, run, evidence]
+    # The run shown is read again after a paper opens: its dropdown may keep its value, which fires no change.
+    open_paper.click(lambda b: paper_view(papers, b), bibcode, page, api_name="paper").then(
+        run_view, [bibcode, run], [reasoning, conversation], api_name=False)
+
+    def pick_paper(evt: gr.SelectData):
+        return evt.row_value[0]
+
+    found.select(pick_paper, None, bibcode, api_name=False).then(
+        lambda b: paper_view(papers, b), bibcode, page, api_name=False).then(
+        run_view, [bibcode, run], [reasoning, conversation], api_name=False)
+
+    def pick_run(evt: gr.SelectData):
+        return evt.row_value[PAPER_RUN_COLUMNS.index("run")]
+
+    runs.select(pick_run, None, run, api_name=False)
+    run.change(run_view, [bibcode, run], [reasoning, conversation], api_name="paper_run")
+    return worst_run
+
+
+def build_app(board: Leaderboard, synthetic: bool = False, ratings: Ratings | None = None,
+              evidence: str | None = None) -> gr.Blocks:
     """The leaderboard app over ``board``, with the Annotate and Expert agreement tabs over ``ratings`` (default: the
-    board's folder's, :func:`~scitaste_hf.ratings.open_ratings`)."""
+    board's folder's, :func:`~scitaste_hf.ratings.open_ratings`) and the Papers tab's frozen tool evidence read from
+    ``evidence`` (the gold's dataset folder or Hub id; None: none shown)."""
     ratings = open_ratings(board) if ratings is None else ratings
+    papers = Papers(board, evidence)
     # The full window width: the table has twenty-seven columns.
     with gr.Blocks(title="SciTaste-Bench leaderboard", fill_width=True) as demo:
         gr.Markdown("# SciTaste-Bench leaderboard\n"
@@ -783,6 +988,8 @@ def build_app(board: Leaderboard, synthetic: bool = False, ratings: Ratings | No
                                                  "these papers resolve with 80% power")
                 compare_button.click(lambda a, b: compare_table(board, a, b), [run_a, run_b], compare_out,
                                      api_name="compare")
+            with gr.Tab("Papers"):
+                worst_run = _papers_tab(papers)
             with gr.Tab("Plots"):
                 bars = gr.Plot(scheme2_chart(board), label="Scheme-2 by model and mode")
                 heat_mode = gr.Dropdown(list(MODES), value="dimagent_v3", label="mode for the heatmap")
@@ -845,10 +1052,10 @@ def build_app(board: Leaderboard, synthetic: bool = False, ratings: Ratings | No
                 pick_a, pick_b = gr.update(choices=choices), gr.update(choices=choices)
             return (table(board, *filter_values), floors_table(board, *filter_values), pick_a, pick_b,
                     gr.update(choices=choices, value=first), scheme2_chart(board), scatter(board, first),
-                    heatmap(board, heat_value))
+                    heatmap(board, heat_value), gr.update(choices=choices))
 
         # Built once, shown many times: every page visit and every new run reloads what depends on the store.
-        reloaded = [board_table, floor_table, run_a, run_b, scatter_run, bars, scatter_plot, heat]
+        reloaded = [board_table, floor_table, run_a, run_b, scatter_run, bars, scatter_plot, heat, worst_run]
         demo.load(lambda *values: refresh(*values, visit=True), [*filters, heat_mode], reloaded, api_name=False)
         submitted.then(refresh, [*filters, heat_mode], reloaded, api_name=False)
     return demo
@@ -869,9 +1076,14 @@ def main_board() -> tuple[Leaderboard, bool]:
     return open_leaderboard(constants.board_data())
 
 
+def main_evidence() -> str:
+    """Where the Space's gold labels come from, which is where the Papers tab reads the frozen tool evidence."""
+    return gold_source(constants.board_data())[0]
+
+
 def main_app() -> gr.Blocks:
     """The app as a Space runs it: data folder and gold labels from the environment."""
-    return build_app(*main_board())
+    return build_app(*main_board(), evidence=main_evidence())
 
 
 def serve(**launch_options) -> None:
@@ -883,7 +1095,7 @@ def serve(**launch_options) -> None:
         # limit and choose the submitter stored. An operator behind a proxy of their own sets the variable.
         os.environ.setdefault("FORWARDED_ALLOW_IPS", "")
     board, synthetic = main_board()
-    app = build_app(board, synthetic)
+    app = build_app(board, synthetic, evidence=main_evidence())
     # Everything built so far (Gradio, and every stored run read into the board's cache) lives as long as the
     # server: set it aside from the garbage collector, whose full passes over a board of 10,000 runs otherwise
     # cost a tenth of a second several times a view.
