@@ -202,3 +202,32 @@ def test_an_out_that_is_a_file_and_no_gold_are_one_line_errors(tmp_path, capsys)
     _one_line_error(capsys, r"--out .*taken is a file")
     assert main(["report", run, "--out", str(tmp_path / "out")]) == 2
     _one_line_error(capsys, r"--gold FILE_OR_DATASET")
+
+
+def test_an_inspect_log_gives_its_mode_and_an_unscored_run_is_shown_not_hidden(tmp_path, monkeypatch):
+    """The mode of an Inspect log is its samples' (read through the log reader, stood in for here, so the test needs
+    no Inspect run); a run with no scored paper is a row of n/a at coverage 0, and 0 resamples give no intervals."""
+    import types
+
+    import scitaste_hf.predictions as predictions
+
+    gold = load_records(GOLD)
+    text = "".join(json.dumps({"doc": {"bibcode": r["bibcode"], "scitaste_mode": "dimagent_v3"},
+                               "filtered_resps": [json.dumps(_answer([r["innovation_score"]] * 8))]}) + "\n"
+                   for r in gold[:40])
+    monkeypatch.setattr(predictions, "log_reader", lambda source: types.SimpleNamespace(
+        samples_text=lambda data, source: text))
+    (tmp_path / "run.json").write_text('{"version": 2, "status": "success", "samples": []}')
+    (tmp_path / "failed.jsonl").write_text(json.dumps({"bibcode": gold[0]["bibcode"], "failure": "timeout"}) + "\n")
+    out = tmp_path / "out"
+    assert main(["report", str(tmp_path / "run.json"), f"mode=pure_qa,path={tmp_path / 'failed.jsonl'}", "--model",
+                 "m", "--gold", str(GOLD), "--out", str(out), "--n-resamples", "0"]) == 0
+    report = json.loads((out / "report.json").read_text())
+    logged, failed = report["runs"]
+    assert (logged["mode"], logged["scopes"]["overall"]["n_scored"]) == ("dimagent_v3", 40)
+    assert logged["scopes"]["overall"]["scheme2"]["ci"] is None
+    assert logged["scopes"]["overall"]["statistics"]["mean_signed_error"] == {"value": 0.0, "ci": None}
+    assert failed["scopes"]["overall"]["scheme1"] is None and failed["scopes"]["overall"]["n_scored"] == 0
+    assert report["tools"] == [{"model": "m", "mode": "dimagent_v3", "baseline": "pure_qa", "n": 0,
+                                "statistics": None}]
+    assert "| m | pure_qa | 0/300 | n/a |" in (out / "report.md").read_text()
