@@ -7,6 +7,10 @@ a dataset repo (so that ``load_dataset("ORG/NAME")`` reads its two splits and ``
     scitaste publish metrics --org ORG
     scitaste publish space --repo-id ORG/NAME
     scitaste publish dataset --path DIR --repo-id ORG/NAME
+    scitaste publish details RUN --data DIR --repo-id ORG/NAME
+
+``details`` writes one stored run's per-paper details (prediction, parsed answer or failure reason, reasoning, tool
+trace; :mod:`scitaste_hf.leaderboard.details`) as a dataset repo of one row a paper, public unless --private.
 
 No package index carries scitaste-hf, so a Space installs it from a wheel pushed with it. The pushed
 requirements.txt names that wheel by its URL in the Space's own repo, because a Space's build runs pip on
@@ -32,10 +36,14 @@ _SPACE_PLATFORM = {"extra": SPACE_EXTRA, "sys_platform": "linux", "platform_syst
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Arguments of ``scitaste publish``."""
-    parser.add_argument("target", choices=("metrics", "space", "dataset"), help="what to publish")
+    parser.add_argument("target", choices=("metrics", "space", "dataset", "details"), help="what to publish")
+    parser.add_argument("run", nargs="?", help="details: the number of a run in the leaderboard store --data")
     parser.add_argument("--org", help="metrics: the Hub user or organisation that will own the Spaces")
     parser.add_argument("--path", help="dataset: the folder written by `scitaste build`")
-    parser.add_argument("--repo-id", help="space, dataset: the repo, ORG/NAME")
+    parser.add_argument("--repo-id", help="space, dataset, details: the repo, ORG/NAME")
+    parser.add_argument("--data", default="scitaste-space-data", help="details: the leaderboard's data folder")
+    parser.add_argument("--gold", help="details: the gold labels, as `scitaste space --gold` takes them (default: "
+                                       "DATA/dataset, else the bundled example)")
     parser.add_argument("--dry-run", action="store_true", help="list what would be pushed, push nothing")
     parser.add_argument("--private", action="store_true", help="create the repos as private")
 
@@ -337,6 +345,27 @@ def _check_dataset(folder: Path) -> None:
                                 "before it existed); rebuild the dataset with `scitaste build`")
 
 
+def _hub_api(repos: str):
+    """An ``HfApi`` with the user's token, once the Hub answers, for pushing ``repos`` (named in the errors).
+
+    Raises
+    ------
+    ScitasteError
+        Without a token, or when the Hub does not answer.
+    """
+    from huggingface_hub import HfApi, get_token
+
+    from scitaste_hf.errors import ScitasteError
+    from scitaste_hf.net.hub import bound_hub_calls, require_hub
+
+    bound_hub_calls()  # a Hub that takes the connection and never answers would otherwise hold the push for good
+    token = get_token()
+    if not token:
+        raise ScitasteError("no Hugging Face token: set HF_TOKEN or run `hf auth login` (or use --dry-run)")
+    require_hub(f"pushing {repos}", "try again when it answers (--dry-run checks everything else offline)")
+    return HfApi(token=token)
+
+
 def run(args: argparse.Namespace) -> int:
     """Create or update each repo and upload its files (for a Space: the app with the wheel it installs)."""
     import sys
@@ -345,6 +374,8 @@ def run(args: argparse.Namespace) -> int:
     from scitaste_hf.agent.evidence import CONFIG, CONFIG_PATH
     from scitaste_hf.errors import ScitasteError, first_line
 
+    if args.target == "details":
+        return _publish_details(args)
     plan, pkg = _plan(args)
     for push in plan:
         print(f"{'would push' if args.dry_run else 'pushing'} {push.folder} -> {push.repo_type}s/{push.repo_id}")
@@ -363,17 +394,9 @@ def run(args: argparse.Namespace) -> int:
     if args.dry_run:
         return 0
 
-    from huggingface_hub import HfApi, get_token
+    from scitaste_hf.net.hub import hub_errors
 
-    from scitaste_hf.net.hub import bound_hub_calls, hub_errors, require_hub
-
-    bound_hub_calls()  # a Hub that takes the connection and never answers would otherwise hold the push for good
-    token = get_token()
-    if not token:
-        raise ScitasteError("no Hugging Face token: set HF_TOKEN or run `hf auth login` (or use --dry-run)")
-    require_hub(f"pushing {', '.join(push.repo_id for push in plan)}",
-                "try again when it answers (--dry-run checks everything else offline)")
-    api = HfApi(token=token)
+    api = _hub_api(", ".join(push.repo_id for push in plan))
     with tempfile.TemporaryDirectory(prefix="scitaste-publish-") as tmp:
         wheel = write_wheel(pkg, Path(tmp)) if pkg is not None else None
         for push in plan:
@@ -392,4 +415,50 @@ def run(args: argparse.Namespace) -> int:
     elif args.target == "dataset":
         print(f'load with: datasets.load_dataset("{plan[0].repo_id}")'
               + (f', and its evidence with datasets.load_dataset("{plan[0].repo_id}", "{CONFIG}")' if evidence else ""))
+    return 0
+
+
+def _publish_details(args: argparse.Namespace) -> int:
+    """``publish details RUN``: the run's per-paper details written as a dataset folder and pushed as a dataset repo."""
+    import re
+    import tempfile
+
+    from scitaste_hf.errors import InvalidInput, ScitasteError, first_line
+    from scitaste_hf.leaderboard import Leaderboard
+    from scitaste_hf.leaderboard.details import Details, dataset_rows, write_dataset
+    from scitaste_hf.leaderboard.setup import backup_split, gold_source
+    from scitaste_hf.records import load_records
+
+    if not args.run or not re.fullmatch(r"[0-9]{1,18}", args.run) or not args.repo_id:
+        raise InvalidInput("publish details needs RUN (a run number) and --repo-id ORG/NAME")
+    repo_id = _repo_id(args)
+    if not (Path(args.data) / "leaderboard.sqlite").is_file():
+        raise ScitasteError(f"{args.data} holds no leaderboard store (--data: the folder `scitaste space` serves)")
+    source, _ = gold_source(args.data, args.gold)
+    # Read-only, with the Space's backup split: the board's key is the Space's, so the details it keeps stay valid.
+    board = Leaderboard(args.data, load_records(source, "selected"), backup=backup_split(source), read_only=True)
+    try:
+        rows = dataset_rows(Details(board), int(args.run))
+    finally:
+        board.close()
+    with tempfile.TemporaryDirectory(prefix="scitaste-details-") as tmp:
+        folder = write_dataset(rows, Path(tmp))
+        files = [p.relative_to(folder).as_posix() for p in folder_files(folder)]
+        print(f"{'would push' if args.dry_run else 'pushing'} run #{args.run} ({len(rows)} papers) -> datasets/"
+              f"{repo_id} ({'private' if args.private else 'public'})")
+        for name in files:
+            print(f"  {name}")
+        if args.dry_run:
+            return 0
+        from scitaste_hf.net.hub import hub_errors
+
+        api = _hub_api(repo_id)
+        try:
+            api.create_repo(repo_id, repo_type="dataset", private=args.private, exist_ok=True)
+            info = api.upload_folder(repo_id=repo_id, repo_type="dataset", folder_path=folder, allow_patterns=files,
+                                     commit_message=f"Details of run #{args.run}")
+        except hub_errors() as exc:
+            raise ScitasteError(f"pushing {repo_id} failed: {first_line(exc)}") from None
+    print(f"published {repo_id}: {getattr(info, 'commit_url', info)}")
+    print(f'load with: datasets.load_dataset("{repo_id}", split="train")')
     return 0

@@ -20,6 +20,7 @@ from typing import Any
 
 from scitaste_hf.errors import ScitasteError
 from scitaste_hf.leaderboard.database import Database
+from scitaste_hf.output import write_bytes_atomic
 from scitaste_hf.predictions import is_inspect_log
 from scitaste_hf.schema import DIMENSIONS, Answer
 
@@ -128,7 +129,8 @@ class Details(Database):
         self.board = board
         self.path = Path(board.store.root) / DETAILS_FILE
         super().__init__(self.path, _SCHEMA, SCHEMA_VERSION)
-        self._gold = {r["bibcode"]: (r["innovation_score"], *(r["dimension_scores"][k] for k in DIMENSIONS))
+        #: Paper -> its eight gold numbers, in gold order.
+        self.gold = {r["bibcode"]: (r["innovation_score"], *(r["dimension_scores"][k] for k in DIMENSIONS))
                       for r in board.gold}
         self._sync_lock = threading.Lock()
         self._seen: Any = None
@@ -169,7 +171,7 @@ class Details(Database):
             evidence = store.evidence(run["sha256"])
             pointers = _pointers(evidence, run["mode"])
             inspect = any(is_inspect_log(blob) for blob in evidence.values())
-            for bibcode, gold in self._gold.items():
+            for bibcode, gold in self.gold.items():
                 pointer = pointers.get(bibcode) or ((INSPECT, None, None) if inspect else None)
                 rows.append(_row(bibcode, run_id, answers.get(bibcode), gold, pointer))
         with self.transaction() as db:
@@ -191,7 +193,7 @@ class Details(Database):
         self.sync()
         rows = {r["bibcode"]: dict(r) for r in self.query(
             f"SELECT {', '.join(COLUMNS)} FROM details WHERE run_id = ?", (run_id,))}
-        return [rows[b] for b in self._gold if b in rows]
+        return [rows[b] for b in self.gold if b in rows]
 
     def one(self, run_id: int, bibcode: str) -> dict[str, Any] | None:
         """One run's row of one paper, or None."""
@@ -305,3 +307,72 @@ def find_papers(gold: Sequence[Mapping[str, Any]], query: str = "", discipline: 
             if len(out) >= limit:
                 break
     return out
+
+
+#: Where a details dataset keeps its rows, relative to its root (the card's ``configs``), and its one file.
+DATASET_PATH = "data/details-*.parquet"
+DATASET_FILE = "data/details-00000-of-00001.parquet"
+#: The card of a details dataset, below its metadata.
+DATASET_CARD = """
+# Per-paper details of a SciTaste-Bench run
+
+Run #{run} of the leaderboard: model `{model}`, mode `{mode}`, status `{status}`, {n} papers (one row each).
+
+Each row holds the run's prediction of the eight numbers (`predicted_*`, empty where the answer could not be scored),
+its signed error (`error_*`: prediction minus gold) beside the gold (`gold_*`), whether the reply parsed (`parsed`)
+or why not (`failure`, `failure_detail`), the model's `reasoning`, and the paper's conversation round by round with
+each tool call and its result (`trace`, JSON) when the run came with an agent trace or samples log. A row's numbers
+are single answers: the run's scores with their intervals are on the leaderboard.
+"""
+
+
+def dataset_rows(details: Details, run_id: int) -> list[dict[str, Any]]:
+    """One row a paper of the run ``run_id``, as a details dataset holds it (see :data:`DATASET_CARD`).
+
+    Raises
+    ------
+    ScitasteError
+        When the board stores no such run, or its file no longer parses against the gold set.
+    """
+    store = details.board.store
+    found = store.rows_by_id([int(run_id)])
+    if not found:
+        raise ScitasteError(f"no run #{run_id} in {store.root}")
+    run = found[0]
+    rows = details.of_run(int(run_id))
+    if not rows:
+        raise ScitasteError(f"run #{run_id}'s stored file does not parse against this gold set; nothing to publish")
+    out = []
+    for row in rows:
+        gold = details.gold[row["bibcode"]]
+        conversation = details.conversation(int(run_id), row["bibcode"])
+        out.append({
+            "run": int(run_id), "model": run["model"], "mode": run["mode"], "status": run["status"],
+            "bibcode": row["bibcode"], "parsed": row["failure"] is None,
+            **{f"predicted_{n}": row[f"p_{n}"] for n in NUMBERS}, **{f"gold_{n}": g for n, g in zip(NUMBERS, gold)},
+            **{f"error_{n}": row[f"e_{n}"] for n in NUMBERS},
+            "failure": row["failure"], "failure_detail": row["detail"], "reasoning": row["reasoning"],
+            "trace": None if conversation is None else json.dumps(conversation),
+            "trace_source": row["trace_kind"]})
+    return out
+
+
+def write_dataset(rows: Sequence[Mapping[str, Any]], folder: str | Path) -> Path:
+    """Write a details dataset (its Parquet file and its card, which ``datasets.load_dataset`` reads as one ``train``
+    split) to ``folder``; returns it."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    from huggingface_hub import metadata_save
+
+    folder = Path(folder)
+    (folder / DATASET_FILE).parent.mkdir(parents=True, exist_ok=True)
+    buffer = pa.BufferOutputStream()
+    pq.write_table(pa.Table.from_pylist(list(rows)), buffer)
+    write_bytes_atomic(folder / DATASET_FILE, buffer.getvalue().to_pybytes())
+    first = rows[0]
+    card = folder / "README.md"
+    card.write_text(DATASET_CARD.format(run=first["run"], model=first["model"], mode=first["mode"],
+                                        status=first["status"], n=len(rows)), "utf-8")
+    metadata_save(card, {"configs": [{"config_name": "default",
+                                      "data_files": [{"split": "train", "path": DATASET_PATH}]}]})
+    return folder
