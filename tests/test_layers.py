@@ -17,12 +17,14 @@ ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = "scitaste_hf"
 FOLDERS = ("space", "metrics", "lm_eval_tasks", "bench", "tests")
 #: The package's units, lowest first: base facts, HTTP and data I/O, scoring, the index, the sources and the
-#: agent, the worlds and their snapshots, the services, the adapters, and the commands on top. The builder is
-#: a plugin of the command line (an entry point), so nothing imports it.
+#: agent, rTaste's protocol stages (they ask models through the agent's chat client), the worlds and their
+#: snapshots, the services, the adapters, and the commands on top. The builder is a plugin of the command line
+#: (an entry point), so nothing imports it.
 ORDER = (
     "errors", "constants", "progress", "modes", "bounded_load", "net", "output", "resources", "taxonomy", "schema",
     "prompts", "weights", "records", "sources", "scoring", "predictions", "analysis", "index", "rtaste", "agent",
-    "simworld", "mirror", "snapshot", "scale", "leaderboard", "ratings", "release", "adapters", "cli", "builder",
+    "rtaste_protocol", "simworld", "mirror", "snapshot", "scale", "leaderboard", "ratings", "release", "adapters",
+    "cli", "builder",
 )
 #: The package's face and its ``python -m`` entry, which may reach any unit.
 ENTRIES = ("__init__", "__main__")
