@@ -26,6 +26,7 @@ CORE_COMMANDS: tuple[tuple[str, str, str], ...] = (
     ("publish", "scitaste_hf.cli.publish",
      "push the metric modules, the leaderboard Space or a built dataset to the Hugging Face Hub"),
     ("space", "scitaste_hf.cli.space", "serve the leaderboard Space locally"),
+    ("worker", "scitaste_hf.cli.worker", "evaluate the board's queued requests with lm-eval, as server-run results"),
     ("fetch", "scitaste_hf.sources.cli",
      "fetch OpenAlex/ADS/arXiv records as JSON lines (--cache-dir, --offline, --record)"),
     ("mirror", "scitaste_hf.cli.mirror", "serve an offline mirror of OpenAlex, ADS and arXiv (simulated or recorded)"),
