@@ -209,13 +209,16 @@ def floors_table(board: Leaderboard, mode=ALL, discipline="overall", grade=ALL, 
                       lambda: _frame(FLOOR_COLUMNS, [_floor_values(f) for f in board.floors(**filters)]))
 
 
-def warm(board: Leaderboard) -> None:
+def warm(board: Leaderboard, papers=None) -> None:
     """Build the default view of every scope once, so that each run's formatted scores are kept (they outlive new
-    runs; only the ranks are computed again) and the first visitor of a discipline does not wait for them. The
-    Space runs this in the background once it is built."""
+    runs; only the ranks are computed again) and the first visitor of a discipline does not wait for them; then
+    bring the Papers tab's details up to date (:class:`Papers`; reading the runs it has not seen, every run on a
+    first start). The Space runs this in the background once it is built."""
     for scope in board.scopes:  # the release's disciplines, read from its gold records
         table(board, ALL, scope)
         floors_table(board, ALL, scope)
+    if papers is not None:
+        papers.details.sync()
 
 
 def reported_table():
@@ -924,12 +927,12 @@ def _papers_tab(papers: Papers) -> None:
 
 
 def build_app(board: Leaderboard, synthetic: bool = False, ratings: Ratings | None = None,
-              evidence: str | None = None) -> gr.Blocks:
+              papers: Papers | None = None) -> gr.Blocks:
     """The leaderboard app over ``board``, with the Annotate and Expert agreement tabs over ``ratings`` (default: the
-    board's folder's, :func:`~scitaste_hf.ratings.open_ratings`) and the Papers tab's frozen tool evidence read from
-    ``evidence`` (the gold's dataset folder or Hub id; None: none shown)."""
+    board's folder's, :func:`~scitaste_hf.ratings.open_ratings`) and the Papers tab over ``papers`` (default: the
+    board's details, without frozen evidence)."""
     ratings = open_ratings(board) if ratings is None else ratings
-    papers = Papers(board, evidence)
+    papers = Papers(board) if papers is None else papers
     # The full window width: the table has twenty-seven columns.
     with gr.Blocks(title="SciTaste-Bench leaderboard", fill_width=True) as demo:
         gr.Markdown("# SciTaste-Bench leaderboard\n"
@@ -1083,7 +1086,8 @@ def main_evidence() -> str:
 
 def main_app() -> gr.Blocks:
     """The app as a Space runs it: data folder and gold labels from the environment."""
-    return build_app(*main_board(), evidence=main_evidence())
+    board, synthetic = main_board()
+    return build_app(board, synthetic, papers=Papers(board, main_evidence()))
 
 
 def serve(**launch_options) -> None:
@@ -1095,13 +1099,14 @@ def serve(**launch_options) -> None:
         # limit and choose the submitter stored. An operator behind a proxy of their own sets the variable.
         os.environ.setdefault("FORWARDED_ALLOW_IPS", "")
     board, synthetic = main_board()
-    app = build_app(board, synthetic, evidence=main_evidence())
+    papers = Papers(board, main_evidence())
+    app = build_app(board, synthetic, papers=papers)
     # Everything built so far (Gradio, and every stored run read into the board's cache) lives as long as the
     # server: set it aside from the garbage collector, whose full passes over a board of 10,000 runs otherwise
     # cost a tenth of a second several times a view.
     gc.collect()
     gc.freeze()
-    threading.Thread(target=warm, args=(board,), daemon=True, name="scitaste-warm").start()
+    threading.Thread(target=warm, args=(board, papers), daemon=True, name="scitaste-warm").start()
     app.launch(max_file_size=MAX_UPLOAD_BYTES, theme=theme(), css=CSS, **launch_options)
 
 
