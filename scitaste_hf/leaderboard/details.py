@@ -99,7 +99,7 @@ def _pointers(evidence: Mapping[str, bytes], mode: str) -> dict[str, tuple[str, 
         if not blob:
             continue
         if is_inspect_log(blob):
-            continue  # added by _inspect_pointers, which knows the papers
+            continue  # not lines: Details._add points every paper of the run at the log's sample of its id
         out.update({b: (kind, o, n) for b, (o, n) in evidence_lines(blob, mode).items()})
     return out
 
