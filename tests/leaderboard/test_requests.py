@@ -225,3 +225,41 @@ def test_a_store_of_the_previous_layout_gains_the_queue(tmp_path, endpoints):
     board = _board(tmp_path)
     assert board.request("org/a", ["pure_qa"]).ids == (1,) and len(board.rows()) == 1
     board.close()
+
+
+def test_concurrent_visitors_and_workers_keep_the_queue_intact(tmp_path, endpoints):
+    from concurrent.futures import ThreadPoolExecutor
+
+    from scitaste_hf.leaderboard.store import Store
+
+    board = _board(tmp_path, rate_limit=(5, 3600.0))
+    asks = [(f"visitor-{v}", f"org/model-{v}-{k % 4}") for v in range(5) for k in range(5)]  # the 5th a duplicate
+
+    def ask(pair):
+        try:
+            return board.request(pair[1], ["pure_qa"], submitter=pair[0]).ids[0]
+        except SubmissionError as exc:
+            return str(exc)
+
+    with ThreadPoolExecutor(8) as pool:
+        outcomes = list(pool.map(ask, asks))
+    accepted = [o for o in outcomes if isinstance(o, int)]
+    assert len(accepted) == len(set(accepted)) == 20
+    assert sum("already request" in o for o in outcomes if isinstance(o, str)) == 5
+    # four workers, each on a connection of its own as a process has, claim every request once
+    stores = [Store(tmp_path) for _ in range(4)]
+
+    def work(k):
+        queue, mine = RequestQueue(stores[k]), []
+        while (request := queue.claim(f"worker-{k}")) is not None:
+            mine.append(request["id"])
+            assert queue.finish(request["id"], f"worker-{k}", 0)
+        return mine
+
+    with ThreadPoolExecutor(4) as pool:
+        claimed = [i for mine in pool.map(work, range(4)) for i in mine]
+    assert sorted(claimed) == sorted(accepted)
+    assert {r["state"] for r in board.queue()} == {FINISHED}
+    for store in stores:
+        store.close()
+    board.close()
