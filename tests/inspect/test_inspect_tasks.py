@@ -18,7 +18,7 @@ from scitaste_hf.agent.evidence import EVIDENCE_DIR, freeze
 from scitaste_hf.agent.loop import MAX_CALLS, ROUND_TWO
 from scitaste_hf.agent.tools import TOOL_NAMES
 from scitaste_hf.builder.layout import write_dataset
-from scitaste_hf.errors import TaskUnavailable
+from scitaste_hf.errors import ScitasteError, TaskUnavailable
 from scitaste_hf.modes import MODE_SPECS
 from scitaste_hf.predictions import prediction_lines, read_predictions
 from scitaste_hf.records import load_records
@@ -107,7 +107,9 @@ def _figures(result):
         skill = o["skill"][scheme]
         figures |= {f"{scheme}_skill": skill["skill"], f"{scheme}_skill_ci_low": skill["interval"][0],
                     f"{scheme}_skill_ci_high": skill["interval"][1]}
-    return figures | {f"scheme2_{d}": block["scheme2"]["score"] for d, block in result["by_discipline"].items()}
+    # a discipline none of whose papers was answered has no Scheme 2 (the task's NaN)
+    return figures | {f"scheme2_{d}": (block["scheme2"] or {}).get("score") for d, block in
+                      result["by_discipline"].items()}
 
 
 def _same(a, b):
@@ -227,7 +229,6 @@ def test_a_search_mode_without_the_providers_search_sends_nothing(run, scripted_
 def test_an_inspect_log_without_inspect_installed_is_one_line(run, monkeypatch):
     import importlib.util
 
-    from scitaste_hf.errors import ScitasteError
 
     find_spec = importlib.util.find_spec
     monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "inspect_ai" else
@@ -255,9 +256,7 @@ def test_the_space_takes_an_inspect_log_as_the_run_and_as_its_evidence(run, tmp_
         board.store.close()
 
 
-def test_the_parameters_choose_the_papers_and_a_second_epoch_is_refused(run, scripted_chat, servers, tmp_path):
-    from inspect_ai import eval as inspect_eval
-
+def test_the_parameters_choose_the_papers(run, tmp_path):
     from scitaste_hf.adapters.inspect.tasks import TASKS as REGISTERED
     from scitaste_hf.adapters.lmeval.tasks import doc_order
 
@@ -271,14 +270,74 @@ def test_the_parameters_choose_the_papers_and_a_second_epoch_is_refused(run, scr
     bare = write_dataset(tmp_path / "bare", {"selected": rows}, DEFAULT_WEIGHTS, synthetic=True)
     with pytest.raises(TaskUnavailable, match="need frozen tool evidence"):
         REGISTERED["dimagent_v3_live"](data_dir=str(bare))
-    proc, url, requests = scripted_chat({"rules": [], "default": _answer(rows[0], 0)}, tmp_path)
+
+
+def test_each_epoch_is_scored_as_a_run_with_the_spread_between_them(run, scripted_chat, servers, tmp_path, capsys):
+    """Three epochs of four papers: each paper answered differently each time (one of the answers fails), the
+    figures of each epoch equal `scitaste score` of that epoch taken out of the log, the spread is their sample
+    SD, and `scitaste score` of the whole log refuses with one line that says how to take an epoch out."""
+    import statistics
+
+    from inspect_ai import eval as inspect_eval
+
+    from scitaste_hf.adapters.inspect import logs
+    from scitaste_hf.adapters.inspect.tasks import EPOCH_FIGURES
+    from scitaste_hf.adapters.inspect.tasks import TASKS as REGISTERED
+    from scitaste_hf.cli import main
+    from scitaste_hf.leaderboard.integrity import verify_evidence
+
+    task = REGISTERED["pure_qa"](data_dir=str(run["data"]), limit=4)
+    papers = [s.id for s in task.dataset]
+    by_id = {r["bibcode"]: r for r in run["rows"]}
+    answers = {b: [_answer(by_id[b], 10 * k + e) if (k, e) != (2, 1) else "no answer" for e in range(3)]
+               for k, b in enumerate(papers)}
+    proc, url, requests = scripted_chat({"rules": [{"contains": b, "reply": {"cycle": answers[b]}} for b in papers],
+                                         "default": "no rule"}, tmp_path)
     try:
         with pytest.MonkeyPatch.context() as patch:
             patch.setenv("SCRIPTED_BASE_URL", f"{url}/v1")
             patch.setenv("SCRIPTED_API_KEY", "scripted")
-            log, = inspect_eval(REGISTERED["pure_qa"](data_dir=data, limit=1), model=MODEL, epochs=2,
+            # the base URL given: Inspect keeps the module's model, whose server is gone, under the same name
+            log, = inspect_eval(task, model=MODEL, model_base_url=f"{url}/v1", epochs=3,
                                 log_dir=str(tmp_path / "logs"), display="none")
-        assert log.status == "error" and "score one answer a paper" in log.error.message
-        assert len(requests.read_text().splitlines()) <= 1
     finally:
         servers[1](proc)
+    assert log.status == "success" and len(requests.read_text().splitlines()) == 12
+    metrics = {m.name: m.value for s in log.results.scores for m in s.metrics.values()}
+    # `scitaste score` of the whole log: one line, naming the command that takes one epoch out
+    out = tmp_path / "whole.json"
+    capsys.readouterr()
+    assert main(["score", "--predictions", log.location, "--gold", str(run["data"]), "--json", str(out)]) == 2
+    assert not out.exists()
+    line = (f"{log.location} holds 3 epochs of each paper (inspect eval --epochs); a run is one answer a paper: take "
+            f"one epoch out with python -m scitaste_hf.adapters.inspect.logs {log.location} --epoch N --out RUN.eval")
+    assert line in capsys.readouterr().err.splitlines()[-1]
+    with pytest.raises(ScitasteError, match="holds 3 epochs"):
+        read_predictions(log.location)
+    per_epoch = {}
+    gold = tmp_path / "gold.jsonl"  # the four papers: coverage is over the papers evaluated
+    gold.write_text("".join(json.dumps(by_id[b], default=str) + "\n" for b in papers))
+    for epoch in (1, 2, 3):
+        path = tmp_path / f"epoch{epoch}.eval"
+        assert logs.main([log.location, "--epoch", str(epoch), "--out", str(path)]) == 0
+        scored = _figures(_scored(path, gold, tmp_path / f"epoch{epoch}.json"))
+        per_epoch[epoch] = scored
+        assert {name: metrics[f"{name}_epoch{epoch}"] for name in EPOCH_FIGURES} == pytest.approx(
+            {name: scored[name] for name in EPOCH_FIGURES}, nan_ok=True)
+        # the epoch taken out is evidence for its own answers
+        assert verify_evidence(path.read_bytes(), read_predictions(path)) is None
+    # the unsuffixed figures are epoch 1's, intervals and skill included (its floor from the dataset's backup
+    # split; coverage over the papers evaluated, above)
+    whole = _figures(_scored(tmp_path / "epoch1.eval", run["data"], tmp_path / "epoch1-dataset.json"))
+    assert {k: v for k, v in (whole | {"coverage": per_epoch[1]["coverage"]}).items()
+            if not _same(metrics[k], v)} == {}
+    assert sorted({per_epoch[e]["coverage"] for e in per_epoch}) == [0.75, 1.0]
+    for name in EPOCH_FIGURES:
+        values = [per_epoch[e][name] for e in (1, 2, 3)]
+        assert metrics[f"{name}_epoch_sd"] == pytest.approx(statistics.stdev(values))
+        assert metrics[f"{name}_epoch_mean"] == pytest.approx(statistics.fmean(values))
+    assert metrics["scheme1_epoch_sd"] > 0
+    # a missing epoch and a missing folder: one line each, nothing written
+    assert logs.main([log.location, "--epoch", "4", "--out", str(tmp_path / "e4.eval")]) == 1
+    assert logs.main([log.location, "--epoch", "1", "--out", str(tmp_path / "no" / "e1.eval")]) == 1
+    assert not (tmp_path / "e4.eval").exists()

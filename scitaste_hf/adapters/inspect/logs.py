@@ -5,24 +5,35 @@ as evidence. The core package finds this module through the ``scitaste_hf.log_re
 
 A sample's reply is its final output, as the task's scorer read it; a sample that ended in an error is a failure
 (``other``). The paper is the sample's id, the mode the sample's ``scitaste_mode``.
+
+A run is one answer a paper, so a log of ``inspect eval --epochs K`` (K answers a paper) is refused with one line
+that says how to take one epoch out of it as a log of its own (:func:`one_epoch`, the command
+``python -m scitaste_hf.adapters.inspect.logs LOG --epoch N --out RUN.eval``), which is then a run like any other.
 """
 
 from __future__ import annotations
 
+import argparse
 import json
+import sys
 import tempfile
 from pathlib import Path
 
 from scitaste_hf.errors import ScitasteError, first_line
+from scitaste_hf.output import check_writable, write_bytes_atomic
 from scitaste_hf.predictions import reply_answer
 from scitaste_hf.schema import Answer, failure_text
+
+
+def _suffix(data: bytes) -> str:
+    return ".eval" if data[:4] == b"PK\x03\x04" else ".json"
 
 
 def _log(data: bytes, source: str):
     """The log in ``data``, read by Inspect (which reads logs from files only)."""
     from inspect_ai.log import read_eval_log
 
-    suffix = ".eval" if data[:4] == b"PK\x03\x04" else ".json"
+    suffix = _suffix(data)
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / f"log{suffix}"
         path.write_bytes(data)
@@ -57,8 +68,14 @@ def samples_text(data: bytes, source: str, *, consistent: bool = False) -> str:
     ScitasteError
         When ``data`` is not a readable Inspect log, holds no samples, or (``consistent``) disagrees with itself.
     """
+    log = _log(data, source)
+    epochs = sorted({sample.epoch for sample in log.samples})
+    if len(epochs) > 1:
+        raise ScitasteError(f"{source} holds {len(epochs)} epochs of each paper (inspect eval --epochs); a run is one "
+                            f"answer a paper: take one epoch out with python -m scitaste_hf.adapters.inspect.logs "
+                            f"{source} --epoch N --out RUN{_suffix(data)}")
     lines = []
-    for sample in _log(data, source).samples:
+    for sample in log.samples:
         reply = _reply(sample)
         if consistent:
             _check_scores(sample, reply)
@@ -75,3 +92,52 @@ def _check_scores(sample, reply: str) -> None:
         item = (score.metadata or {}).get("item")
         if isinstance(item, dict) and item.get("pred") != pred:
             raise ScitasteError(f"the Inspect log's score of {sample.id} is not what its reply parses to")
+
+
+def one_epoch(data: bytes, epoch: int, source: str) -> bytes:
+    """The Inspect log ``data`` with only the samples of ``epoch`` (1 is the first), in the same format: one run
+    of a log of several epochs. Its samples keep their scores, so it is evidence as the whole log was.
+
+    Raises
+    ------
+    ScitasteError
+        When ``data`` is not a readable Inspect log or has no sample of ``epoch``.
+    """
+    from inspect_ai.log import write_eval_log
+
+    log = _log(data, source)
+    epochs = sorted({sample.epoch for sample in log.samples})
+    if epoch not in epochs:
+        raise ScitasteError(f"{source} has no epoch {epoch}; its epochs are {', '.join(map(str, epochs))}")
+    log.samples = [sample for sample in log.samples if sample.epoch == epoch]
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / f"log{_suffix(data)}"
+        write_eval_log(log, str(path))
+        return path.read_bytes()
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m scitaste_hf.adapters.inspect.logs LOG --epoch N --out RUN``: write one epoch of ``LOG`` as a
+    log of its own; an error is one line on stderr and exit status 1, with nothing written."""
+    parser = argparse.ArgumentParser(prog="python -m scitaste_hf.adapters.inspect.logs",
+                                     description="Take one epoch out of an Inspect log of several, as a run.")
+    parser.add_argument("log", type=Path, help="the Inspect log (.eval or .json)")
+    parser.add_argument("--epoch", type=int, required=True, help="the epoch to keep (1 is the first)")
+    parser.add_argument("--out", type=Path, required=True, help="the log to write, in the same format as LOG")
+    args = parser.parse_args(argv)
+    try:
+        check_writable(args.out)
+        try:
+            data = args.log.read_bytes()
+        except OSError as exc:
+            raise ScitasteError(f"cannot read {args.log}: {exc.strerror or first_line(exc)}") from None
+        write_bytes_atomic(args.out, one_epoch(data, args.epoch, str(args.log)))
+    except ScitasteError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    print(f"wrote epoch {args.epoch} of {args.log} to {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

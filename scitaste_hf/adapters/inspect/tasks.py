@@ -8,16 +8,22 @@ as tool messages (:func:`~scitaste_hf.adapters.lmeval.tasks.doc_to_messages`), a
 :func:`scitaste_hf.agent.loop.run_item`. The scorer reads a reply as ``process_results`` does and the metrics are
 the lm-eval aggregations, computed over the whole set of samples (never a mean of per-sample values); a failed
 answer is a counted failure that lowers coverage, not a zero.
+
+With ``--epochs K`` each epoch is a run of its own: the task's reducer (:func:`by_epoch`) keeps every epoch's
+answer of a paper, and the metrics give each epoch's Scheme 1, Scheme 2, WAPE and coverage, their mean over the
+epochs and their sample standard deviation over the epochs (the repeat-run spread, :data:`EPOCH_FIGURES`); the
+unsuffixed figures are those of epoch 1, the run a one-epoch eval makes.
 """
 
 from __future__ import annotations
 
 import json
 import math
+import statistics
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from inspect_ai import Task, task
+from inspect_ai import Epochs, Task, task
 from inspect_ai.dataset import MemoryDataset, Sample
 from inspect_ai.model import (
     ChatMessage,
@@ -30,10 +36,11 @@ from inspect_ai.model import (
     ModelOutput,
     get_model,
 )
-from inspect_ai.scorer import NOANSWER, SampleScore, Score, Target, metric, scorer
+from inspect_ai.scorer import NOANSWER, SampleScore, Score, ScoreReducer, Target, metric, score_reducer, scorer
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 from inspect_ai.tool import Tool, ToolCall, ToolDef, ToolParams, web_search
 
+from scitaste_hf.adapters.inspect.generation import generate_or_fail
 from scitaste_hf.adapters.lmeval.tasks import (
     ANY_MODEL,
     aggregations,
@@ -60,6 +67,10 @@ NATIVE_SEARCH = {"openai": "openai", "anthropic": "anthropic", "google": "gemini
                  "mistral": "mistral", "perplexity": "perplexity"}
 #: Where a sample's trace of the live loop is kept in its store (and the score's metadata).
 TRACE = "scitaste_trace"
+#: The figures that a run of several epochs reports for each epoch (``scheme1_epoch2``), with their mean
+#: (``scheme1_epoch_mean``) and sample standard deviation (``scheme1_epoch_sd``, n - 1 in the denominator) over
+#: the epochs whose figure is defined.
+EPOCH_FIGURES = ("scheme1", "scheme2", "wape", "coverage")
 
 
 def scitaste_task(mode: str, data_dir: str | None = None, split: str = "selected", evidence_dir: str | None = None,
@@ -88,7 +99,7 @@ def scitaste_task(mode: str, data_dir: str | None = None, split: str = "selected
     samples = [Sample(id=doc["bibcode"], input=_input(doc), target=doc_to_target(doc), metadata=doc) for doc in docs]
     solve = live_loop() if spec.tools == "live" else answer(mode)
     return Task(dataset=MemoryDataset(samples, name=f"scitaste-{split}"), solver=solve, scorer=scitaste_scorer(),
-                name=spec.task, metadata={"scitaste_mode": mode, "split": split})
+                epochs=Epochs(1, by_epoch()), name=spec.task, metadata={"scitaste_mode": mode, "split": split})
 
 
 def _only(docs: list[dict[str, Any]], disciplines: str | Sequence[str] | None) -> list[dict[str, Any]]:
@@ -155,34 +166,16 @@ def _check_search(mode: str, model: Model | None, stop: type[BaseException] = Ta
     return NATIVE_SEARCH[api]
 
 
-def _first_epoch(state: TaskState) -> None:
-    """Refuse a second epoch before it costs a request: the benchmark scores one answer a paper, and Inspect's
-    reduction of several would keep the first epoch's answers in the metrics while showing the mean of the values."""
-    if state.epoch > 1:
-        raise ScitasteError("the scitaste tasks score one answer a paper: run each epoch as an eval of its own, "
-                            "without --epochs")
-
-
-async def _generate(model: Model, messages: list[ChatMessage], tools: list[Tool | ToolDef]) -> ModelOutput:
-    """The model's reply, or a reply that carries an ``api_error`` failure: a provider that fails after
-    Inspect's retries costs the paper its answer (coverage), not the whole run."""
-    try:
-        return await model.generate(messages, tools=tools)
-    except Exception as exc:  # whatever the provider's client raises
-        return ModelOutput.from_content(model.name, failure_text("api_error", first_line(exc)))
-
-
 @solver
 def answer(mode: str) -> Solver:
     """One generation, with the provider's own web search offered in a search mode: the answer."""
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
-        _first_epoch(state)
         model = get_model()
         tools: list[Tool | ToolDef] = []
         if MODE_SPECS[mode].search:
             tools.append(web_search([_check_search(mode, model, ScitasteError)]))
-        state.output = await _generate(model, state.messages, tools)
+        state.output = await generate_or_fail(model, state.messages, tools)
         state.messages.append(state.output.message)
         return state
 
@@ -214,7 +207,6 @@ def live_loop() -> Solver:
     and a model that calls tools again there fails the paper (``other``). Two generations a paper, never more."""
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
-        _first_epoch(state)
         model = get_model()
         box = toolbox(state.metadata["evidence"])
         trace: dict[str, Any] = {"calls": [], "tool_errors": 0, "calls_cut": 0}
@@ -224,7 +216,7 @@ def live_loop() -> Solver:
             state.store.set(TRACE, trace)
 
     async def rounds(state: TaskState, model: Model, box: Any, trace: dict[str, Any]) -> TaskState:
-        first = await _generate(model, state.messages, live_tools(box))
+        first = await generate_or_fail(model, state.messages, live_tools(box))
         calls = first.message.tool_calls or []
         # a failed request ends the paper, as in the agent's loop; an answer given in round 1 is kept
         if failure_of(first.completion) or (not calls and isinstance(parse_answer(first.completion), Answer)):
@@ -246,7 +238,7 @@ def live_loop() -> Solver:
             as_calls = [{"id": c.id, "name": c.function, "arguments": json.dumps(c.arguments)} for c in kept]
             state.messages += as_inspect(tool_turn(as_calls, results))[1:]  # the results: the calls are the model's
         state.messages.append(ChatMessageUser(content=ROUND_TWO))
-        reply = await _generate(model, state.messages, [])
+        reply = await generate_or_fail(model, state.messages, [])
         if reply.message.tool_calls and not reply.completion:
             reply = ModelOutput.from_content(model.name, failure_text("other", "the model kept calling tools in "
                                                                                "round 2"))
@@ -261,18 +253,52 @@ def live_loop() -> Solver:
 def scitaste() -> Callable[[list[SampleScore]], dict[str, float]]:
     """Every figure of the benchmark over the whole set of scored samples (lm-eval's aggregations): Scheme 1,
     Scheme 2, WAPE, coverage, the 95% bootstrap intervals, skill over the constant floor with its interval, and
-    Scheme 2 per discipline. A figure that cannot be computed (no answer scored) is NaN, never 0."""
+    Scheme 2 per discipline. A figure that cannot be computed (no answer scored) is NaN, never 0. With several
+    epochs these are epoch 1's, and :data:`EPOCH_FIGURES` come for each epoch, with their mean and spread."""
 
     def compute(scores: list[SampleScore]) -> dict[str, float]:
-        items = [s.score.metadata["item"] for s in scores if s.score.metadata]
-        if not items:  # Inspect's running display asks before the first sample is scored
+        runs: dict[int, list[dict[str, Any]]] = {}  # epoch -> its scored answers
+        for s in scores:
+            if s.score.metadata:
+                for epoch, item in (s.score.metadata.get("epochs") or {"1": s.score.metadata["item"]}).items():
+                    runs.setdefault(int(epoch), []).append(item)
+        if not runs:  # Inspect's running display asks before the first sample is scored
             return dict.fromkeys(aggregations([]), math.nan)
-        present = discipline_order(i["discipline"] for i in items)
-        own = {per_discipline_metric(d): d for d in present}
-        return {name: aggregate([i for i in items if i["discipline"] == own[name]] if name in own else items)
-                for name, aggregate in aggregations(present).items()}
+        figures = _figures(runs[min(runs)])
+        if len(runs) > 1:
+            per_epoch = {epoch: _figures(items, EPOCH_FIGURES) for epoch, items in sorted(runs.items())}
+            for name in EPOCH_FIGURES:
+                figures |= {f"{name}_epoch{epoch}": f[name] for epoch, f in per_epoch.items()}
+                defined = [f[name] for f in per_epoch.values() if not math.isnan(f[name])]
+                figures[f"{name}_epoch_mean"] = statistics.fmean(defined) if defined else math.nan
+                figures[f"{name}_epoch_sd"] = statistics.stdev(defined) if len(defined) > 1 else math.nan
+        return figures
 
     return compute
+
+
+def _figures(items: list[dict[str, Any]], names: Sequence[str] | None = None) -> dict[str, float]:
+    """The task's aggregations (or only ``names``) over one run's scored answers; a discipline's figure over its
+    own papers."""
+    present = discipline_order(i["discipline"] for i in items)
+    own = {per_discipline_metric(d): d for d in present}
+    return {name: aggregate([i for i in items if i["discipline"] == own[name]] if name in own else items)
+            for name, aggregate in aggregations(present).items() if names is None or name in names}
+
+
+@score_reducer(name="scitaste_epochs")
+def by_epoch() -> ScoreReducer:
+    """The tasks' reducer of a paper's epochs: epoch 1's score, with every epoch's scored answer kept in its
+    metadata (``epochs``: epoch -> item), so that the metrics score each epoch as a run instead of a mean of
+    values. Inspect hands the scores over in the order they finished, not by epoch."""
+
+    def reduce(scores: list[Score]) -> Score:
+        ordered = sorted(scores, key=lambda s: (s.metadata or {}).get("epoch", 1))
+        first = ordered[0]
+        kept = {str(s.metadata["epoch"]): s.metadata["item"] for s in ordered if s.metadata and "epoch" in s.metadata}
+        return first.model_copy(update={"metadata": {**(first.metadata or {}), "epochs": kept}})
+
+    return reduce
 
 
 @scorer(metrics=[scitaste()])
@@ -287,7 +313,8 @@ def scitaste_scorer() -> Callable[[TaskState, Target], Any]:
         trace = state.store.get(TRACE)
         return Score(value=item["pred"][0] if item["pred"] is not None else NOANSWER, answer=reply,
                      explanation=item["reason"] or "scored",
-                     metadata={"item": item, **({"trace": trace} if trace is not None else {})})
+                     metadata={"item": item, "epoch": state.epoch,
+                               **({"trace": trace} if trace is not None else {})})
 
     return score
 
