@@ -41,6 +41,7 @@ from inspect_ai.solver import Generate, Solver, TaskState, solver
 from inspect_ai.tool import Tool, ToolCall, ToolDef, ToolParams, web_search
 
 from scitaste_hf.adapters.inspect.generation import generate_or_fail
+from scitaste_hf.adapters.inspect.rtaste import rtaste_judge
 from scitaste_hf.adapters.lmeval.tasks import (
     ANY_MODEL,
     aggregations,
@@ -333,3 +334,5 @@ def _registered(mode: str):
 
 #: mode -> its registered task (``scitaste_hf/<task>`` in Inspect's registry).
 TASKS = {mode: _registered(mode) for mode in MODE_SPECS}
+#: rTaste's judge task (``scitaste_hf/rtaste_judge``), registered with Inspect when this module is imported.
+JUDGE = rtaste_judge
