@@ -110,6 +110,10 @@ class _Parser:
         return self.api.match(field, token)
 
 
+#: A word of the search fields: a run of the characters that the match's boundaries (``(?<![a-z0-9])``) exclude.
+_WORD = re.compile(r"[a-z0-9]+")
+
+
 class AdsApi:
     """Answers ADS requests from a :class:`World` (its works with a bibcode)."""
 
@@ -119,10 +123,31 @@ class AdsApi:
         self.has_bibcode = np.zeros(n, dtype=bool)
         self.has_bibcode[list(world.bibcode)] = True
         self.by_bibcode = {b: i for i, b in world.bibcode.items()}
-        self.year = world.date.astype("datetime64[D]").astype("datetime64[Y]").astype(int) + 1970
+        self.year = world.year
         self.citations = np.diff(world.cite_ptr)
         # a work is in its discipline's ADS collections
         self.collections = [world.taxonomy.discipline(c.discipline).ads_collections for c in world.taxonomy.cells]
+        # Indexed once, so that a query looks its terms up instead of scanning every work: each exact-valued
+        # field's works per value, the first work (in bibcode order) with each DOI or arXiv identifier, and each
+        # text field's lower-cased text with its works per word.
+        self._exact: dict[str, dict[str, list[int]]] = {f: {} for f in ("bibstem", "arxiv_class", "doctype",
+                                                                         "collection")}
+        self._ids: dict[str, int] = {}
+        self._text = {"title": {}, "abs": {}}
+        self._words: dict[str, dict[str, list[int]]] = {"title": {}, "abs": {}}
+        for i in world.bibcode:
+            values = {"bibstem": (world.journals[int(world.journal[i])].bibstem,),
+                      "arxiv_class": (world.arxiv_class.get(i),), "doctype": (ADS_DOCTYPES[world.work_type(i)],),
+                      "collection": self.collections[int(world.cell[i])]}
+            for name, keys in values.items():
+                for key in dict.fromkeys(keys):
+                    self._exact[name].setdefault(key, []).append(i)
+            for key in (world.doi(i), f"arXiv:{world.arxiv_id.get(i)}"):
+                self._ids.setdefault(key, i)
+            for name, text in (("title", world.titles[i]), ("abs", f"{world.titles[i]} {world.abstracts[i]}")):
+                self._text[name][i] = text = text.lower()
+                for word in set(_WORD.findall(text)):
+                    self._words[name].setdefault(word, []).append(i)
 
     def match(self, field: str, value: str) -> np.ndarray:
         """Works whose ``field`` matches ``value`` (a word, a "phrase" or a [low TO high] range)."""
@@ -140,25 +165,23 @@ class AdsApi:
         if field in ("bibcode", "identifier", "doi"):
             i = self.by_bibcode.get(text)
             if i is None and text.startswith(("10.5555/", "arXiv:")):
-                found = [k for k in w.bibcode if text in (w.doi(k), f"arXiv:{w.arxiv_id.get(k)}")]
-                i = found[0] if found else None
+                i = self._ids.get(text)
             if i is not None:
                 mask[i] = True
             return mask
-        for i in w.bibcode:
-            if field == "bibstem":
-                hit = w.journals[int(w.journal[i])].bibstem == text
-            elif field == "arxiv_class":
-                hit = w.arxiv_class.get(i) == text
-            elif field == "doctype":
-                hit = ADS_DOCTYPES[w.work_type(i)] == text
-            elif field == "collection":
-                hit = text in self.collections[int(w.cell[i])]
-            else:
-                haystack = w.titles[i] if field == "title" else f"{w.titles[i]} {w.abstracts[i]}"
-                hit = re.search(r"(?<![a-z0-9])" + re.escape(text.lower()) + r"(?![a-z0-9])",
-                                haystack.lower()) is not None
-            mask[i] = hit
+        if field in self._exact:
+            mask[self._exact[field].get(text, [])] = True
+            return mask
+        name = "title" if field == "title" else "abs"
+        needle = text.lower()
+        # Each word of the needle is a whole word of any text it matches (the match's boundaries and the needle's
+        # own non-word characters end it), so only the works holding all of them are searched.
+        words = _WORD.findall(needle)
+        candidates = (set.intersection(*(set(self._words[name].get(word, ())) for word in words)) if words
+                      else self._text[name])
+        pattern = re.compile(r"(?<![a-z0-9])" + re.escape(needle) + r"(?![a-z0-9])")
+        texts = self._text[name]
+        mask[[i for i in candidates if pattern.search(texts[i])]] = True
         return mask
 
     def neighbours(self, inner: np.ndarray, operator: str) -> np.ndarray:

@@ -61,7 +61,7 @@ class OpenAlexApi:
         cell_subfield = np.array([c.openalex_subfield for c in w.taxonomy.cells])
         self.subfield = cell_subfield[np.array([t[2] for t in w.topic_table])[w.topics.first()]]
         self.types = np.array([w.work_type(i) for i in range(n)])
-        self.year = w.date.astype("datetime64[D]").astype("datetime64[Y]").astype(int) + 1970
+        self.year = w.year
         self._fields = (*openalex_work(w, 0), "relevance_score")
         self._text = [f"{t} {a}".lower() for t, a in zip(w.titles, w.abstracts)]
         self._titles = [t.lower() for t in w.titles]

@@ -4,6 +4,7 @@ objects, NASA ADS documents, arXiv Atom entries (compare with the recorded real 
 
 from __future__ import annotations
 
+from collections import Counter
 from xml.sax.saxutils import escape
 
 from scitaste_hf.simworld.params import OPENALEX
@@ -107,7 +108,11 @@ def inverted_index(text: str) -> dict[str, list[int]]:
     """OpenAlex's ``abstract_inverted_index``: each word with the positions where it occurs."""
     index: dict[str, list[int]] = {}
     for position, word in enumerate(text.split()):
-        index.setdefault(word, []).append(position)
+        positions = index.get(word)
+        if positions is None:
+            index[word] = [position]
+        else:
+            positions.append(position)
     return index
 
 
@@ -150,6 +155,8 @@ def openalex_concept(world: World, k: int, score: float | None = None) -> dict:
 
 def openalex_work(world: World, i: int) -> dict:
     """The full OpenAlex work object of work ``i``."""
+    # A mirror build renders some 10^4 works: the loops below read plain Python lists (tolist) rather than numpy
+    # scalars one at a time, and count the citers' years from the world's year array.
     wid = world.work_id(i)
     doi = f"https://doi.org/{world.doi(i)}"
     published = world.pub_date(i)
@@ -157,23 +164,21 @@ def openalex_work(world: World, i: int) -> dict:
     del source["summary_stats"]
     first, last = int(world.author_ptr[i]), int(world.author_ptr[i + 1])
     authorships, countries, institutions = [], set(), set()
-    for position, k in enumerate(range(first, last)):
-        inst = int(world.author_inst[k])
+    author_idx = world.author_idx[first:last].tolist()
+    for position, (author, inst) in enumerate(zip(author_idx, world.author_inst[first:last].tolist())):
         institution = openalex_institution(world, inst)
         countries.add(institution["country_code"])
         institutions.add(inst)
-        role = "first" if position == 0 else "last" if k == last - 1 else "middle"
-        name = world.authors[int(world.author_idx[k])]
-        authorships.append({"author_position": role, "author": {"id": f"{OPENALEX}A9{int(world.author_idx[k]):08d}",
+        role = "first" if position == 0 else "last" if position == len(author_idx) - 1 else "middle"
+        name = world.authors[author]
+        authorships.append({"author_position": role, "author": {"id": f"{OPENALEX}A9{author:08d}",
                                                                 "display_name": name, "orcid": None},
                             "institutions": [institution], "countries": [institution["country_code"]],
                             "is_corresponding": position == 0, "raw_author_name": name})
     citers = world.citers(i)
-    counts: dict[int, int] = {}
-    for c in citers:
-        y = world.pub_date(int(c)).year
-        counts[y] = counts.get(y, 0) + 1
+    counts = Counter(world.year[citers].tolist())
     topics = [openalex_topic(world, k, s) for k, s in world.topics[i]]
+    references = world.references(i).tolist()
     return {
         "id": OPENALEX + wid, "doi": doi, "title": world.titles[i], "display_name": world.titles[i],
         "publication_year": published.year, "publication_date": published.isoformat(),
@@ -188,8 +193,8 @@ def openalex_work(world: World, i: int) -> dict:
         "is_retracted": False, "is_paratext": False,
         "primary_topic": topics[0], "topics": topics, "keywords": [],
         "concepts": [openalex_concept(world, k, s) for k, s in world.concepts[i]],
-        "referenced_works_count": int(world.references(i).shape[0]),
-        "referenced_works": [OPENALEX + world.work_id(int(r)) for r in world.references(i)],
+        "referenced_works_count": len(references),
+        "referenced_works": [OPENALEX + world.work_id(r) for r in references],
         "related_works": [],
         "abstract_inverted_index": inverted_index(world.abstracts[i]),
         "cited_by_api_url": f"https://api.openalex.org/works?filter=cites:{wid}",

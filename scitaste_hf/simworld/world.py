@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import date, timedelta
+from functools import cached_property
 
 import numpy as np
 from scipy.special import ndtr, ndtri
@@ -171,6 +172,11 @@ class World:
     def doi(self, i: int) -> str:
         """A DOI under the 10.5555 test prefix."""
         return f"10.5555/simworld.{self.seed}.{i}"
+
+    @cached_property
+    def year(self) -> np.ndarray:
+        """Publication year of every work (computed once: the services' year filters and counts read it)."""
+        return self.date.astype("datetime64[D]").astype("datetime64[Y]").astype(int) + 1970
 
     def pub_date(self, i: int) -> date:
         """Exact publication date of work ``i``."""
