@@ -128,13 +128,12 @@ class AdsApi:
         # a work is in its discipline's ADS collections
         self.collections = [world.taxonomy.discipline(c.discipline).ads_collections for c in world.taxonomy.cells]
         # Indexed once, so that a query looks its terms up instead of scanning every work: each exact-valued
-        # field's works per value, the first work (in bibcode order) with each DOI or arXiv identifier, and each
-        # text field's lower-cased text with its works per word.
+        # field's works per value and the first work (in bibcode order) with each DOI or arXiv identifier; each
+        # text field's lower-cased text and its works per word when a query first searches that field (a mirror
+        # that answers no ADS search, as most tests', does not pay for it).
         self._exact: dict[str, dict[str, list[int]]] = {f: {} for f in ("bibstem", "arxiv_class", "doctype",
                                                                          "collection")}
         self._ids: dict[str, int] = {}
-        self._text = {"title": {}, "abs": {}}
-        self._words: dict[str, dict[str, list[int]]] = {"title": {}, "abs": {}}
         for i in world.bibcode:
             values = {"bibstem": (world.journals[int(world.journal[i])].bibstem,),
                       "arxiv_class": (world.arxiv_class.get(i),), "doctype": (ADS_DOCTYPES[world.work_type(i)],),
@@ -144,10 +143,20 @@ class AdsApi:
                     self._exact[name].setdefault(key, []).append(i)
             for key in (world.doi(i), f"arXiv:{world.arxiv_id.get(i)}"):
                 self._ids.setdefault(key, i)
-            for name, text in (("title", world.titles[i]), ("abs", f"{world.titles[i]} {world.abstracts[i]}")):
-                self._text[name][i] = text = text.lower()
+        self._texts: dict[str, tuple[dict[int, str], dict[str, list[int]]]] = {}
+
+    def _text_index(self, name: str) -> tuple[dict[int, str], dict[str, list[int]]]:
+        """The lower-cased ``title`` or ``abs`` (title and abstract) text of each work, and the works of each word."""
+        if name not in self._texts:
+            w = self.world
+            texts: dict[int, str] = {}
+            words: dict[str, list[int]] = {}
+            for i in w.bibcode:
+                texts[i] = text = (w.titles[i] if name == "title" else f"{w.titles[i]} {w.abstracts[i]}").lower()
                 for word in set(_WORD.findall(text)):
-                    self._words[name].setdefault(word, []).append(i)
+                    words.setdefault(word, []).append(i)
+            self._texts[name] = texts, words
+        return self._texts[name]
 
     def match(self, field: str, value: str) -> np.ndarray:
         """Works whose ``field`` matches ``value`` (a word, a "phrase" or a [low TO high] range)."""
@@ -172,15 +181,13 @@ class AdsApi:
         if field in self._exact:
             mask[self._exact[field].get(text, [])] = True
             return mask
-        name = "title" if field == "title" else "abs"
+        texts, index = self._text_index("title" if field == "title" else "abs")
         needle = text.lower()
         # Each word of the needle is a whole word of any text it matches (the match's boundaries and the needle's
         # own non-word characters end it), so only the works holding all of them are searched.
         words = _WORD.findall(needle)
-        candidates = (set.intersection(*(set(self._words[name].get(word, ())) for word in words)) if words
-                      else self._text[name])
+        candidates = set.intersection(*(set(index.get(word, ())) for word in words)) if words else texts
         pattern = re.compile(r"(?<![a-z0-9])" + re.escape(needle) + r"(?![a-z0-9])")
-        texts = self._text[name]
         mask[[i for i in candidates if pattern.search(texts[i])]] = True
         return mask
 
