@@ -1,0 +1,166 @@
+"""One scripted OpenAI-compatible server (a real process on 127.0.0.1, the same script started afresh for each
+harness so that its cycles start again), three harnesses: `inspect eval`, stock `lm_eval` and `scitaste eval` give
+equal metrics, NaN-aware, for every mode each can run, when the same answers come back. The server sends valid,
+fenced, in-prose, truncated, wrong-key, out-of-range and JSON-less answers, a 429 and a stalled reply (each then
+answered on the retry); coverage counts exactly the answers it made scoreable.
+
+The search modes are left out: stock lm_eval cannot run them (they need scitaste-agent), and Inspect runs them
+only with a provider's own search (the OpenAI provider's goes through the Responses API, which the scripted server
+does not speak); that Inspect refuses them with one line before any request is tested in test_inspect_tasks.py."""
+
+import json
+import math
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from stock_samples import Evidence
+
+from scitaste_hf.modes import MODE_SPECS
+from scitaste_hf.records import load_records
+
+pytest.importorskip("inspect_ai", reason="needs inspect-ai: pip install '.[inspect]'")
+pytest.importorskip("lm_eval", reason="needs lm-eval: pip install '.[lmeval]'")
+pytestmark = [pytest.mark.slow, pytest.mark.filterwarnings("ignore::DeprecationWarning")]
+
+SCITASTE = str(Path(sys.executable).with_name("scitaste"))
+N = 12  # papers: the first twelve of the tasks' order, two of each discipline
+STOCK = ("pure_qa", "dimagent_v3")  # the modes stock lm_eval runs with any chat model
+MODES = (*STOCK, "dimagent_v3_live")
+TIMEOUT = 3  # seconds each harness gives one request: the stalled reply takes far longer
+LIVE_CALLS = ("citing_works", "references")  # the live loop's calls (not paper_metadata: see _script)
+
+
+def _answer(record, k):
+    return {"innovation_score": round(min(100.0, record["innovation_score"] * (0.8 + k / 20)), 2),
+            "dimension_scores": {d: round(min(100.0, v * (0.9 + k / 30)), 2)
+                                 for d, v in record["dimension_scores"].items()}}
+
+
+def _reply(k, record):
+    """The k-th paper's answer, and whether it can be scored."""
+    answer = json.dumps(_answer(record, k))
+    return [(answer, True), ("```json\n" + answer + "\n```", True), (f"My verdict: {answer} as stated.", True),
+            (answer[:40], False),  # truncated
+            (json.dumps({"innovation_score": 50, "dimension_scores": {"novelty": 5}}), False),  # wrong keys
+            (json.dumps({**_answer(record, k), "innovation_score": 250}), False),  # out of range
+            ({"cycle": [{"status": 429, "headers": {"Retry-After": "1"}}, answer]}, True),
+            ({"cycle": [{"trickle": answer, "interval": 1.0}, answer]}, True),  # stalls, then answers the retry
+            ("I cannot judge this paper.", False)][k] if k < 9 else (answer, True)
+
+
+def _script(records):
+    """Each paper answered by mode, told apart by what its conversation holds: the fixed round 1 holds every tool's
+    result (paper_metadata's among them), the live loop's round 2 only its own calls' results, and the first round of
+    the live loop offers tools; each mode's rule has its own cycle."""
+    evidence = Evidence()
+    result = lambda name, b: json.dumps(evidence.call(name, {"bibcode": b}), sort_keys=True)  # noqa: E731
+    rules = []
+    for k, r in enumerate(records):
+        b, (reply, _) = r["bibcode"], _reply(k, r)
+        calls = {"tool_calls": [{"name": name, "arguments": {"bibcode": b}} for name in LIVE_CALLS]}
+        rules += [{"contains": result("paper_metadata", b), "tools": False, "reply": reply},
+                  {"contains": result(LIVE_CALLS[0], b), "tools": False, "reply": reply},
+                  {"contains": f"Identifier: {b}\n", "tools": True, "reply": calls},
+                  {"contains": f"Identifier: {b}\n", "tools": False, "reply": reply}]
+    return {"rules": rules, "default": "no rule"}
+
+
+@pytest.fixture(scope="module")
+def runs(evidence_dataset, scripted_chat, servers, tmp_path_factory):
+    """The metrics of each harness, by mode, and the papers."""
+    from inspect_ai import eval as inspect_eval
+
+    from scitaste_hf.adapters.inspect.tasks import TASKS
+
+    tmp = tmp_path_factory.mktemp("three")
+    data = str(evidence_dataset)
+    papers = [s.id for s in TASKS["pure_qa"](data_dir=data, limit=N).dataset]
+    by_id = {r["bibcode"]: r for r in load_records(evidence_dataset, "selected")}
+    records = [by_id[b] for b in papers]
+    script = _script(records)
+    metadata = json.dumps({"data_dir": data})
+    tasks = {mode: MODE_SPECS[mode].task for mode in MODES}
+    found, sent = {}, {}
+
+    def serve(name):
+        proc, url, requests = scripted_chat(script, tmp, name)
+        sent[name] = requests
+        return proc, url, requests
+
+    # 1. inspect eval
+    proc, url, _ = serve("inspect")
+    try:
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setenv("SCRIPTED_API_KEY", "scripted")
+            logs = inspect_eval([f"scitaste_hf/{t}" for t in tasks.values()], model="openai-api/scripted/judge",
+                                model_base_url=f"{url}/v1", task_args={"data_dir": data, "limit": N},
+                                attempt_timeout=TIMEOUT, max_retries=3, log_dir=str(tmp / "logs"), display="none",
+                                max_tasks=3)
+    finally:
+        servers[1](proc)
+    by_task = {log.eval.task: log for log in logs}
+    assert all(log.status == "success" for log in logs)
+    found["inspect"] = {mode: {m.name: m.value for s in by_task[t].results.scores for m in s.metrics.values()}
+                        for mode, t in tasks.items()}
+
+    def lm_eval_metrics(out, modes):
+        results = json.loads(next(out.rglob("results_*.json")).read_text())["results"]
+        return {mode: {key.removesuffix(",none"): v for key, v in results[tasks[mode]].items() if key.endswith(",none")
+                       and "_stderr" not in key} for mode in modes}
+
+    # 2. stock lm_eval, its own local-chat-completions model
+    proc, url, _ = serve("stock")
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "lm_eval", "--model", "local-chat-completions", "--model_args",
+             f"model=scripted,base_url={url}/v1/chat/completions,num_concurrent=4,max_retries=3,timeout={TIMEOUT},"
+             "tokenizer_backend=None", "--apply_chat_template", "--include_path",
+             subprocess.run([SCITASTE, "tasks-path"], capture_output=True, text=True, check=True).stdout.strip(),
+             "--tasks", ",".join(tasks[m] for m in STOCK), "--limit", str(N), "--metadata", metadata,
+             "--output_path", str(tmp / "stock")], cwd=tmp, capture_output=True, text=True, timeout=400)
+    finally:
+        servers[1](proc)
+    assert done.returncode == 0, done.stderr[-3000:]
+    found["lm_eval"] = lm_eval_metrics(tmp / "stock", STOCK)
+    # 3. scitaste eval, scitaste-agent
+    proc, url, _ = serve("scitaste")
+    try:
+        done = subprocess.run(
+            [SCITASTE, "eval", "--model", "scitaste-agent", "--model_args",
+             f"base_url={url}/v1,model=scripted,num_concurrent=4,max_retries=3,timeout={TIMEOUT}",
+             "--tasks", ",".join(tasks.values()), "--limit", str(N), "--metadata", metadata,
+             "--output_path", str(tmp / "agent")], cwd=tmp, capture_output=True, text=True, timeout=400)
+    finally:
+        servers[1](proc)
+    assert done.returncode == 0, done.stderr[-3000:]
+    found["scitaste"] = lm_eval_metrics(tmp / "agent", MODES)
+    return found, records, {name: [json.loads(line) for line in path.read_text().splitlines()]
+                            for name, path in sent.items()}
+
+
+def _same(a, b):
+    return (math.isnan(a) and math.isnan(b)) or math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-12)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_the_harnesses_give_equal_metrics(runs, mode):
+    found, records, _ = runs
+    ours = found["scitaste"][mode]
+    others = [found["inspect"][mode]] + ([found["lm_eval"][mode]] if mode in STOCK else [])
+    for theirs in others:
+        assert set(theirs) == set(ours)
+        assert {k: (v, ours[k]) for k, v in theirs.items() if not _same(v, ours[k])} == {}
+    scoreable = sum(_reply(k, r)[1] for k, r in enumerate(records))
+    assert scoreable == 8 and ours["coverage"] == pytest.approx(scoreable / N)
+    assert 0 < ours["scheme2"] < 100
+
+
+@pytest.mark.parametrize("harness, modes", [("inspect", MODES), ("stock", STOCK), ("scitaste", MODES)])
+def test_the_429_and_the_stalled_reply_were_retried(runs, harness, modes):
+    """Papers 6 (429) and 7 (stalled) were asked for their answer twice in each mode, every other paper once."""
+    _, records, sent = runs
+    asked = [sum(f"Identifier: {r['bibcode']}\n" in "\n".join(str(m.get("content")) for m in body["messages"])
+                 for body in sent[harness] if not body.get("tools")) for r in records]
+    assert asked == [2 * len(modes) if k in (6, 7) else len(modes) for k in range(N)]
