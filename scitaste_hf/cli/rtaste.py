@@ -1,7 +1,9 @@
-"""rTaste: score research agents' registered-event experiments (yield, Brier scores, top-1 hit rates).
+"""rTaste: run the protocol's stages on a study folder, and score research agents' registered-event experiments.
 
-`scitaste rtaste report` prints the study's headline table from a release in the rTaste schema; without
---data it reports the bundled synthetic release (simulated data, not study results).
+`scitaste rtaste propose|seal|judge|rerun|release STUDY` run one stage each on a study folder
+(docs/rtaste-protocol.md), resumable and replaceable one at a time; `scitaste rtaste report` prints the study's
+headline table from a release in the rTaste schema; without --data it reports the bundled synthetic release
+(simulated data, not study results).
 """
 
 from __future__ import annotations
@@ -9,10 +11,53 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+#: The protocol's stages: (action, help).
+STAGES = (
+    ("propose", "an agent registers five MVEs per seed paper, then forecasts and ranks them (single researcher)"),
+    ("seal", "record the digest of every registration, probability and rank before anything runs"),
+    ("judge", "judge models forecast each sealed condition's five events (the proposer's model among them)"),
+    ("rerun", "re-run each delivered MVE under protection; its value alone decides the event"),
+    ("release", "join the stages' records into the release table (STUDY/release.jsonl) for `rtaste report`"),
+)
+
+
+def _stage_arguments(actions) -> None:
+    parsers = {}
+    for name, text in STAGES:
+        parsers[name] = actions.add_parser(name, help=text, description=text[0].upper() + text[1:] + ".")
+        parsers[name].add_argument("study", metavar="STUDY", help="the study folder (docs/rtaste-protocol.md)")
+    for name in ("propose", "judge"):
+        parsers[name].add_argument("--base-url", required=True, help="the OpenAI-compatible endpoint, ending in /v1")
+        parsers[name].add_argument("--profile", default="default", help="a provider profile (default: default)")
+        parsers[name].add_argument("--timeout", type=float, default=120.0, help="seconds per request (default 120)")
+    for name in ("propose", "judge", "rerun"):
+        parsers[name].add_argument("--force", action="store_true",
+                                   help="do again what is already done (never a sealed registration)")
+    propose = parsers["propose"]
+    propose.add_argument("--model", required=True, help="the agent's model")
+    propose.add_argument("--mirror", metavar="URL", help="search the arXiv of an offline mirror (`scitaste mirror "
+                                                         "serve`) instead of the live service")
+    propose.add_argument("--no-search", action="store_true", help="skip the literature search")
+    propose.add_argument("--usd-per-m-prompt", type=float, default=0.0,
+                         help="US dollars per million prompt tokens, for the condition's cost (default 0)")
+    propose.add_argument("--usd-per-m-completion", type=float, default=0.0,
+                         help="US dollars per million completion tokens (default 0)")
+    parsers["judge"].add_argument("--judges", required=True, metavar="M1,M2,...",
+                                  help="the judge models, comma-separated; must include each proposer's model")
+    rerun = parsers["rerun"]
+    from scitaste_hf.rtaste_protocol.limits import DEFAULT_LIMITS
+
+    for flag, value, text in (("--wall-s", DEFAULT_LIMITS.wall_s, "wall seconds per MVE"),
+                              ("--memory-mb", DEFAULT_LIMITS.memory_mb, "address space per process, MB"),
+                              ("--output-mb", DEFAULT_LIMITS.output_mb, "largest file it writes, output included, MB"),
+                              ("--disk-mb", DEFAULT_LIMITS.disk_mb, "most its folder may hold, MB")):
+        rerun.add_argument(flag, type=type(value), default=value, help=f"{text} (default {value:g})")
+
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """Arguments of ``scitaste rtaste``: the ``report`` action and its options."""
+    """Arguments of ``scitaste rtaste``: the protocol's stages and the ``report`` action."""
     actions = parser.add_subparsers(dest="action", metavar="ACTION", required=True)
+    _stage_arguments(actions)
     report = actions.add_parser("report", help="print the headline table of an rTaste release",
                                 description="Print yield per condition, Brier scores (agent, same-model judge, "
                                             "mean of judges, base rate) and top-1 hit rates, with 95% "
@@ -29,8 +74,63 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="unused: the t-intervals draw nothing at random (default 0)")
 
 
+def _clients(args: argparse.Namespace, models: list[str]) -> dict:
+    from scitaste_hf.agent.chat import make_client
+
+    return {m: make_client(args.base_url, m, profile=args.profile, timeout=args.timeout) for m in models}
+
+
+def run_stage(args: argparse.Namespace) -> int:
+    """Run one stage on the study folder and print what it did in one line."""
+    from scitaste_hf.errors import InvalidInput
+    from scitaste_hf.rtaste_protocol.study import Study
+
+    study = Study(args.study)
+    if args.action == "propose":
+        from scitaste_hf.rtaste_protocol.propose import Prices, propose
+
+        arxiv = None
+        if not args.no_search:
+            from scitaste_hf.sources.arxiv import ArxivClient
+            from scitaste_hf.sources.endpoints import mirror_clients
+
+            arxiv = ArxivClient(**mirror_clients(args.mirror)["arxiv"]) if args.mirror else ArxivClient()
+        if min(args.usd_per_m_prompt, args.usd_per_m_completion) < 0:
+            raise InvalidInput("token prices must be >= 0")
+        done = propose(study, _clients(args, [args.model])[args.model], arxiv=arxiv, force=args.force,
+                       prices=Prices(args.usd_per_m_prompt, args.usd_per_m_completion))
+    elif args.action == "seal":
+        from scitaste_hf.rtaste_protocol.seal import seal
+
+        done = seal(study)
+    elif args.action == "judge":
+        from scitaste_hf.rtaste_protocol.judges import judge
+
+        models = [m.strip() for m in args.judges.split(",") if m.strip()]
+        if not models:
+            raise InvalidInput("--judges names no model")
+        done = judge(study, _clients(args, models), force=args.force)
+    elif args.action == "rerun":
+        from scitaste_hf.rtaste_protocol.limits import Limits
+        from scitaste_hf.rtaste_protocol.rerun import rerun
+
+        done = rerun(study, Limits(args.wall_s, args.memory_mb, args.output_mb, args.disk_mb), force=args.force)
+    else:
+        from scitaste_hf.rtaste_protocol.assemble import write_release
+
+        done = write_release(study)
+        failed = done.pop("failed")
+        done["failed proposals"] = len(failed)
+        for cid, reason in failed.items():
+            print(f"failed proposal {cid}: {reason}")
+    print(f"rtaste {args.action}: " + ", ".join(f"{k} {v}" for k, v in done.items()))
+    return 0
+
+
 def run(args: argparse.Namespace) -> int:
-    """Load and validate the release, print the report, and write ``--json`` atomically."""
+    """Run a stage, or load and validate the release, print the report, and write ``--json`` atomically."""
+    if args.action != "report":
+        return run_stage(args)
     from scitaste_hf.errors import InvalidInput
     from scitaste_hf.scoring.bootstrap import N_RESAMPLES
 

@@ -1,0 +1,211 @@
+"""The rTaste protocol's stages against a scripted chat server on 127.0.0.1: hostile agents refused or recorded as
+failed in one line, nothing run on an unsealed or changed study, and a whole study (propose with the mirror's
+arXiv, seal, judge, rerun, release) ending in `scitaste rtaste report` with the figures the script implies."""
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from scitaste_hf.agent.chat import ChatClient
+from scitaste_hf.errors import ScitasteError
+from scitaste_hf.rtaste_protocol.assemble import write_release
+from scitaste_hf.rtaste_protocol.judges import judge
+from scitaste_hf.rtaste_protocol.propose import AGAIN, propose
+from scitaste_hf.rtaste_protocol.rerun import rerun
+from scitaste_hf.rtaste_protocol.seal import seal
+from scitaste_hf.rtaste_protocol.study import Study
+
+MODEL = "scripted-agent"
+JUDGING = "You are judging minimal viable experiments"
+FORECASTING = "rank them 1-5"
+REGISTERING = "Register exactly 5 MVEs"
+VALUES = (0.9, 0.1, 0.8, 0.2, 0.7)  # each MVE's re-run statistic; the events are "accuracy > 0.5"
+OCCURRED = [int(v > 0.5) for v in VALUES]
+UNDERSTANDING = "The paper opens three directions."
+
+
+def _registration(k, **event):
+    return {"hypothesis": f"h{k}", "nearest_prior_work": "w", "inputs": "i", "method": "m",
+            "event": {"statistic": "accuracy", "relation": "greater", "threshold": 0.5, "unit": "fraction", **event},
+            "evaluation_plan": "e", "resources": "r", "follow_up": "f"}
+
+
+def _registrations(n=5, **event):
+    return json.dumps({"registrations": [_registration(k, **event) for k in range(n)]})
+
+
+def _forecast(probabilities=(0.5,) * 5, ranks=(1, 2, 3, 4, 5)):
+    return json.dumps({"probabilities": list(probabilities), "ranks": list(ranks)})
+
+
+GOOD = _registrations()
+
+
+def _study(tmp_path: Path, seeds) -> Study:
+    (tmp_path / "seeds").mkdir(parents=True)
+    for seed in seeds:
+        (tmp_path / "seeds" / f"{seed}.json").write_text(json.dumps({
+            "title": f"Seed paper {seed}", "abstract": f"The abstract of {seed}."}))
+    return Study(tmp_path)
+
+
+def _client(url: str) -> ChatClient:
+    return ChatClient(url + "/v1", MODEL, max_retries=0, timeout=30)
+
+
+def _requests(log: Path) -> list[dict]:
+    return [json.loads(line) for line in log.read_text().splitlines()]
+
+
+#: Each hostile seed's conversation in turn: understanding, registrations (asked twice when invalid), forecast.
+HOSTILE = {
+    "six": ([UNDERSTANDING, _registrations(6), _registrations(6)], "exactly 5 registrations are needed, got 6"),
+    "malformed": ([UNDERSTANDING, _registrations(relation="between"), _registrations(relation="between")],
+                  "registration 1: event.relation: unknown relation 'between'"),
+    "interval": ([UNDERSTANDING, _registrations(relation="in_interval"), _registrations(relation="in_interval")],
+                 "registration 1: event: relation 'in_interval' needs the threshold as [low, high]"),
+    "p17": ([UNDERSTANDING, GOOD, _forecast((0.5, 1.7, 0.5, 0.5, 0.5)), _forecast((0.5, 1.7, 0.5, 0.5, 0.5))],
+            "probabilities.1: probability 1.7 is not a number between 0 and 1"),
+    "ranks": ([UNDERSTANDING, GOOD, _forecast(ranks=(1, 1, 2, 3, 4)), _forecast(ranks=(1, 1, 2, 3, 4))],
+              "ranks: ranks [1, 1, 2, 3, 4] are not a permutation of 1-5"),
+    "prose": ([UNDERSTANDING, "I would rather not write JSON.", "Still no JSON."], "the reply is not JSON"),
+    "second-try": ([UNDERSTANDING, "I would rather not write JSON.", GOOD, _forecast()], None),
+}
+
+
+@pytest.fixture(scope="module")
+def proposed(tmp_path_factory, scripted_chat, servers):
+    """A study of the hostile seeds, proposed once against a server that answers each seed's conversation in turn:
+    the study's folder, the counts, and the server's request log."""
+    folder = tmp_path_factory.mktemp("hostile")
+    rules = [{"contains": f"Seed paper {seed}", "reply": {"cycle": replies}} for seed, (replies, _) in HOSTILE.items()]
+    proc, url, log = scripted_chat({"rules": rules, "default": "unscripted"}, folder, "hostile")
+    try:
+        counts = propose(_study(folder / "study", HOSTILE), _client(url))
+    finally:
+        servers[1](proc)
+    return folder / "study", counts, log
+
+
+@pytest.fixture()
+def hostile(proposed, tmp_path):
+    """A copy of the proposed hostile study for one test to change."""
+    folder, counts, log = proposed
+    shutil.copytree(folder, tmp_path / "study")
+    return Study(tmp_path / "study"), counts, log
+
+
+def test_hostile_agents_are_recorded_failed_with_their_reason_in_one_line(hostile):
+    study, counts, log = hostile
+    assert counts == {"ok": 1, "failed": 6, "skipped": 0, "sealed": 0}
+    for seed, (_, reason) in HOSTILE.items():
+        record = json.loads(study.condition_path(f"{seed}.{MODEL}.single_researcher").read_text())
+        if reason is None:
+            assert record["status"] == "ok" and len(record["condition"]["registrations"]) == 5
+            continue
+        assert record["status"] == "failed" and "\n" not in record["reason"]
+        assert record["reason"].startswith(reason), (seed, record["reason"])
+        # asked once more with the reason, never repaired: the invalid reply stands as given
+        asked_again = [m["content"] for m in record["messages"] if m["content"].startswith("Your reply was not valid")]
+        assert asked_again == [AGAIN.format(reason=record["reason"])]
+        assert len(record["calls"]) == len(HOSTILE[seed][0]) and sum(c["prompt_tokens"] for c in record["calls"]) > 0
+    assert len(_requests(log)) == sum(len(replies) for replies, _ in HOSTILE.values())
+
+
+def test_nothing_runs_on_an_unsealed_or_changed_study(hostile, tmp_path):
+    study, _, log = hostile
+    cid = f"second-try.{MODEL}.single_researcher"
+    mve = study.path("mves", cid, "1")
+    mve.mkdir(parents=True)
+    ran = tmp_path / "ran"
+    (mve / "mve.json").write_text(json.dumps({"command": f"touch {ran}", "executor": "x", "value_unit": "fraction"}))
+    before = len(_requests(log))
+    for stage in (lambda: rerun(study), lambda: judge(study, {MODEL: _client("http://127.0.0.1:9")}),
+                  lambda: write_release(study)):
+        with pytest.raises(ScitasteError, match="is not sealed: run `scitaste rtaste seal"):
+            stage()
+    assert seal(study) == {"sealed": 1, "kept": 0, "failed": 6}
+    path = study.condition_path(cid)
+    record = json.loads(path.read_text())
+    record["condition"]["registrations"][2]["hypothesis"] = "a better hypothesis, after the fact"
+    path.write_text(json.dumps(record))
+    for stage in (lambda: seal(study), lambda: rerun(study), lambda: write_release(study),
+                  lambda: judge(study, {MODEL: _client("http://127.0.0.1:9")})):
+        with pytest.raises(ScitasteError, match=f"condition {cid} changed after it was sealed") as caught:
+            stage()
+        assert "\n" not in str(caught.value)
+    assert not ran.exists() and len(_requests(log)) == before
+    # propose never replaces a sealed condition, even when forced
+    assert propose(study, _client("http://127.0.0.1:9"), force=True)["sealed"] == 1
+
+
+def test_the_judge_needs_the_proposers_own_model(hostile):
+    study, _, _ = hostile
+    seal(study)
+    with pytest.raises(ScitasteError, match=f"the same-model judge is the proposer's model: add {MODEL}"):
+        judge(study, {"another-model": _client("http://127.0.0.1:9")})
+
+
+def _deliver(study: Study, cid: str) -> None:
+    """The executor's work: one MVE folder per position whose evaluation prints its value."""
+    for position, value in enumerate(VALUES, start=1):
+        folder = study.path("mves", cid, str(position))
+        folder.mkdir(parents=True)
+        (folder / "eval.py").write_text(f"print('RTASTE_STATISTIC={value}')\n")
+        (folder / "mve.json").write_text(json.dumps({
+            "command": f"{sys.executable} eval.py", "executor": "scripted-executor", "reported_value": value,
+            "value_unit": "fraction"}))
+    audit = {"faithful": [True] * 3, "valid": [True] * 3, "value": [2, 2, 2], "novelty": ["distinct"] * 2,
+             "obvious": False, "reviewer_answers": []}
+    study.path("audits").mkdir(exist_ok=True)
+    study.path("audits", f"{cid}.json").write_text(json.dumps([audit] * 5))
+
+
+@pytest.mark.slow
+def test_a_study_end_to_end_through_the_command_line(tmp_path, scripted_chat, servers, mirror):
+    # The agent always forecasts 0.5 (Brier 0.25); as a judge the same model knows the outcomes (Brier 0).
+    script = {"rules": [
+        {"contains": JUDGING, "reply": json.dumps({"probabilities": OCCURRED})},
+        {"contains": FORECASTING, "reply": _forecast()},
+        {"contains": REGISTERING, "reply": GOOD},
+        {"contains": "arxiv_search", "tools": True, "reply": {"cycle": [
+            {"tool_calls": [{"name": "arxiv_search", "arguments": {"query": "ti:elasticity"}}]},
+            "The nearest work is on elasticity."]}}],
+        "default": UNDERSTANDING}
+    proc, url, log = scripted_chat(script, tmp_path, "study")
+    study = _study(tmp_path / "study", ["alpha", "beta"])
+    scitaste = str(Path(sys.executable).with_name("scitaste"))
+
+    def stage(*args):
+        done = subprocess.run([scitaste, "rtaste", *args], capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, done.stderr
+        return done.stdout
+
+    try:
+        assert "ok 2, failed 0" in stage("propose", str(study.root), "--base-url", url + "/v1", "--model", MODEL,
+                                         "--mirror", mirror, "--usd-per-m-prompt", "1000")
+        assert "sealed 2" in stage("seal", str(study.root))
+        assert "answered 2, failed 0" in stage("judge", str(study.root), "--base-url", url + "/v1", "--judges", MODEL)
+    finally:
+        servers[1](proc)
+    judged = [r for r in _requests(log) if JUDGING in r["messages"][0]["content"]]
+    assert len(judged) == 2 and all(len(r["messages"]) == 1 and "tools" not in r for r in judged)  # fresh, no tools
+    first = json.loads(study.condition_path(f"alpha.{MODEL}.single_researcher").read_text())
+    results = first["searches"][0]["result"]["results"]
+    assert results and all("elasticity" in r["title"].lower() for r in results)  # the mirror's arXiv answered
+    assert first["cost_usd"] == pytest.approx(sum(c["prompt_tokens"] for c in first["calls"]) * 1000 / 1e6)
+    for seed in ("alpha", "beta"):
+        _deliver(study, f"{seed}.{MODEL}.single_researcher")
+    assert "resolved 10, unresolved 0" in stage("rerun", str(study.root), "--wall-s", "30")
+    assert "skipped 10" in stage("rerun", str(study.root))  # resumed: nothing is run twice
+    assert "rows 10, conditions 2" in stage("release", str(study.root))
+    stage("report", "--data", str(study.path("release.jsonl")), "--json", str(tmp_path / "report.json"))
+    brier = json.loads((tmp_path / "report.json").read_text())["brier"]
+    assert brier["n_scored"] == 10
+    assert brier["agent"]["estimate"] == pytest.approx(0.25)
+    assert brier["same_model_judge"]["estimate"] == pytest.approx(0.0)
+    assert brier["judge_mean"]["estimate"] == pytest.approx(0.0)
