@@ -817,11 +817,13 @@ def _paper_gold(record) -> dict:
             "data": [(NUMBER_NAMES[n], n, v) for n, v in zip(ANSWER_NUMBERS, values)]}
 
 
-def _run_order(board: Leaderboard) -> list[dict]:
-    """Every stored run, flagged ones included (last), in the board's order: what a paper's runs are listed in."""
+def _run_order(board: Leaderboard) -> list[tuple]:
+    """Every stored run, flagged ones included (last), in the board's order, as the first columns of
+    :data:`PAPER_RUN_COLUMNS` (rank, run, model, mode, status, kind): what a paper's runs are listed in. Built from the
+    view of Compare's run lists (:func:`run_choices`), which every page visit computes."""
     return board.memo("papers-run-order", lambda: [
-        {"run": r["run"], "rank": _rank(r["rank"]) or UNRANKED, "model": r["model"], "mode": r["mode"],
-         "status": r["status"], "kind": r["kind"]} for r in board.rows(include_flagged=True)])
+        (_rank(r["rank"]) or UNRANKED, r["run"], r["model"], r["mode"], r["status"], r["kind"])
+        for r in board.rows(include_flagged=True)])
 
 
 def paper_view(papers: Papers, bibcode) -> tuple:
@@ -832,16 +834,16 @@ def paper_view(papers: Papers, bibcode) -> tuple:
     if record is None:
         raise gr.Error(f"no paper {bibcode} in the selected split")
     rows = papers.details.of_paper(bibcode)
+    count = len(ANSWER_NUMBERS)
     data = []
     for run in _run_order(papers.board):
-        row = rows.get(run["run"])
+        row = rows.get(run[1])
         if row is None:
             continue
-        numbers = [None if row[f"p_{n}"] is None else round(row[f"p_{n}"], 2) for n in ANSWER_NUMBERS]
-        errors = [None if row[f"e_{n}"] is None else round(row[f"e_{n}"], 2) for n in ANSWER_NUMBERS]
-        why = "" if row["failure"] is None else f"{row['failure']}: {row['detail'] or ''}"[:200]
-        data.append((run["rank"], run["run"], run["model"], run["mode"], run["status"], run["kind"], *numbers, *errors,
-                     why))
+        numbers = tuple(None if v is None else round(v, 2) for v in row[:2 * count])
+        failure, detail = row[2 * count:]
+        why = "" if failure is None else f"{failure}: {detail or ''}"[:200]
+        data.append((*run, *numbers, why))
     choices = [(f"#{r[1]} {r[2]} ({r[3]})", r[1]) for r in data]
     evidence = papers.evidence(bibcode)
     return (_paper_record(record), _paper_gold(record),

@@ -56,6 +56,8 @@ CREATE INDEX IF NOT EXISTS details_worst ON details (run_id, abs_error);
 #: The columns of a row, in :meth:`Details.rows_of`'s order.
 COLUMNS = ("bibcode", "run_id", *_PREDICTED, *_ERRORS, "abs_error", "failure", "detail", "reasoning", "trace_kind",
            "trace_offset", "trace_length")
+#: The columns of a run's row that a paper's page shows (:meth:`Details.of_paper`).
+PAPER_COLUMNS = (*_PREDICTED, *_ERRORS, "failure", "detail")
 #: Most papers a search returns (a search box answers with a page, not the benchmark).
 SEARCH_LIMIT = 50
 
@@ -182,11 +184,16 @@ class Details(Database):
 
     # -- reading -------------------------------------------------------------------------------------
 
-    def of_paper(self, bibcode: str) -> dict[int, dict[str, Any]]:
-        """Run id -> the paper's row in that run (:data:`COLUMNS`), for every run with a row (after :meth:`sync`)."""
+    def of_paper(self, bibcode: str) -> dict[int, tuple]:
+        """Run id -> the paper's numbers in that run, a tuple in :data:`PAPER_COLUMNS` order, for every run with a row
+        (after :meth:`sync`): plain tuples of the columns a paper's page shows, since a page reads one a stored run."""
         self.sync()
-        rows = self.query(f"SELECT {', '.join(COLUMNS)} FROM details WHERE bibcode = ?", (bibcode,))
-        return {r["run_id"]: dict(r) for r in rows}
+        with self._lock:
+            cursor = self._db.cursor()
+            cursor.row_factory = None
+            rows = cursor.execute(f"SELECT run_id, {', '.join(PAPER_COLUMNS)} FROM details WHERE bibcode = ?",
+                                  (bibcode,)).fetchall()
+        return {row[0]: row[1:] for row in rows}
 
     def of_run(self, run_id: int) -> list[dict[str, Any]]:
         """The rows of one run, in gold order (after :meth:`sync`)."""

@@ -9,7 +9,7 @@ import pytest
 from scitaste_hf.agent.evidence import FrozenToolBox
 from scitaste_hf.agent.tools import TOOL_NAMES
 from scitaste_hf.leaderboard import Leaderboard
-from scitaste_hf.leaderboard.details import NUMBERS, Details, find_papers, rounds
+from scitaste_hf.leaderboard.details import NUMBERS, PAPER_COLUMNS, Details, find_papers, rounds
 from scitaste_hf.records import load_records
 from scitaste_hf.schema import Answer, Failure
 
@@ -60,7 +60,9 @@ def test_rows_are_the_stored_answers_minus_the_gold(board):
     assert [r["abs_error"] for r in worst] == pytest.approx([error[r["bibcode"]] for r in worst])
     # one paper across runs
     first = board.gold[1]["bibcode"]
-    assert set(details.of_paper(first)) == {agent, plain}
+    numbers = details.of_paper(first)
+    assert set(numbers) == {agent, plain}
+    assert numbers[agent] == tuple(details.one(agent, first)[c] for c in PAPER_COLUMNS)
 
 
 def test_conversation_round_by_round_with_each_tool_result(board, evidence_dataset):
