@@ -58,7 +58,12 @@ def run(args: argparse.Namespace) -> int:
     from scitaste_hf.errors import ScitasteError, first_line
     from scitaste_hf.leaderboard.requests import LEASE_S, MAX_ATTEMPTS, operator_endpoints
     from scitaste_hf.leaderboard.setup import gold_source, open_leaderboard
+    from scitaste_hf.sources.credentials import resolve_secret
 
+    # Asked before the board opens: a board without the secret trusts no seal and would judge its server runs again.
+    if not resolve_secret(None, constants.SCITASTE_WORKER_SECRET):
+        raise ScitasteError(f"scitaste worker needs the board's worker secret: set {constants.SCITASTE_WORKER_SECRET} "
+                            "(the same value on the Space), in the environment or the credentials file")
     board, _ = open_leaderboard(args.data, args.gold)
     work_root = Path(args.data) / "worker"
     if args.requeue is not None:
@@ -66,10 +71,6 @@ def run(args: argparse.Namespace) -> int:
         shutil.rmtree(work_root / f"request-{args.requeue}", ignore_errors=True)  # a re-run asks the model afresh
         board.close()
         return 0
-    if not board.worker_secret:
-        board.close()
-        raise ScitasteError(f"scitaste worker needs the board's worker secret: set {constants.SCITASTE_WORKER_SECRET} "
-                            "(the same value on the Space), in the environment or the credentials file")
     gold = gold_source(args.data, args.gold)[0]
     endpoints = operator_endpoints()
     lease = args.lease or LEASE_S
@@ -100,9 +101,11 @@ def run(args: argparse.Namespace) -> int:
         except Stopped:
             say(f"{name}: no longer held by this worker (cancelled or taken over); stopped, nothing stored")
             return
-        except (RunFailed, ScitasteError) as exc:
-            if board.requests.fail(request["id"], owner, first_line(exc)):
-                say(f"{name}: failed: {first_line(exc)}")
+        except Exception as exc:  # one request's failure, whatever it is, must not stop the queue
+            reason = first_line(exc) if isinstance(exc, (RunFailed, ScitasteError)) else \
+                f"the worker failed: {type(exc).__name__}: {first_line(exc)}"
+            if board.requests.fail(request["id"], owner, reason):
+                say(f"{name}: failed: {reason}")
             board.copy_to_hub()
             return
         if board.requests.finish(request["id"], owner, stored.run_id):

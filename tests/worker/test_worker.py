@@ -187,3 +187,12 @@ def test_hostile_models_end_failed_in_one_line_and_the_queue_goes_on(dataset, se
         assert board.rows() == []  # nothing half-stored
     finally:
         board.close()
+    # the operator queues a request again (its folder cleared: the model is asked afresh); no secret, no worker
+    again = subprocess.run(_worker(data_dir, ds, "--requeue", str(hung)), env=_env(endpoints), capture_output=True,
+                           text=True, timeout=120)
+    assert again.stdout.strip() == f"request #{hung} is pending again", again.stderr[-2000:]
+    assert not (data_dir / "worker" / f"request-{hung}").exists()
+    refused = subprocess.run(_worker(data_dir, ds, "--once"), env={**_env(endpoints), "SCITASTE_WORKER_SECRET": ""},
+                             capture_output=True, text=True, timeout=120)
+    assert refused.returncode == 2 and refused.stderr.count("\n") == 1
+    assert "needs the board's worker secret: set SCITASTE_WORKER_SECRET" in refused.stderr
