@@ -633,6 +633,17 @@ def _rtaste_constants() -> str:
     return "Owner: `scitaste_hf.rtaste.schema` unless named.\n\n" + table(("constant", "value"), rows)
 
 
+@generator("rtaste-protocol")
+def _rtaste_protocol() -> str:
+    from scitaste_hf.rtaste_protocol.limits import DEFAULT_LIMITS
+
+    propose, rerun = constants("scitaste_hf.rtaste_protocol.propose"), constants("scitaste_hf.rtaste_protocol.rerun")
+    rows = [(f"`{n}` (propose)", propose[n]) for n in ("MAX_SEARCHES", "SEARCH_RESULTS", "FULL_TEXT_CHARS")]
+    rows += [(f"`{n}` (rerun)", f"`{rerun[n]}`") for n in ("MVE_FILE", "STATISTIC_PREFIX", "TOKEN_VARIABLE")]
+    rows += [(f"`DEFAULT_LIMITS.{k}` (limits)", f"{v:g}") for k, v in vars(DEFAULT_LIMITS).items()]
+    return "Owner: `scitaste_hf.rtaste_protocol`, the module named.\n\n" + table(("constant", "value"), rows)
+
+
 @generator("layers")
 def _layers() -> str:
     order = const("tests.test_layers", "ORDER")

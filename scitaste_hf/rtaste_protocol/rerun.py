@@ -19,8 +19,8 @@ A command that fails, hangs, breaks a limit, prints no statistic or two, or chan
 the MVE unresolved with the reason, and so out of every Brier score. Where the kernel allows user namespaces
 (``unshare`` of util-linux, no root needed), the command also runs in new network and PID namespaces: no network
 at all, and every process it started dies with it. Elsewhere only Python programs are kept off the network (a
-``sitecustomize`` that refuses sockets), and the record says which (``enforced``): docs/rtaste-protocol.md#the-
-protected-re-run.
+``sitecustomize`` that refuses sockets), and the record says which (``enforced``); what is enforced and what is
+not: docs/rtaste-protocol.md#the-protected-re-run.
 """
 
 from __future__ import annotations
