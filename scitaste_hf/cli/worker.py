@@ -23,6 +23,7 @@ from scitaste_hf.cli import whole_number
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Arguments of ``scitaste worker``."""
     from scitaste_hf import constants
+    from scitaste_hf.adapters.lmeval.server_run import TIME_LIMIT
 
     parser.add_argument("--data", default=constants.board_data(),
                         help="the board's data folder, the Space's (default $SCITASTE_DATA, else ./data)")
@@ -33,12 +34,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="lm-eval model of a Hub model: hf (Transformers) or vllm (default hf)")
     parser.add_argument("--backend-args", default="",
                         help="extra --model_args of the backend, e.g. dtype=bfloat16,data_parallel_size=4")
-    parser.add_argument("--time-limit", type=float, default=None,
-                        help="seconds one attempt of a request may take (default 6 h)")
+    parser.add_argument("--time-limit", type=float, default=TIME_LIMIT,
+                        help="seconds one attempt of a request may take (default %(default)g)")
     parser.add_argument("--attempts", type=whole_number(1), default=None,
-                        help="attempts of a request whose worker was lost before it is failed (default 3)")
+                        help="attempts of a request whose worker was lost before it is failed (default: the queue's "
+                             "MAX_ATTEMPTS)")
     parser.add_argument("--lease", type=float, default=None,
-                        help="seconds a lease holds without renewal (default 120; renewed while running)")
+                        help="seconds a lease holds without renewal, renewed while running (default: the queue's "
+                             "LEASE_S)")
     parser.add_argument("--poll", type=float, default=5.0, help="seconds between looks at an empty queue (default 5)")
     parser.add_argument("--requeue", type=int, metavar="ID", help="queue request ID again and exit")
 
@@ -54,7 +57,7 @@ def run(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from scitaste_hf import constants
-    from scitaste_hf.adapters.lmeval.server_run import TIME_LIMIT, RunFailed, Stopped, evaluate
+    from scitaste_hf.adapters.lmeval.server_run import RunFailed, Stopped, evaluate
     from scitaste_hf.errors import ScitasteError, first_line
     from scitaste_hf.leaderboard.requests import LEASE_S, MAX_ATTEMPTS, operator_endpoints
     from scitaste_hf.leaderboard.setup import gold_source, open_leaderboard
@@ -75,7 +78,6 @@ def run(args: argparse.Namespace) -> int:
     endpoints = operator_endpoints()
     lease = args.lease or LEASE_S
     attempts = args.attempts or MAX_ATTEMPTS
-    limit = args.time_limit or TIME_LIMIT
     say_lock = threading.Lock()
 
     def say(line: str) -> None:
@@ -95,7 +97,7 @@ def run(args: argparse.Namespace) -> int:
 
         try:
             done = evaluate(request, gold, work_root / f"request-{request['id']}", endpoints=endpoints,
-                            time_limit=limit, backend=args.backend, backend_args=args.backend_args,
+                            time_limit=args.time_limit, backend=args.backend, backend_args=args.backend_args,
                             keep_going=keep_going)
             stored = board.store_server_run(request, done.samples, done.provenance, trace=done.trace)
         except Stopped:
