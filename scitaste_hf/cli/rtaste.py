@@ -35,6 +35,10 @@ def _stage_arguments(actions) -> None:
                                    help="do again what is already done (never a sealed registration)")
     propose = parsers["propose"]
     propose.add_argument("--model", required=True, help="the agent's model")
+    propose.add_argument("--organisation", choices=("single_researcher", "research_team"),
+                         default="single_researcher",
+                         help="one researcher in one context, or two proposers, a critic and a lead (default: "
+                              "single_researcher)")
     propose.add_argument("--mirror", metavar="URL", help="search the arXiv of an offline mirror (`scitaste mirror "
                                                          "serve`) instead of the live service")
     propose.add_argument("--no-search", action="store_true", help="skip the literature search")
@@ -97,8 +101,8 @@ def run_stage(args: argparse.Namespace) -> int:
             arxiv = ArxivClient(**mirror_clients(args.mirror)["arxiv"]) if args.mirror else ArxivClient()
         if min(args.usd_per_m_prompt, args.usd_per_m_completion) < 0:
             raise InvalidInput("token prices must be >= 0")
-        done = propose(study, _clients(args, [args.model])[args.model], arxiv=arxiv, force=args.force,
-                       prices=Prices(args.usd_per_m_prompt, args.usd_per_m_completion))
+        done = propose(study, _clients(args, [args.model])[args.model], organisation=args.organisation, arxiv=arxiv,
+                       force=args.force, prices=Prices(args.usd_per_m_prompt, args.usd_per_m_completion))
     elif args.action == "seal":
         from scitaste_hf.rtaste_protocol.seal import seal
 

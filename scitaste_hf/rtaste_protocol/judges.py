@@ -15,7 +15,7 @@ from scitaste_hf.agent.chat import ChatClient, ChatError
 from scitaste_hf.errors import InvalidInput, ScitasteError
 from scitaste_hf.rtaste.judge import judge_prompt, parse_probabilities
 from scitaste_hf.rtaste.schema import N_MVES
-from scitaste_hf.rtaste_protocol.propose import ask_valid
+from scitaste_hf.rtaste_protocol.propose import PROBABILITIES_SCHEMA, ask_valid
 from scitaste_hf.rtaste_protocol.seal import sealed_conditions
 from scitaste_hf.rtaste_protocol.study import JUDGES, Study, condition_digest, read_json, write
 
@@ -32,8 +32,8 @@ def judge_one(client: ChatClient, seed_summary: str, registrations) -> dict[str,
     calls: list[dict[str, Any]] = []
     messages = [{"role": "user", "content": judge_prompt(seed_summary, registrations)}]
     try:
-        return {"probabilities": ask_valid(client, messages, "judge", calls, _check), "reason": None,
-                "calls": calls}
+        return {"probabilities": ask_valid(client, messages, "judge", calls, _check, schema=PROBABILITIES_SCHEMA),
+                "reason": None, "calls": calls}
     except (InvalidInput, ChatError) as exc:
         reason = f"{exc.reason}: {exc}" if isinstance(exc, ChatError) else str(exc)
         return {"probabilities": None, "reason": reason, "calls": calls}

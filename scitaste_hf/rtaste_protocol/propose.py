@@ -1,16 +1,21 @@
 """``propose``: an agent reads a seed paper and registers five MVEs, then forecasts and ranks them.
 
-The single-researcher organisation, in one context (docs/rtaste-protocol.md#propose): the agent writes its
+Two organisations (docs/rtaste-protocol.md#propose). The single researcher works in one context: it writes its
 understanding of the paper and the directions it opens; searches the literature with an ``arxiv_search`` tool
 (the package's arXiv client, so the offline mirror serves it in tests); registers exactly five MVEs in the
 release schema (:class:`~scitaste_hf.rtaste.schema.MVERegistration`); then gives each a probability and a rank.
-A reply that does not validate is asked for once more with the reason; a second invalid reply makes the
-condition ``failed`` with that reason. Nothing is ever repaired: a sixth registration is not dropped, a
-probability of 1.7 is not clipped. Every call's tokens are recorded, and the condition's cost is priced from them.
+The research team has two proposers who each do the same up to their registrations, independently; a critic
+without tools who reviews both drafts; and a lead without tools who keeps, changes or merges them down to five
+and then, in its context, forecasts and ranks them. Every role is played by the same model.
+
+A reply that does not validate is asked for once more with the reason; a second invalid reply makes the condition
+``failed`` with that reason. Nothing is ever repaired: a sixth registration is not dropped, a probability of 1.7 is
+not clipped. Every call's tokens are recorded, and the condition's cost is priced from them.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -21,13 +26,12 @@ from pydantic import ValidationError
 from scitaste_hf.agent.chat import ChatClient, ChatError, Reply
 from scitaste_hf.errors import InvalidInput, first_line
 from scitaste_hf.rtaste.release import _validation_message  # the release's one-line wording of a schema error
-from scitaste_hf.rtaste.schema import N_MVES, Condition, MVERegistration
+from scitaste_hf.rtaste.schema import N_MVES, ORGANISATIONS, Condition, MVERegistration
 from scitaste_hf.rtaste_protocol.seal import seals
 from scitaste_hf.rtaste_protocol.study import Study, condition_id, write
 from scitaste_hf.scoring.answers import last_json_object
 
-ORGANISATION = "single_researcher"
-#: Searches the single researcher may make; past them the tool is no longer offered.
+#: Searches each researcher (or proposer) may make; past them the tool is no longer offered.
 MAX_SEARCHES = 4
 #: Results one search returns to the agent.
 SEARCH_RESULTS = 5
@@ -51,6 +55,33 @@ FORECAST = (f"For each of the {N_MVES} MVEs, in the order you wrote them, give t
             f"registered event occurs, and rank them 1-{N_MVES} by which you would run first (1 = first choice, "
             'each rank once). Reply with one JSON object: {"probabilities": [p1, ..., p5], "ranks": [r1, ..., r5]}.')
 AGAIN = "Your reply was not valid: {reason}. Reply again, with the JSON object only."
+CRITIC = ("You are a critic in a research team. You have no tools. Two proposers have each drafted minimal viable "
+          "experiments (MVEs) that follow up a new paper.")
+CRITIQUE = ("Review both drafts: which MVEs are sound, valuable and new, which are weak and why, and which overlap. "
+            "Write prose; do not register anything.")
+LEAD = ("You lead a research team. You have no tools. Two proposers have drafted minimal viable experiments (MVEs) "
+        "that follow up a new paper, and a critic has reviewed them.")
+MERGE = f"Keep, change or merge the drafts' MVEs down to the team's final {N_MVES}. " + REGISTER
+
+
+def _array(items: dict[str, Any]) -> dict[str, Any]:
+    return {"type": "array", "items": items, "minItems": N_MVES, "maxItems": N_MVES}
+
+
+def _registrations_schema() -> dict[str, Any]:
+    item = MVERegistration.model_json_schema()
+    definitions = item.pop("$defs", {})  # at the root, where the item's references point
+    return {"type": "object", "properties": {"registrations": _array(item)}, "required": ["registrations"],
+            "$defs": definitions}
+
+
+#: The JSON schemas a constrained endpoint (a profile with ``answer_schema``, llama.cpp's) is held to.
+REGISTRATIONS_SCHEMA = _registrations_schema()
+PROBABILITIES_SCHEMA = {"type": "object", "properties": {
+    "probabilities": _array({"type": "number", "minimum": 0, "maximum": 1})}, "required": ["probabilities"]}
+FORECAST_SCHEMA = {"type": "object", "properties": {
+    **PROBABILITIES_SCHEMA["properties"], "ranks": _array({"type": "integer", "minimum": 1, "maximum": N_MVES})},
+    "required": ["probabilities", "ranks"]}
 
 ARXIV_TOOL = {"type": "function", "function": {
     "name": "arxiv_search",
@@ -74,9 +105,16 @@ class Prices:
 
 
 def ask(client: ChatClient, messages: list[dict[str, Any]], turn: str, calls: list[dict[str, Any]],
-        tools: list[dict[str, Any]] | None = None) -> Reply:
-    """One chat call, its tokens and latency appended to ``calls``, its reply to ``messages``."""
-    reply = client.chat(messages, tools=tools)
+        tools: list[dict[str, Any]] | None = None, schema: dict[str, Any] | None = None) -> Reply:
+    """One chat call, its tokens and latency appended to ``calls``, its reply to ``messages``.
+
+    A profile that constrains replies (``answer_schema``) is held to ``schema`` here, or left free for a prose
+    turn, never to SciTaste's answer schema; other endpoints get the instruction only."""
+    format_ = None
+    if client.profile.answer_schema:
+        client = client.with_profile(dataclasses.replace(client.profile, answer_schema=False))
+        format_ = {"type": "json_object", "schema": schema} if schema else None
+    reply = client.chat(messages, tools=tools, response_format=format_)
     usage = reply.usage
     calls.append({"turn": turn, "model": client.model, "prompt_tokens": int(usage.get("prompt_tokens") or 0),
                   "completion_tokens": int(usage.get("completion_tokens") or 0), "latency_s": round(reply.latency, 3)})
@@ -90,11 +128,11 @@ def ask(client: ChatClient, messages: list[dict[str, Any]], turn: str, calls: li
 
 
 def ask_valid(client: ChatClient, messages: list[dict[str, Any]], turn: str, calls: list[dict[str, Any]],
-              check: Callable[[str], Any]) -> Any:
+              check: Callable[[str], Any], schema: dict[str, Any] | None = None) -> Any:
     """``check(reply)`` of the reply to the last message; an invalid reply (``check`` raises ``InvalidInput``)
     is asked for once more with the reason, and a second invalid one raises its reason."""
     for attempt in range(2):
-        reply = ask(client, messages, turn, calls)
+        reply = ask(client, messages, turn, calls, schema=schema)
         try:
             return check(reply.content)
         except InvalidInput as exc:
@@ -140,14 +178,14 @@ def parse_registrations(text: str) -> tuple[MVERegistration, ...]:
     return tuple(registrations)
 
 
-def forecast_checker(cid: str, model: str, seed: str,
+def forecast_checker(cid: str, model: str, seed: str, organisation: str,
                      registrations: tuple[MVERegistration, ...]) -> Callable[[str], Condition]:
     """The check of the forecast reply: the :class:`Condition` it completes (probabilities 0-1, ranks a
     permutation), cost 0 until priced."""
     def check(text: str) -> Condition:
         probabilities, ranks = _json(text, "probabilities"), _json(text, "ranks")
         try:
-            return Condition(condition_id=cid, model=model, organisation=ORGANISATION, seed_paper=seed,
+            return Condition(condition_id=cid, model=model, organisation=organisation, seed_paper=seed,
                              registrations=registrations, probabilities=probabilities, ranks=ranks, cost_usd=0.0)
         except ValidationError as exc:
             raise InvalidInput(_validation_message(exc)) from None
@@ -171,64 +209,118 @@ def _search_tool(arxiv: Any) -> Callable[[str], dict[str, Any]]:
     return search
 
 
-def propose_one(client: ChatClient, seed: str, paper: dict[str, str], *, arxiv: Any = None,
-                prices: Prices = Prices()) -> dict[str, Any]:
-    """One single-researcher condition on one seed paper: the proposal record that ``propose`` writes.
+class _Run:
+    """One condition's calls, searches, conversations and the stage it is at, for the record either way."""
+
+    def __init__(self, client: ChatClient, arxiv: Any) -> None:
+        self.client, self.arxiv = client, arxiv
+        self.calls: list[dict[str, Any]] = []
+        self.searches: list[dict[str, Any]] = []
+        self.conversations: dict[str, list[dict[str, Any]]] = {}
+        self.stage = ""
+
+    def open(self, role: str, system: str, text: str) -> list[dict[str, Any]]:
+        messages = self.conversations[role] = [{"role": "system", "content": system},
+                                               {"role": "user", "content": text}]
+        return messages
+
+    def at(self, stage: str) -> str:
+        self.stage = stage
+        return stage
+
+    def draft(self, role: str, paper: dict[str, str]) -> tuple[MVERegistration, ...]:
+        """A researcher's context: understanding and directions, the literature search, five registrations."""
+        messages = self.open(role, SYSTEM, f"{_seed_block(paper)}\n\n{UNDERSTAND}")
+        ask(self.client, messages, self.at(f"{role}: understanding"), self.calls)
+        if self.arxiv is not None:
+            self.search(role, messages)
+        messages.append({"role": "user", "content": REGISTER})
+        return ask_valid(self.client, messages, self.at(f"{role}: registrations"), self.calls, parse_registrations,
+                         schema=REGISTRATIONS_SCHEMA)
+
+    def search(self, role: str, messages: list[dict[str, Any]]) -> None:
+        tool, stage = _search_tool(self.arxiv), self.at(f"{role}: literature")
+        messages.append({"role": "user", "content": SEARCH})
+        reply = ask(self.client, messages, stage, self.calls, tools=[ARXIV_TOOL])
+        made = 0
+        while reply.tool_calls:
+            for call in reply.tool_calls:
+                made += 1
+                result = (tool(call["arguments"]) if call["name"] == "arxiv_search" and made <= MAX_SEARCHES
+                          else {"error": f"no such tool, or more than {MAX_SEARCHES} searches"})
+                self.searches.append({"by": role, "arguments": call["arguments"], "result": result})
+                messages.append({"role": "tool", "tool_call_id": call["id"], "content": json.dumps(result)})
+            reply = ask(self.client, messages, stage, self.calls, tools=[ARXIV_TOOL] if made < MAX_SEARCHES else None)
+
+    def forecast(self, messages: list[dict[str, Any]], cid: str, seed: str, organisation: str,
+                 registrations: tuple[MVERegistration, ...]) -> Condition:
+        messages.append({"role": "user", "content": FORECAST})
+        return ask_valid(self.client, messages, self.at("forecast"), self.calls,
+                         forecast_checker(cid, self.client.model, seed, organisation, registrations),
+                         schema=FORECAST_SCHEMA)
+
+
+def _drafts_text(drafts: list[tuple[MVERegistration, ...]]) -> str:
+    return "\n\n".join(f"Draft {n}:\n" + json.dumps({"registrations": [r.model_dump(mode="json") for r in d]})
+                       for n, d in enumerate(drafts, start=1))
+
+
+def _team(run: _Run, paper: dict[str, str]) -> tuple[list[dict[str, Any]], tuple[MVERegistration, ...]]:
+    """The research team: two proposers draft independently, a critic without tools reviews both drafts, and a
+    lead without tools keeps, changes or merges them down to five; the lead's context then forecasts."""
+    drafts = [run.draft(f"proposer {n}", paper) for n in (1, 2)]
+    seed_and_drafts = f"{_seed_block(paper)}\n\n{_drafts_text(drafts)}"
+    critic = run.open("critic", CRITIC, f"{seed_and_drafts}\n\n{CRITIQUE}")
+    critique = ask(run.client, critic, run.at("critic"), run.calls).content
+    lead = run.open("lead", LEAD, f"{seed_and_drafts}\n\nThe critic's review:\n{critique}\n\n{MERGE}")
+    return lead, ask_valid(run.client, lead, run.at("lead: registrations"), run.calls, parse_registrations,
+                           schema=REGISTRATIONS_SCHEMA)
+
+
+def propose_one(client: ChatClient, seed: str, paper: dict[str, str], *, organisation: str = ORGANISATIONS[0],
+                arxiv: Any = None, prices: Prices = Prices()) -> dict[str, Any]:
+    """One condition on one seed paper: the proposal record that ``propose`` writes.
 
     Parameters
     ----------
     client : ChatClient
-        The agent's model.
+        The agent's model (every role of a research team is played by it, each in a context of its own).
     seed : str
         The seed paper's id.
     paper : dict
         ``title``, ``abstract`` and, optionally, ``full_text``.
+    organisation : str
+        ``single_researcher`` or ``research_team``.
     arxiv : ArxivClient, optional
-        The literature tool's client; without one the search turn is skipped (and recorded as skipped).
+        The literature tool's client; without one the search turns are skipped.
     prices : Prices
         For the condition's ``cost_usd``.
     """
-    cid = condition_id(seed, client.model, ORGANISATION)
-    calls: list[dict[str, Any]] = []
-    searches: list[dict[str, Any]] = []
-    messages = [{"role": "system", "content": SYSTEM},
-                {"role": "user", "content": f"{_seed_block(paper)}\n\n{UNDERSTAND}"}]
-    base = {"condition_id": cid, "seed_paper": seed, "model": client.model, "organisation": ORGANISATION}
-    stage = "understanding"
+    if organisation not in ORGANISATIONS:
+        raise InvalidInput(f"unknown organisation {organisation!r}; use one of {', '.join(ORGANISATIONS)}")
+    cid = condition_id(seed, client.model, organisation)
+    run = _Run(client, arxiv)
+    base = {"condition_id": cid, "seed_paper": seed, "model": client.model, "organisation": organisation}
     try:
-        ask(client, messages, stage, calls)
-        stage = "literature"
-        if arxiv is not None:
-            tool = _search_tool(arxiv)
-            messages.append({"role": "user", "content": SEARCH})
-            reply = ask(client, messages, stage, calls, tools=[ARXIV_TOOL])
-            while reply.tool_calls:
-                for call in reply.tool_calls:
-                    result = (tool(call["arguments"]) if call["name"] == "arxiv_search" and len(searches) < MAX_SEARCHES
-                              else {"error": f"no such tool, or more than {MAX_SEARCHES} searches"})
-                    searches.append({"arguments": call["arguments"], "result": result})
-                    messages.append({"role": "tool", "tool_call_id": call["id"], "content": json.dumps(result)})
-                more = len(searches) < MAX_SEARCHES
-                reply = ask(client, messages, stage, calls, tools=[ARXIV_TOOL] if more else None)
-        stage = "registrations"
-        messages.append({"role": "user", "content": REGISTER})
-        registrations = ask_valid(client, messages, stage, calls, parse_registrations)
-        stage = "forecast"
-        messages.append({"role": "user", "content": FORECAST})
-        condition = ask_valid(client, messages, stage, calls,
-                              forecast_checker(cid, client.model, seed, registrations))
+        if organisation == "research_team":
+            messages, registrations = _team(run, paper)
+        else:
+            registrations = run.draft("researcher", paper)
+            messages = run.conversations["researcher"]
+        condition = run.forecast(messages, cid, seed, organisation, registrations)
     except (InvalidInput, ChatError) as exc:
         reason = f"{exc.reason}: {exc}" if isinstance(exc, ChatError) else str(exc)
-        return {**base, "status": "failed", "stage": stage, "reason": reason, "calls": calls,
-                "searches": searches, "messages": messages, "cost_usd": prices.cost(calls)}
-    condition = condition.model_copy(update={"cost_usd": prices.cost(calls)})
+        return {**base, "status": "failed", "stage": run.stage, "reason": reason, "calls": run.calls,
+                "searches": run.searches, "messages": run.conversations, "cost_usd": prices.cost(run.calls)}
+    condition = condition.model_copy(update={"cost_usd": prices.cost(run.calls)})
     return {**base, "status": "ok", "condition": condition.model_dump(mode="json"), "seed_summary": seed_summary(paper),
-            "calls": calls, "searches": searches, "messages": messages, "cost_usd": condition.cost_usd}
+            "calls": run.calls, "searches": run.searches, "messages": run.conversations,
+            "cost_usd": condition.cost_usd}
 
 
-def propose(study: Study, client: ChatClient, *, arxiv: Any = None, prices: Prices = Prices(),
-            force: bool = False) -> dict[str, int]:
-    """Propose a single-researcher condition for every seed paper of the study, writing
+def propose(study: Study, client: ChatClient, *, organisation: str = ORGANISATIONS[0], arxiv: Any = None,
+            prices: Prices = Prices(), force: bool = False) -> dict[str, int]:
+    """Propose a condition of ``organisation`` for every seed paper of the study, writing
     ``conditions/CONDITION.json``; a condition already proposed (or failed) is kept unless ``force``, and a sealed
     one is never replaced, ``force`` or not.
 
@@ -240,7 +332,7 @@ def propose(study: Study, client: ChatClient, *, arxiv: Any = None, prices: Pric
     counts = {"ok": 0, "failed": 0, "skipped": 0, "sealed": 0}
     sealed = seals(study)
     for seed, paper in study.seeds().items():
-        cid = condition_id(seed, client.model, ORGANISATION)
+        cid = condition_id(seed, client.model, organisation)
         path = study.condition_path(cid)
         if cid in sealed:
             counts["sealed"] += 1
@@ -248,7 +340,7 @@ def propose(study: Study, client: ChatClient, *, arxiv: Any = None, prices: Pric
         if path.exists() and not force:
             counts["skipped"] += 1
             continue
-        record = propose_one(client, seed, paper, arxiv=arxiv, prices=prices)
+        record = propose_one(client, seed, paper, organisation=organisation, arxiv=arxiv, prices=prices)
         write(path, record)
         counts[record["status"]] += 1
     return counts

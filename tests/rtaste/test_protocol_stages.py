@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from scitaste_hf.agent.chat import ChatClient
+from scitaste_hf.agent.chat import PROFILES, ChatClient
 from scitaste_hf.errors import ScitasteError
 from scitaste_hf.rtaste_protocol.assemble import write_release
 from scitaste_hf.rtaste_protocol.judges import judge
@@ -110,7 +110,8 @@ def test_hostile_agents_are_recorded_failed_with_their_reason_in_one_line(hostil
         assert record["status"] == "failed" and "\n" not in record["reason"]
         assert record["reason"].startswith(reason), (seed, record["reason"])
         # asked once more with the reason, never repaired: the invalid reply stands as given
-        asked_again = [m["content"] for m in record["messages"] if m["content"].startswith("Your reply was not valid")]
+        asked_again = [m["content"] for m in record["messages"]["researcher"]
+                       if m["content"].startswith("Your reply was not valid")]
         assert asked_again == [AGAIN.format(reason=record["reason"])]
         assert len(record["calls"]) == len(HOSTILE[seed][0]) and sum(c["prompt_tokens"] for c in record["calls"]) > 0
     assert len(_requests(log)) == sum(len(replies) for replies, _ in HOSTILE.values())
@@ -148,6 +149,48 @@ def test_the_judge_needs_the_proposers_own_model(hostile):
     seal(study)
     with pytest.raises(ScitasteError, match=f"the same-model judge is the proposer's model: add {MODEL}"):
         judge(study, {"another-model": _client("http://127.0.0.1:9")})
+
+
+def test_a_research_team_drafts_twice_criticises_and_merges_to_five(tmp_path, scripted_chat, servers):
+    merged = json.dumps({"registrations": [_registration(f"merged {k}") for k in range(5)]})
+    proc, url, log = scripted_chat({"rules": [
+        {"contains": FORECASTING, "reply": _forecast(ranks=(2, 1, 3, 5, 4))},
+        {"contains": "Keep, change or merge", "reply": merged},
+        {"contains": "Review both drafts", "reply": "Draft 2 repeats draft 1; MVE 3 is weak."},
+        {"contains": REGISTERING, "reply": GOOD}], "default": UNDERSTANDING}, tmp_path, "team")
+    try:
+        counts = propose(_study(tmp_path / "study", ["gamma"]), _client(url), organisation="research_team")
+    finally:
+        servers[1](proc)
+    assert counts["ok"] == 1
+    record = json.loads((tmp_path / "study" / "conditions" / f"gamma.{MODEL}.research_team.json").read_text())
+    condition = record["condition"]
+    assert [r["hypothesis"] for r in condition["registrations"]] == [f"hmerged {k}" for k in range(5)]
+    assert condition["ranks"] == [2, 1, 3, 5, 4] and condition["organisation"] == "research_team"
+    assert [c["turn"] for c in record["calls"]] == [
+        "proposer 1: understanding", "proposer 1: registrations", "proposer 2: understanding",
+        "proposer 2: registrations", "critic", "lead: registrations", "forecast"]
+    requests = _requests(log)
+    assert len(requests[2]["messages"]) == 2  # the second proposer starts afresh, without the first one's draft
+    critic, lead = requests[4], requests[5]
+    assert "tools" not in critic and "tools" not in lead and len(critic["messages"]) == len(lead["messages"]) == 2
+    assert "Draft 2 repeats draft 1" in lead["messages"][1]["content"]  # the lead reads the critique
+    assert "Draft 1:" in critic["messages"][1]["content"] and "Draft 2:" in critic["messages"][1]["content"]
+
+
+def test_a_constrained_endpoint_is_held_to_each_turns_schema_not_scitastes_answer(tmp_path, scripted_chat, servers):
+    proc, url, log = scripted_chat({"rules": [{"contains": FORECASTING, "reply": _forecast()},
+                                              {"contains": REGISTERING, "reply": GOOD}], "default": UNDERSTANDING},
+                                   tmp_path, "llama")
+    client = ChatClient(url + "/v1", MODEL, profile=PROFILES["llama-cpp"], max_retries=0, timeout=30)
+    try:
+        assert propose(_study(tmp_path / "study", ["delta"]), client)["ok"] == 1
+    finally:
+        servers[1](proc)
+    formats = [r.get("response_format") for r in _requests(log)]
+    assert formats[0] is None  # the understanding is prose
+    assert formats[1]["schema"]["properties"]["registrations"]["minItems"] == 5
+    assert set(formats[2]["schema"]["properties"]) == {"probabilities", "ranks"}
 
 
 def _deliver(study: Study, cid: str) -> None:
