@@ -113,18 +113,17 @@ def namespaces() -> bool:
         return False
 
 
-def _tree_digest(folder: Path) -> tuple[str, int]:
-    """A digest of every path and file under ``folder`` (links as their targets' names), and the bytes held."""
-    digest, size = hashlib.sha256(), 0
+def _tree_digest(folder: Path) -> str:
+    """A digest of every path and file under ``folder`` (links as their targets' names, never followed)."""
+    digest = hashlib.sha256()
     for path in sorted(folder.rglob("*")):
         digest.update(str(path.relative_to(folder)).encode("utf-8", "surrogateescape") + b"\0")
         if path.is_symlink():
             digest.update(os.readlink(path).encode("utf-8", "surrogateescape"))
         elif path.is_file():
-            data = path.read_bytes()
-            size += len(data)
-            digest.update(hashlib.sha256(data).digest())
-    return digest.hexdigest(), size
+            with open(path, "rb") as fh:
+                digest.update(hashlib.file_digest(fh, "sha256").digest())
+    return digest.hexdigest()
 
 
 def _folder_size(folder: Path) -> int:
@@ -224,7 +223,6 @@ def run_protected(folder: Path, limits: Limits, *, work_parent: str | Path | Non
         ``strays_killed``, ``enforced`` (what was enforced, in words), ``stderr_tail``.
     """
     delivery = read_delivery(folder)
-    before, size = _tree_digest(folder)
     isolated = namespaces()
     enforced = {"wall_time": f"{limits.wall_s:g} s, the process group killed whole",
                 "memory": f"RLIMIT_AS {limits.memory_mb} MB per process",
@@ -236,13 +234,19 @@ def run_protected(folder: Path, limits: Limits, *, work_parent: str | Path | Non
                 "the process group, and a sweep of /proc by token"}
     result: dict[str, Any] = {"value": None, "reason": None, "exit": None, "wall_s": 0.0, "strays_killed": 0,
                               "enforced": enforced, "stderr_tail": ""}
+    size = _folder_size(folder)
     if size > limits.disk_mb << 20:
         result["reason"] = f"the delivered folder holds {size >> 20} MB, more than the disk limit"
         return result
+    before = _tree_digest(folder)
     place = Path(tempfile.mkdtemp(prefix="rtaste-rerun-", dir=work_parent))
     try:
         work = place / "work"
-        shutil.copytree(folder, work, symlinks=True)
+        try:
+            shutil.copytree(folder, work, symlinks=True)
+        except (OSError, shutil.Error) as exc:  # a named pipe or a socket in the folder, an unreadable file
+            result["reason"] = f"the delivered folder cannot be copied: {first_line(exc)[:200]}"
+            return result
         (work / MVE_FILE).unlink()
         for pattern in delivery.result_files:
             for path in list(work.glob(pattern)):
@@ -278,7 +282,7 @@ def run_protected(folder: Path, limits: Limits, *, work_parent: str | Path | Non
         result["exit"] = proc.returncode
         stdout = (place / "stdout").read_bytes()[:limits.output_mb << 20]
         result["stderr_tail"] = (place / "stderr").read_bytes()[-_TAIL:].decode("utf-8", "replace")
-        if result["reason"] is None and _tree_digest(folder)[0] != before:
+        if result["reason"] is None and _tree_digest(folder) != before:
             result["reason"] = "the delivered folder changed during the re-run"
         if result["reason"] is None and proc.returncode != 0:
             result["reason"] = f"the command {_describe_exit(proc.returncode)}"
@@ -316,9 +320,10 @@ def rerun(study: Study, limits: Limits | None = None, *, force: bool = False,
             if not force and out.exists() and read_json(out, "re-run").get("digest") == digest:
                 counts["skipped"] += 1
                 continue
-            write(out, rerun_one(folder, condition.registrations[position - 1].event, limits,
-                                 digest=digest, work_parent=work_parent))
-            counts[read_json(out, "re-run")["status"]] += 1
+            record = rerun_one(folder, condition.registrations[position - 1].event, limits, digest=digest,
+                               work_parent=work_parent)
+            write(out, record)
+            counts[record["status"]] += 1
     return counts
 
 

@@ -2,6 +2,7 @@
 and leaves no process behind. Every command is a real process; the network test listens on 127.0.0.1."""
 
 import json
+import os
 import socket
 import sys
 import uuid
@@ -48,7 +49,7 @@ def _mve(tmp_path: Path, script: str, *, reported=0.8, result_files=("results.js
     marker = f"rtaste-test-{uuid.uuid4().hex}"
     _MARKERS.append(marker)
     folder = tmp_path / "mve"
-    folder.mkdir()
+    folder.mkdir(parents=True)
     (folder / "eval.py").write_text(script)
     (folder / "results.json").write_text(json.dumps({"accuracy": reported}))
     (folder / "mve.json").write_text(json.dumps({
@@ -187,3 +188,15 @@ def test_run_protected_cleans_its_temporary_place(tmp_path):
     work.mkdir()
     assert run_protected(folder, FAST, work_parent=work)["value"] == 0.5
     assert list(work.iterdir()) == []
+
+
+def test_a_folder_that_cannot_be_copied_or_is_too_large_is_unresolved_without_running(tmp_path):
+    piped = _mve(tmp_path / "a", "print('RTASTE_STATISTIC=0.9')\n")
+    os.mkfifo(piped / "pipe")  # copying would block on reading it
+    record = rerun_one(piped, EVENT, FAST, digest="d")
+    assert record["status"] == "unresolved" and "cannot be copied" in record["reason"] and "exit" in record
+    large = _mve(tmp_path / "b", "print('RTASTE_STATISTIC=0.9')\n")
+    (large / "data.bin").write_bytes(b"\0" * (2 << 20))
+    record = rerun_one(large, EVENT, Limits(disk_mb=1), digest="d")
+    assert record["status"] == "unresolved" and "more than the disk limit" in record["reason"]
+    assert record["exit"] is None  # nothing ran
