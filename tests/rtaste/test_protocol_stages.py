@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from scitaste_hf.agent.chat import PROFILES, ChatClient
+from scitaste_hf.cli import main
 from scitaste_hf.errors import ScitasteError
 from scitaste_hf.rtaste_protocol.assemble import write_release
 from scitaste_hf.rtaste_protocol.judges import judge
@@ -142,6 +143,19 @@ def test_nothing_runs_on_an_unsealed_or_changed_study(hostile, tmp_path):
     assert not ran.exists() and len(_requests(log)) == before
     # propose never replaces a sealed condition, even when forced
     assert propose(study, _client("http://127.0.0.1:9"), force=True)["sealed"] == 1
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["rerun"], "is not sealed: run `scitaste rtaste seal"),
+    (["release"], "is not sealed: run `scitaste rtaste seal"),
+    (["judge", "--base-url", "http://127.0.0.1:9/v1", "--judges", " , "], "--judges names no model"),
+    (["rerun", "--wall-s", "0"], "every re-run limit must be > 0"),
+])
+def test_the_commands_refuse_in_one_line(hostile, capsys, args, message):
+    study, _, _ = hostile
+    assert main(["rtaste", args[0], str(study.root), *args[1:]]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("scitaste: error: ") and err.count("\n") == 1 and message in err, err
 
 
 def test_the_judge_needs_the_proposers_own_model(hostile):
