@@ -55,6 +55,9 @@ FORECAST = (f"For each of the {N_MVES} MVEs, in the order you wrote them, give t
             f"registered event occurs, and rank them 1-{N_MVES} by which you would run first (1 = first choice, "
             'each rank once). Reply with one JSON object: {"probabilities": [p1, ..., p5], "ranks": [r1, ..., r5]}.')
 AGAIN = "Your reply was not valid: {reason}. Reply again, with the JSON object only."
+# Each proposer is told its place, so that the two contexts differ even at temperature 0 with one model.
+PROPOSER = ("You are proposer {n} of two in a research team: the other drafts on its own, and a critic and a lead "
+            "will read both drafts.")
 CRITIC = ("You are a critic in a research team. You have no tools. Two proposers have each drafted minimal viable "
           "experiments (MVEs) that follow up a new paper.")
 CRITIQUE = ("Review both drafts: which MVEs are sound, valuable and new, which are weak and why, and which overlap. "
@@ -228,9 +231,9 @@ class _Run:
         self.stage = stage
         return stage
 
-    def draft(self, role: str, paper: dict[str, str]) -> tuple[MVERegistration, ...]:
+    def draft(self, role: str, paper: dict[str, str], system: str = SYSTEM) -> tuple[MVERegistration, ...]:
         """A researcher's context: understanding and directions, the literature search, five registrations."""
-        messages = self.open(role, SYSTEM, f"{_seed_block(paper)}\n\n{UNDERSTAND}")
+        messages = self.open(role, system, f"{_seed_block(paper)}\n\n{UNDERSTAND}")
         ask(self.client, messages, self.at(f"{role}: understanding"), self.calls)
         if self.arxiv is not None:
             self.search(role, messages)
@@ -268,7 +271,7 @@ def _drafts_text(drafts: list[tuple[MVERegistration, ...]]) -> str:
 def _team(run: _Run, paper: dict[str, str]) -> tuple[list[dict[str, Any]], tuple[MVERegistration, ...]]:
     """The research team: two proposers draft independently, a critic without tools reviews both drafts, and a
     lead without tools keeps, changes or merges them down to five; the lead's context then forecasts."""
-    drafts = [run.draft(f"proposer {n}", paper) for n in (1, 2)]
+    drafts = [run.draft(f"proposer {n}", paper, f"{SYSTEM} {PROPOSER.format(n=n)}") for n in (1, 2)]
     seed_and_drafts = f"{_seed_block(paper)}\n\n{_drafts_text(drafts)}"
     critic = run.open("critic", CRITIC, f"{seed_and_drafts}\n\n{CRITIQUE}")
     critique = ask(run.client, critic, run.at("critic"), run.calls).content

@@ -186,6 +186,8 @@ def test_a_research_team_drafts_twice_criticises_and_merges_to_five(tmp_path, sc
         "proposer 2: registrations", "critic", "lead: registrations", "forecast"]
     requests = _requests(log)
     assert len(requests[2]["messages"]) == 2  # the second proposer starts afresh, without the first one's draft
+    assert "proposer 1 of two" in requests[0]["messages"][0]["content"]
+    assert "proposer 2 of two" in requests[2]["messages"][0]["content"]
     critic, lead = requests[4], requests[5]
     assert "tools" not in critic and "tools" not in lead and len(critic["messages"]) == len(lead["messages"]) == 2
     assert "Draft 2 repeats draft 1" in lead["messages"][1]["content"]  # the lead reads the critique
