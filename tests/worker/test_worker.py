@@ -168,7 +168,7 @@ def test_hostile_models_end_failed_in_one_line_and_the_queue_goes_on(dataset, se
         failing = board.request("broken", ["pure_qa"]).ids[0]
         missing = board.request("nobody/no-such-model", ["pure_qa"]).ids[0]
         started = time.monotonic()
-        worker = subprocess.run(_worker(data_dir, ds, "--once", "--concurrency", "3", "--time-limit", "75"),
+        worker = subprocess.run(_worker(data_dir, ds, "--once", "--concurrency", "3", "--time-limit", "90"),
                                 env=_env(endpoints, HF_HUB_OFFLINE="1"), capture_output=True, text=True, timeout=300)
         elapsed = time.monotonic() - started
     finally:
@@ -176,12 +176,12 @@ def test_hostile_models_end_failed_in_one_line_and_the_queue_goes_on(dataset, se
         servers[1](broken)
         board.close()
     assert worker.returncode == 0, worker.stderr[-3000:]
-    assert elapsed < 200  # a bound, not a benchmark: the hung endpoint is cut at its time limit
+    assert elapsed < 240  # a bound, not a benchmark: the hung endpoint is cut at its time limit
     board = _board(data_dir, ds, endpoints, monkeypatch)
     try:
         rows = {i: board.requests.get(i) for i in (hung, failing, missing)}
         assert all(r["state"] == "failed" and "\n" not in r["reason"] and r["run_id"] is None for r in rows.values())
-        assert "time limit of 75 s" in rows[hung]["reason"]
+        assert "time limit of 90 s" in rows[hung]["reason"]
         assert rows[failing]["reason"] == f"no reply of the {N} papers could be scored ({N} api_error)"
         assert rows[missing]["reason"].startswith("lm-eval stopped")
         assert board.rows() == []  # nothing half-stored
