@@ -732,11 +732,13 @@ def _agreement_tab(ratings: Ratings, board: Leaderboard) -> None:
 PAPER_LIST_COLUMNS = ["bibcode", "title", "discipline", "year", "|error| of the innovation score"]
 #: Short names of the eight numbers in the Papers tab: the composite, then the dimensions by their letters.
 NUMBER_NAMES = {"innovation_score": "IS", **DIMENSION_LETTERS}
-#: The Papers tab's table of the runs' answers for one paper: each run with its status and rank, its prediction of
-#: each number and the signed error (prediction - gold), or why it could not be scored.
-PAPER_RUN_COLUMNS = ["rank", "run", "model", "mode", "status", "kind",
-                     *(f"{NUMBER_NAMES[n]}" for n in ANSWER_NUMBERS),
+#: The Papers tab's table of the runs' answers for one paper: each run with its status and rank, its predicted
+#: composite and the signed error (prediction - gold) of each number, or why it could not be scored (a run's
+#: prediction of each dimension is shown when the run is picked: a table of 10,000 runs costs in its cells).
+PAPER_RUN_COLUMNS = ["rank", "run", "model", "mode", "status", NUMBER_NAMES[ANSWER_NUMBERS[0]],
                      *(f"{NUMBER_NAMES[n]} error" for n in ANSWER_NUMBERS), "not scored: why"]
+#: The picked run's answer of one paper: each number's gold, prediction and error.
+PAPER_ANSWER_COLUMNS = ["number", "name", "gold", "predicted", "error"]
 #: Papers a run's worst list shows.
 WORST_PAPERS = 20
 UNRANKED = "unranked"
@@ -819,10 +821,10 @@ def _paper_gold(record) -> dict:
 
 def _run_order(board: Leaderboard) -> list[tuple]:
     """Every stored run, flagged ones included (last), in the board's order, as the first columns of
-    :data:`PAPER_RUN_COLUMNS` (rank, run, model, mode, status, kind): what a paper's runs are listed in. Built from the
-    view of Compare's run lists (:func:`run_choices`), which every page visit computes."""
+    :data:`PAPER_RUN_COLUMNS` (rank, run, model, mode, status): what a paper's runs are listed in. Built from the view
+    of Compare's run lists (:func:`run_choices`), which every page visit computes."""
     return board.memo("papers-run-order", lambda: [
-        (_rank(r["rank"]) or UNRANKED, r["run"], r["model"], r["mode"], r["status"], r["kind"])
+        (_rank(r["rank"]) or UNRANKED, r["run"], r["model"], r["mode"], r["status"])
         for r in board.rows(include_flagged=True)])
 
 
@@ -833,17 +835,13 @@ def paper_view(papers: Papers, bibcode) -> tuple:
     record = papers.records.get(bibcode)
     if record is None:
         raise gr.Error(f"no paper {bibcode} in the selected split")
-    rows = papers.details.of_paper(bibcode)
-    count = len(ANSWER_NUMBERS)
+    rows = papers.details.of_paper(bibcode, digits=2)
     data = []
     for run in _run_order(papers.board):
         row = rows.get(run[1])
-        if row is None:
-            continue
-        numbers = tuple(None if v is None else round(v, 2) for v in row[:2 * count])
-        failure, detail = row[2 * count:]
-        why = "" if failure is None else f"{failure}: {detail or ''}"[:200]
-        data.append((*run, *numbers, why))
+        if row is not None:
+            failure, detail = row[-2:]
+            data.append((*run, *row[:-2], "" if failure is None else f"{failure}: {detail or ''}"[:200]))
     choices = [(f"#{r[1]} {r[2]} ({r[3]})", r[1]) for r in data]
     evidence = papers.evidence(bibcode)
     return (_paper_record(record), _paper_gold(record),
@@ -853,8 +851,9 @@ def paper_view(papers: Papers, bibcode) -> tuple:
 
 
 def paper_run(papers: Papers, bibcode, run) -> tuple:
-    """One run on one paper: the model's reasoning (or why its answer was not scored) and the conversation round by
-    round, each tool call with its result, when the run stored a trace or samples log."""
+    """One run on one paper: the model's reasoning (or why its answer was not scored), its answer beside the gold
+    number by number, and the conversation round by round, each tool call with its result, when the run stored a
+    trace or samples log."""
     bibcode = _paper_id(bibcode)
     run_id = _run_id(run, "the run")
     row = papers.details.one(run_id, bibcode)
@@ -864,11 +863,15 @@ def paper_run(papers: Papers, bibcode, run) -> tuple:
         reasoning = f"not scored ({row['failure']}): {row['detail'] or ''}"
     else:
         reasoning = row["reasoning"] or "(the answer gives no reasoning)"
+    gold = papers.details.gold[bibcode]
+    answer = {"headers": PAPER_ANSWER_COLUMNS, "data": [
+        (NUMBER_NAMES[n], n, g, None if row[f"p_{n}"] is None else round(row[f"p_{n}"], 2),
+         None if row[f"e_{n}"] is None else round(row[f"e_{n}"], 2)) for n, g in zip(ANSWER_NUMBERS, gold)]}
     conversation = papers.details.conversation(run_id, bibcode)
     if conversation is None:
         conversation = {"conversation": "none stored: the run came without a trace or samples log"
                         if row["trace_kind"] is None else "stored in an Inspect log (shown by Inspect View)"}
-    return reasoning, conversation
+    return reasoning, answer, conversation
 
 
 def _papers_tab(papers: Papers) -> None:
@@ -899,11 +902,13 @@ def _papers_tab(papers: Papers) -> None:
                                                  "board's order; select a row for its reasoning and conversation")
     run = gr.Dropdown([], label="run", allow_custom_value=True)
     reasoning = gr.Textbox(label="reasoning", interactive=False, lines=3)
+    answer = gr.Dataframe(value={"headers": PAPER_ANSWER_COLUMNS, "data": [[""] * len(PAPER_ANSWER_COLUMNS)]},
+                          interactive=False, label="the run's answer beside the gold")
     conversation = gr.JSON(label="conversation, round by round: each tool call with its result")
     evidence = gr.JSON(label="the nine tools' frozen evidence for the paper")
 
     def run_view(b, r):
-        return paper_run(papers, b, r) if r not in (None, "") else ("", None)
+        return paper_run(papers, b, r) if r not in (None, "") else ("", None, None)
 
     find.click(lambda q, d: papers_find(papers, q, d), [query, discipline], found, api_name="papers_find")
     query.submit(lambda q, d: papers_find(papers, q, d), [query, discipline], found, api_name=False)
@@ -911,20 +916,20 @@ def _papers_tab(papers: Papers) -> None:
     page = [record, gold, runs, run, evidence]
     # The run shown is read again after a paper opens: its dropdown may keep its value, which fires no change.
     open_paper.click(lambda b: paper_view(papers, b), bibcode, page, api_name="paper").then(
-        run_view, [bibcode, run], [reasoning, conversation], api_name=False)
+        run_view, [bibcode, run], [reasoning, answer, conversation], api_name=False)
 
     def pick_paper(evt: gr.SelectData):
         return evt.row_value[0]
 
     found.select(pick_paper, None, bibcode, api_name=False).then(
         lambda b: paper_view(papers, b), bibcode, page, api_name=False).then(
-        run_view, [bibcode, run], [reasoning, conversation], api_name=False)
+        run_view, [bibcode, run], [reasoning, answer, conversation], api_name=False)
 
     def pick_run(evt: gr.SelectData):
         return evt.row_value[PAPER_RUN_COLUMNS.index("run")]
 
     runs.select(pick_run, None, run, api_name=False)
-    run.change(run_view, [bibcode, run], [reasoning, conversation], api_name="paper_run")
+    run.change(run_view, [bibcode, run], [reasoning, answer, conversation], api_name="paper_run")
     return worst_run
 
 

@@ -56,8 +56,10 @@ CREATE INDEX IF NOT EXISTS details_worst ON details (run_id, abs_error);
 #: The columns of a row, in :meth:`Details.rows_of`'s order.
 COLUMNS = ("bibcode", "run_id", *_PREDICTED, *_ERRORS, "abs_error", "failure", "detail", "reasoning", "trace_kind",
            "trace_offset", "trace_length")
-#: The columns of a run's row that a paper's page shows (:meth:`Details.of_paper`).
-PAPER_COLUMNS = (*_PREDICTED, *_ERRORS, "failure", "detail")
+#: The columns of a run's row that a paper's page shows for every run (:meth:`Details.of_paper`): the predicted
+#: composite, every number's error, the failure (its reason and detail last). A page of 10,000 runs costs in
+#: proportion to its cells; a run's dimension predictions are shown for the run picked (:meth:`Details.one`).
+PAPER_COLUMNS = (_PREDICTED[0], *_ERRORS, "failure", "detail")
 #: Most papers a search returns (a search box answers with a page, not the benchmark).
 SEARCH_LIMIT = 50
 
@@ -184,15 +186,18 @@ class Details(Database):
 
     # -- reading -------------------------------------------------------------------------------------
 
-    def of_paper(self, bibcode: str) -> dict[int, tuple]:
+    def of_paper(self, bibcode: str, digits: int | None = None) -> dict[int, tuple]:
         """Run id -> the paper's numbers in that run, a tuple in :data:`PAPER_COLUMNS` order, for every run with a row
-        (after :meth:`sync`): plain tuples of the columns a paper's page shows, since a page reads one a stored run."""
+        (after :meth:`sync`), rounded to ``digits`` decimals when given: plain tuples of the columns a paper's page
+        shows, since a page reads one a stored run."""
         self.sync()
+        numeric = len(PAPER_COLUMNS) - 2
+        shown = [c if digits is None else f"round({c}, {int(digits)})" for c in PAPER_COLUMNS[:numeric]]
         with self._lock:
             cursor = self._db.cursor()
             cursor.row_factory = None
-            rows = cursor.execute(f"SELECT run_id, {', '.join(PAPER_COLUMNS)} FROM details WHERE bibcode = ?",
-                                  (bibcode,)).fetchall()
+            rows = cursor.execute(f"SELECT run_id, {', '.join([*shown, *PAPER_COLUMNS[numeric:]])} FROM details "
+                                  "WHERE bibcode = ?", (bibcode,)).fetchall()
         return {row[0]: row[1:] for row in rows}
 
     def of_run(self, run_id: int) -> list[dict[str, Any]]:

@@ -59,21 +59,23 @@ def test_a_papers_page_shows_the_stored_numbers_and_the_dataset(papers_space, ev
                                                                             "flagged")
     answer = answers[record["bibcode"]]
     assert isinstance(answer, Answer)
-    letters = runs["headers"][6:14]
-    assert [mine[c] for c in letters] == [round(v, 2) for v in answer.vector()]
+    letters = ["IS", *"ABCDEFG"]
+    assert mine["IS"] == round(answer.innovation_score, 2) and "kind" not in mine
     assert [mine[f"{c} error"] for c in letters] == [round(p - g, 2) for p, g in zip(answer.vector(), values)]
     assert any(mine[f"{c} error"] != 0 for c in letters) and all(copy[f"{c} error"] == 0 for c in letters)
     tools = FrozenToolBox.load(evidence_dataset)
     assert evidence == {t: tools.call(t, {"bibcode": record["bibcode"]}) for t in TOOL_NAMES}
     # the run's reasoning and its conversation, each tool call with its result
-    reasoning, conversation = client.predict(record["bibcode"], agent, api_name="/paper_run")
+    reasoning, numbers, conversation = client.predict(record["bibcode"], agent, api_name="/paper_run")
     assert reasoning == answer.reasoning
+    assert [tuple(r) for r in numbers["data"]] == [(c, n, g, round(p, 2), round(p - g, 2)) for c, n, g, p in zip(
+        letters, NUMBERS, values, answer.vector())]
     calls = conversation[0]["tool_calls"]
     assert [c["name"] for c in calls] == list(TOOL_NAMES)
     assert [json.loads(c["result"]) for c in calls] == list(evidence.values())
     assert json.loads(conversation[1]["reply"].strip("`json\n"))["reasoning"] == answer.reasoning
     # a run without evidence says so
-    _, none = client.predict(record["bibcode"], agent + 1, api_name="/paper_run")
+    _, _, none = client.predict(record["bibcode"], agent + 1, api_name="/paper_run")
     assert "none stored" in none["conversation"]
 
 
@@ -92,5 +94,5 @@ def test_find_a_paper_and_a_runs_worst_papers(papers_space):
                      if isinstance(a, Answer)), reverse=True)
     assert [r[4] for r in worst["data"]] == [round(e, 2) for e in errors[:len(worst["data"])]]
     failed = next(b for b, a in answers.items() if not isinstance(a, Answer))
-    reasoning, _ = client.predict(failed, agent, api_name="/paper_run")
-    assert reasoning.startswith("not scored (no_json)")
+    reasoning, numbers, _ = client.predict(failed, agent, api_name="/paper_run")
+    assert reasoning.startswith("not scored (no_json)") and all(r[3] is None for r in numbers["data"])
