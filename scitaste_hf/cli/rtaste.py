@@ -30,6 +30,8 @@ def _stage_arguments(actions) -> None:
         parsers[name].add_argument("--base-url", required=True, help="the OpenAI-compatible endpoint, ending in /v1")
         parsers[name].add_argument("--profile", default="default", help="a provider profile (default: default)")
         parsers[name].add_argument("--timeout", type=float, default=120.0, help="seconds per request (default 120)")
+        parsers[name].add_argument("--max-retries", type=int, default=4,
+                                   help="attempts after the first on 429, 5xx and connection errors (default 4)")
     for name in ("propose", "judge", "rerun"):
         parsers[name].add_argument("--force", action="store_true",
                                    help="do again what is already done (never a sealed registration)")
@@ -46,8 +48,9 @@ def _stage_arguments(actions) -> None:
                          help="US dollars per million prompt tokens, for the condition's cost (default 0)")
     propose.add_argument("--usd-per-m-completion", type=float, default=0.0,
                          help="US dollars per million completion tokens (default 0)")
-    parsers["judge"].add_argument("--judges", required=True, metavar="M1,M2,...",
-                                  help="the judge models, comma-separated; must include each proposer's model")
+    parsers["judge"].add_argument("--judges", required=True, metavar="M1,M2@URL,...",
+                                  help="the judge models, comma-separated, each on --base-url or on the endpoint "
+                                       "after its @; must include each proposer's model")
     rerun = parsers["rerun"]
     from scitaste_hf.rtaste_protocol.limits import DEFAULT_LIMITS
 
@@ -79,9 +82,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _clients(args: argparse.Namespace, models: list[str]) -> dict:
+    """A chat client per model; ``MODEL@URL`` puts one on an endpoint of its own."""
     from scitaste_hf.agent.chat import make_client
 
-    return {m: make_client(args.base_url, m, profile=args.profile, timeout=args.timeout) for m in models}
+    clients = {}
+    for entry in models:
+        model, _, url = entry.partition("@")
+        clients[model] = make_client(url or args.base_url, model, profile=args.profile, timeout=args.timeout,
+                                     max_retries=args.max_retries)
+    return clients
 
 
 def run_stage(args: argparse.Namespace) -> int:

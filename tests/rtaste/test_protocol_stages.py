@@ -116,6 +116,8 @@ def test_hostile_agents_are_recorded_failed_with_their_reason_in_one_line(hostil
         assert asked_again == [AGAIN.format(reason=record["reason"])]
         assert len(record["calls"]) == len(HOSTILE[seed][0]) and sum(c["prompt_tokens"] for c in record["calls"]) > 0
     assert len(_requests(log)) == sum(len(replies) for replies, _ in HOSTILE.values())
+    # resumed: what is proposed, failed or not, is kept unless forced
+    assert propose(study, _client("http://127.0.0.1:9")) == {"ok": 0, "failed": 0, "skipped": 7, "sealed": 0}
 
 
 def test_nothing_runs_on_an_unsealed_or_changed_study(hostile, tmp_path):
@@ -249,10 +251,18 @@ def test_a_study_end_to_end_through_the_command_line(tmp_path, scripted_chat, se
                                          "--mirror", mirror, "--usd-per-m-prompt", "1000")
         assert "sealed 2" in stage("seal", str(study.root))
         assert "answered 2, failed 0" in stage("judge", str(study.root), "--base-url", url + "/v1", "--judges", MODEL)
+        # resumed: the judge that answered is not asked again; another on an endpoint of its own (none there) fails
+        assert "answered 0, failed 2, skipped 2" in stage("judge", str(study.root), "--base-url", url + "/v1",
+                                                          "--judges", f"{MODEL},elsewhere@http://127.0.0.1:9/v1",
+                                                          "--max-retries", "0")
+        assert "sealed 2" in stage("propose", str(study.root), "--base-url", url + "/v1", "--model", MODEL,
+                                   "--no-search", "--force")  # a sealed condition is never proposed again
     finally:
         servers[1](proc)
     judged = [r for r in _requests(log) if JUDGING in r["messages"][0]["content"]]
     assert len(judged) == 2 and all(len(r["messages"]) == 1 and "tools" not in r for r in judged)  # fresh, no tools
+    failed = json.loads(study.path("judges", f"alpha.{MODEL}.single_researcher.json").read_text())["judges"]
+    assert failed["elsewhere"]["probabilities"] is None and failed["elsewhere"]["reason"].startswith("api_error: ")
     first = json.loads(study.condition_path(f"alpha.{MODEL}.single_researcher").read_text())
     results = first["searches"][0]["result"]["results"]
     assert results and all("elasticity" in r["title"].lower() for r in results)  # the mirror's arXiv answered
