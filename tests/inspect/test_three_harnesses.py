@@ -164,3 +164,48 @@ def test_the_429_and_the_stalled_reply_were_retried(runs, harness, modes):
     asked = [sum(f"Identifier: {r['bibcode']}\n" in "\n".join(str(m.get("content")) for m in body["messages"])
                  for body in sent[harness] if not body.get("tools")) for r in records]
     assert asked == [2 * len(modes) if k in (6, 7) else len(modes) for k in range(N)]
+
+
+def test_an_endpoint_failing_one_paper_aborts_stock_lm_eval_and_is_a_failure_elsewhere(
+        evidence_dataset, scripted_chat, servers, tmp_path, monkeypatch):
+    """The guide's warning: a paper that keeps answering 500 ends a stock lm_eval run once its retries are spent (no
+    results written); `scitaste eval` and `inspect eval` count it as an api_error failure and score the others."""
+    from inspect_ai import eval as inspect_eval
+
+    from scitaste_hf.adapters.inspect.tasks import TASKS
+
+    data = str(evidence_dataset)
+    papers = [s.id for s in TASKS["pure_qa"](data_dir=data, limit=2).dataset]
+    by_id = {r["bibcode"]: r for r in load_records(evidence_dataset, "selected")}
+    script = {"rules": [{"contains": f"Identifier: {papers[0]}\n", "reply": {"status": 500}},
+                        {"contains": f"Identifier: {papers[1]}\n", "reply": json.dumps(_answer(by_id[papers[1]], 0))}],
+              "default": "no rule"}
+    proc, url, _ = scripted_chat(script, tmp_path)
+    monkeypatch.setenv("SCRIPTED_API_KEY", "scripted")
+    try:
+        metadata = json.dumps({"data_dir": data})
+        stock = subprocess.run(
+            [sys.executable, "-m", "lm_eval", "--model", "local-chat-completions", "--model_args",
+             f"model=scripted,base_url={url}/v1/chat/completions,num_concurrent=2,max_retries=1,"
+             "tokenizer_backend=None", "--apply_chat_template", "--include_path",
+             subprocess.run([SCITASTE, "tasks-path"], capture_output=True, text=True, check=True).stdout.strip(),
+             "--tasks", "scitaste_pure_qa", "--limit", "2", "--metadata", metadata,
+             "--output_path", str(tmp_path / "stock")], cwd=tmp_path, capture_output=True, text=True, timeout=400)
+        ours = subprocess.run(
+            [SCITASTE, "eval", "--model", "scitaste-agent", "--model_args",
+             f"base_url={url}/v1,model=scripted,num_concurrent=2,max_retries=1", "--tasks", "scitaste_pure_qa",
+             "--limit", "2", "--metadata", metadata, "--output_path", str(tmp_path / "agent")],
+            cwd=tmp_path, capture_output=True, text=True, timeout=400)
+        log, = inspect_eval(TASKS["pure_qa"](data_dir=data, limit=2), model="openai-api/scripted/judge",
+                            model_base_url=f"{url}/v1", max_retries=0, log_dir=str(tmp_path / "logs"),
+                            display="none")
+    finally:
+        servers[1](proc)
+    assert stock.returncode != 0 and "Traceback" in stock.stderr and not list((tmp_path / "stock").rglob("results_*"))
+    assert ours.returncode == 0, ours.stderr[-3000:]
+    results = json.loads(next((tmp_path / "agent").rglob("results_*.json")).read_text())["results"]
+    assert results["scitaste_pure_qa"]["coverage,none"] == pytest.approx(0.5)
+    assert log.status == "success"
+    assert {m.name: m.value for s in log.results.scores for m in s.metrics.values()}["coverage"] == pytest.approx(0.5)
+    failed = next(s for s in log.samples if s.id == papers[0])
+    assert failed.scores["scitaste_scorer"].explanation == "api_error"
