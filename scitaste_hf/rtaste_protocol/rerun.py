@@ -56,7 +56,8 @@ STATISTIC_PREFIX = "RTASTE_STATISTIC="
 #: The environment variable that marks every process of one re-run, so that a child that left the process
 #: group is still found and killed.
 TOKEN_VARIABLE = "RTASTE_RERUN_TOKEN"
-_POLL_S = 0.05
+#: Seconds between two checks of a running re-run's wall time and folder size.
+POLL_S = 0.05
 _TAIL = 2000
 _UNSHARE = ("--user", "--map-root-user", "--net", "--pid", "--fork", "--kill-child")
 _NETWORK_GUARD = '''\
@@ -274,7 +275,7 @@ def run_protected(folder: Path, limits: Limits, *, work_parent: str | Path | Non
                     if _folder_size(work) > limits.disk_mb << 20:
                         result["reason"] = f"wrote more than the disk limit of {limits.disk_mb} MB in its folder"
                         break
-                    time.sleep(_POLL_S)
+                    time.sleep(POLL_S)
             finally:
                 result["strays_killed"] = _kill_all(proc.pid, token)
                 proc.wait()
