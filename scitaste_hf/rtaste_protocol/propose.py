@@ -247,6 +247,9 @@ class _Run:
         reply = ask(self.client, messages, stage, self.calls, tools=[ARXIV_TOOL])
         made = 0
         while reply.tool_calls:
+            if made >= MAX_SEARCHES:  # it called again though no tool was offered: its calls go unanswered
+                messages[-1].pop("tool_calls")  # and unsent, as an endpoint refuses a call without its result
+                break
             for call in reply.tool_calls:
                 made += 1
                 result = (tool(call["arguments"]) if call["name"] == "arxiv_search" and made <= MAX_SEARCHES

@@ -15,10 +15,12 @@ from scitaste_hf.cli import main
 from scitaste_hf.errors import ScitasteError
 from scitaste_hf.rtaste_protocol.assemble import write_release
 from scitaste_hf.rtaste_protocol.judges import judge
-from scitaste_hf.rtaste_protocol.propose import AGAIN, propose
+from scitaste_hf.rtaste_protocol.propose import AGAIN, MAX_SEARCHES, propose
 from scitaste_hf.rtaste_protocol.rerun import rerun
 from scitaste_hf.rtaste_protocol.seal import seal
 from scitaste_hf.rtaste_protocol.study import Study
+from scitaste_hf.sources.arxiv import ArxivClient
+from scitaste_hf.sources.endpoints import mirror_clients
 
 MODEL = "scripted-agent"
 JUDGING = "You are judging minimal viable experiments"
@@ -209,6 +211,26 @@ def test_a_constrained_endpoint_is_held_to_each_turns_schema_not_scitastes_answe
     assert formats[0] is None  # the understanding is prose
     assert formats[1]["schema"]["properties"]["registrations"]["minItems"] == 5
     assert set(formats[2]["schema"]["properties"]) == {"probabilities", "ranks"}
+
+
+@pytest.mark.slow
+def test_a_model_that_keeps_searching_is_cut_off(tmp_path, scripted_chat, servers, mirror):
+    search = {"tool_calls": [{"name": "arxiv_search", "arguments": {"query": "ti:elasticity"}}]}
+    proc, url, log = scripted_chat({"rules": [{"contains": FORECASTING, "reply": _forecast()},
+                                              {"contains": REGISTERING, "reply": GOOD},
+                                              {"contains": "arxiv_search tool", "reply": search}],  # tools or not
+                                    "default": UNDERSTANDING}, tmp_path, "stubborn")
+    arxiv = ArxivClient(**mirror_clients(mirror)["arxiv"])
+    try:
+        assert propose(_study(tmp_path / "study", ["epsilon"]), _client(url), arxiv=arxiv)["ok"] == 1
+    finally:
+        servers[1](proc)
+    record = json.loads((tmp_path / "study" / "conditions" / f"epsilon.{MODEL}.single_researcher.json").read_text())
+    assert len(record["searches"]) == MAX_SEARCHES and all(s["result"]["results"] for s in record["searches"])
+    registering = next(r for r in _requests(log) if REGISTERING in r["messages"][-1]["content"])
+    calls = [m for m in registering["messages"] if m.get("tool_calls")]
+    answered = {m["tool_call_id"] for m in registering["messages"] if m["role"] == "tool"}
+    assert len(calls) == MAX_SEARCHES and all(c["tool_calls"][0]["id"] in answered for c in calls)
 
 
 def _deliver(study: Study, cid: str) -> None:
