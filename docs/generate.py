@@ -641,6 +641,8 @@ def _rtaste_protocol() -> str:
     rows = [(f"`{n}` (propose)", propose[n]) for n in ("MAX_SEARCHES", "SEARCH_RESULTS", "FULL_TEXT_CHARS")]
     rows += [(f"`{n}` (rerun)", f"`{rerun[n]}`") for n in ("MVE_FILE", "STATISTIC_PREFIX", "TOKEN_VARIABLE")]
     rows.append(("`POLL_S` (rerun)", f"{rerun['POLL_S']:g} s"))
+    labels = constants("scitaste_hf.rtaste_protocol.labels")
+    rows += [(f"`{n}` (labels)", labels[n]) for n in ("N_OBVIOUS", "CODE_CHARS")]
     rows += [(f"`DEFAULT_LIMITS.{k}` (limits)", f"{v:g}") for k, v in vars(DEFAULT_LIMITS).items()]
     return "Owner: `scitaste_hf.rtaste_protocol`, the module named.\n\n" + table(("constant", "value"), rows)
 

@@ -1,6 +1,6 @@
 """rTaste: run the protocol's stages on a study folder, and score research agents' registered-event experiments.
 
-`scitaste rtaste propose|seal|judge|rerun|release STUDY` run one stage each on a study folder
+`scitaste rtaste propose|seal|judge|rerun|audit|novelty|release STUDY` run one stage each on a study folder
 (docs/rtaste-protocol.md), resumable and replaceable one at a time; `scitaste rtaste report` prints the study's
 headline table from a release in the rTaste schema; without --data it reports the bundled synthetic release
 (simulated data, not study results).
@@ -17,6 +17,8 @@ STAGES = (
     ("seal", "record the digest of every registration, probability and rank before anything runs"),
     ("judge", "judge models forecast each sealed condition's five events (the proposer's model among them)"),
     ("rerun", "re-run each delivered MVE under protection; its value alone decides the event"),
+    ("audit", "three auditors, blind to proposer and rank, judge each re-run MVE: faithful, valid, value 0-3, ranks"),
+    ("novelty", "obvious follow-up lists, the MVEs that hit them, and two novelty judges' labels (with arXiv)"),
     ("release", "join the stages' records into the release table (STUDY/release.jsonl) for `rtaste report`"),
 )
 
@@ -26,13 +28,13 @@ def _stage_arguments(actions) -> None:
     for name, text in STAGES:
         parsers[name] = actions.add_parser(name, help=text, description=text[0].upper() + text[1:] + ".")
         parsers[name].add_argument("study", metavar="STUDY", help="the study folder (docs/rtaste-protocol.md)")
-    for name in ("propose", "judge"):
+    for name in ("propose", "judge", "audit", "novelty"):
         parsers[name].add_argument("--base-url", required=True, help="the OpenAI-compatible endpoint, ending in /v1")
         parsers[name].add_argument("--profile", default="default", help="a provider profile (default: default)")
         parsers[name].add_argument("--timeout", type=float, default=120.0, help="seconds per request (default 120)")
         parsers[name].add_argument("--max-retries", type=int, default=4,
                                    help="attempts after the first on 429, 5xx and connection errors (default 4)")
-    for name in ("propose", "judge", "rerun"):
+    for name in ("propose", "judge", "rerun", "audit", "novelty"):
         parsers[name].add_argument("--force", action="store_true",
                                    help="do again what is already done (never a sealed registration)")
     propose = parsers["propose"]
@@ -41,9 +43,10 @@ def _stage_arguments(actions) -> None:
                          default="single_researcher",
                          help="one researcher in one context, or two proposers, a critic and a lead (default: "
                               "single_researcher)")
-    propose.add_argument("--mirror", metavar="URL", help="search the arXiv of an offline mirror (`scitaste mirror "
-                                                         "serve`) instead of the live service")
-    propose.add_argument("--no-search", action="store_true", help="skip the literature search")
+    for name in ("propose", "novelty"):
+        parsers[name].add_argument("--mirror", metavar="URL", help="search the arXiv of an offline mirror (`scitaste "
+                                                                   "mirror serve`) instead of the live service")
+        parsers[name].add_argument("--no-search", action="store_true", help="skip the literature search")
     propose.add_argument("--usd-per-m-prompt", type=float, default=0.0,
                          help="US dollars per million prompt tokens, for the condition's cost (default 0)")
     propose.add_argument("--usd-per-m-completion", type=float, default=0.0,
@@ -51,6 +54,12 @@ def _stage_arguments(actions) -> None:
     parsers["judge"].add_argument("--judges", required=True, metavar="M1,M2@URL,...",
                                   help="the judge models, comma-separated, each on --base-url or on the endpoint "
                                        "after its @; must include each proposer's model")
+    parsers["audit"].add_argument("--auditors", required=True, metavar="A1,A2,A3",
+                                  help="the three auditor models, comma-separated (MODEL@URL for another endpoint)")
+    novelty = parsers["novelty"]
+    novelty.add_argument("--listers", required=True, metavar="M1,...", help="the models that list obvious follow-ups")
+    novelty.add_argument("--matcher", required=True, help="the model that marks the MVEs the lists name")
+    novelty.add_argument("--novelty-judges", required=True, metavar="J1,J2", help="the two novelty judges")
     rerun = parsers["rerun"]
     from scitaste_hf.rtaste_protocol.limits import DEFAULT_LIMITS
 
@@ -93,6 +102,25 @@ def _clients(args: argparse.Namespace, models: list[str]) -> dict:
     return clients
 
 
+def _models(text: str, flag: str) -> list[str]:
+    from scitaste_hf.errors import InvalidInput
+
+    models = [m.strip() for m in text.split(",") if m.strip()]
+    if not models:
+        raise InvalidInput(f"{flag} names no model")
+    return models
+
+
+def _arxiv(args: argparse.Namespace):
+    """The literature tool's client: the mirror's arXiv, the live one, or none with --no-search."""
+    if args.no_search:
+        return None
+    from scitaste_hf.sources.arxiv import ArxivClient
+    from scitaste_hf.sources.endpoints import mirror_clients
+
+    return ArxivClient(**mirror_clients(args.mirror)["arxiv"]) if args.mirror else ArxivClient()
+
+
 def run_stage(args: argparse.Namespace) -> int:
     """Run one stage on the study folder and print what it did in one line."""
     from scitaste_hf.errors import InvalidInput
@@ -102,12 +130,7 @@ def run_stage(args: argparse.Namespace) -> int:
     if args.action == "propose":
         from scitaste_hf.rtaste_protocol.propose import Prices, propose
 
-        arxiv = None
-        if not args.no_search:
-            from scitaste_hf.sources.arxiv import ArxivClient
-            from scitaste_hf.sources.endpoints import mirror_clients
-
-            arxiv = ArxivClient(**mirror_clients(args.mirror)["arxiv"]) if args.mirror else ArxivClient()
+        arxiv = _arxiv(args)
         if min(args.usd_per_m_prompt, args.usd_per_m_completion) < 0:
             raise InvalidInput("token prices must be >= 0")
         done = propose(study, _clients(args, [args.model])[args.model], organisation=args.organisation, arxiv=arxiv,
@@ -119,10 +142,18 @@ def run_stage(args: argparse.Namespace) -> int:
     elif args.action == "judge":
         from scitaste_hf.rtaste_protocol.judges import judge
 
-        models = [m.strip() for m in args.judges.split(",") if m.strip()]
-        if not models:
-            raise InvalidInput("--judges names no model")
-        done = judge(study, _clients(args, models), force=args.force)
+        done = judge(study, _clients(args, _models(args.judges, "--judges")), force=args.force)
+    elif args.action == "audit":
+        from scitaste_hf.rtaste_protocol.labels import audit
+
+        done = audit(study, _clients(args, _models(args.auditors, "--auditors")), force=args.force)
+    elif args.action == "novelty":
+        from scitaste_hf.rtaste_protocol.labels import novelty
+
+        matcher = _clients(args, [args.matcher])
+        done = novelty(study, _clients(args, _models(args.listers, "--listers")), next(iter(matcher.values())),
+                       _clients(args, _models(args.novelty_judges, "--novelty-judges")), arxiv=_arxiv(args),
+                       force=args.force)
     elif args.action == "rerun":
         from scitaste_hf.rtaste_protocol.limits import Limits
         from scitaste_hf.rtaste_protocol.rerun import rerun

@@ -1,11 +1,12 @@
 """``release``: the stages' records joined into the release table that ``scitaste rtaste report`` reads.
 
 One row per MVE of every sealed condition (each checked against its seal): the condition and registration from
-propose, the judges' probabilities, the outcome from the protected re-run, and the labels from
-``audits/CONDITION.json`` (five :class:`~scitaste_hf.rtaste.schema.Audit` objects in written order; the audit
-stage is to come, so for now they are written by the study's own auditors). The rows are validated by the
-release loader's own check (:func:`scitaste_hf.rtaste.release.validate_rows`) before ``release.jsonl`` is
-written, whole or not at all. Failed proposals have no row in the release schema; they are counted and listed.
+propose, the judges' probabilities, the outcome from the protected re-run, and the labels: ``audits/CONDITION.json``
+(five :class:`~scitaste_hf.rtaste.schema.Audit` objects in written order) where the study's own auditors wrote
+one, else those the ``audit`` and ``novelty`` stages recorded (:func:`~scitaste_hf.rtaste_protocol.labels.audits_of`).
+The rows are validated by the release loader's own check (:func:`scitaste_hf.rtaste.release.validate_rows`) before
+``release.jsonl`` is written, whole or not at all. Failed proposals have no row in the release schema; they are
+counted and listed.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from scitaste_hf.errors import ScitasteError
 from scitaste_hf.output import write_bytes_atomic
 from scitaste_hf.rtaste.release import validate_rows
 from scitaste_hf.rtaste.schema import N_MVES
+from scitaste_hf.rtaste_protocol.labels import audits_of
 from scitaste_hf.rtaste_protocol.rerun import rerun_outcome_fields
 from scitaste_hf.rtaste_protocol.seal import sealed_conditions
 from scitaste_hf.rtaste_protocol.study import (
@@ -47,7 +49,9 @@ def release_rows(study: Study) -> list[dict[str, Any]]:
         if judged and judged.get("digest") != condition_digest(condition)["digest"]:
             raise ScitasteError(f"{judges_path} was written for another registration of {cid}: run judge again")
         answered = {m: j["probabilities"] for m, j in judged.get("judges", {}).items() if j["probabilities"]}
-        audits = read_json(study.path(AUDITS, f"{cid}.json"), f"the audits of {cid}")
+        written = study.path(AUDITS, f"{cid}.json")
+        audits = (read_json(written, f"the audits of {cid}") if written.exists()
+                  else audits_of(study, cid, condition_digest(condition)["digest"]))
         if not isinstance(audits, list) or len(audits) != N_MVES:
             raise ScitasteError(f"{study.path(AUDITS, f'{cid}.json')}: needs a list of {N_MVES} audits, in written "
                                 "order")
