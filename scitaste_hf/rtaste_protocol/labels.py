@@ -111,7 +111,8 @@ def check_audit(text: str) -> dict[str, Any]:
         if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= VALUE_MAX:
             raise InvalidInput(f"MVE {number}: value {value!r} is not an integer 0-{VALUE_MAX}")
         labels.append({"faithful": mve["faithful"], "valid": mve["valid"], "value": value})
-    if not isinstance(ranks, list) or sorted(r for r in ranks if isinstance(r, int)) != list(range(1, N_MVES + 1)):
+    if (not isinstance(ranks, list) or any(isinstance(r, bool) or not isinstance(r, int) for r in ranks)
+            or sorted(ranks) != list(range(1, N_MVES + 1))):
         raise InvalidInput(f"ranks {ranks!r} are not a permutation of 1-{N_MVES}")
     return {"mves": labels, "ranks": ranks}
 

@@ -8,11 +8,11 @@ import sys
 import pytest
 
 from scitaste_hf.agent.chat import ChatClient
-from scitaste_hf.errors import ScitasteError
+from scitaste_hf.errors import InvalidInput, ScitasteError
 from scitaste_hf.rtaste.release import load_release
 from scitaste_hf.rtaste.report import top1_table, yield_table
 from scitaste_hf.rtaste_protocol.assemble import write_release
-from scitaste_hf.rtaste_protocol.labels import audit, novelty
+from scitaste_hf.rtaste_protocol.labels import audit, check_audit, novelty
 from scitaste_hf.rtaste_protocol.propose import propose
 from scitaste_hf.rtaste_protocol.rerun import rerun
 from scitaste_hf.rtaste_protocol.seal import seal
@@ -121,3 +121,15 @@ def test_a_novelty_judge_searches_arxiv_before_it_labels(sealed, mirror):
     assert labelled["judge:j1"]["answer"] == json.loads(LABELS)["labels"]
     found = labelled["judge:j1"]["searches"][0]["result"]["results"]  # the first judge searched the mirror's arXiv
     assert found and all("elasticity" in r["title"].lower() for r in found)
+
+
+@pytest.mark.parametrize(("mves", "ranks", "reason"), [
+    ([{"faithful": True, "valid": True, "value": 2}] * 5, [True, 2, 3, 4, 5], "are not a permutation of 1-5"),
+    ([{"faithful": True, "valid": True, "value": 2}] * 5, [1, 1, 3, 4, 5], "are not a permutation of 1-5"),
+    ([{"faithful": 1, "valid": True, "value": 2}] * 5, [1, 2, 3, 4, 5], "MVE 1: 'faithful' and 'valid' must be"),
+    ([{"faithful": True, "valid": True, "value": True}] * 5, [1, 2, 3, 4, 5], "MVE 1: value True is not an integer"),
+    ([{"faithful": True, "valid": True, "value": 2}] * 4, [1, 2, 3, 4, 5], "'mves' must be 5 objects"),
+])
+def test_an_auditor_reply_is_checked_strictly(mves, ranks, reason):
+    with pytest.raises(InvalidInput, match=reason):
+        check_audit(json.dumps({"mves": mves, "ranks": ranks}))
