@@ -125,27 +125,6 @@ def test_space_folder_is_shipped():
     assert (bundled_dir("space") / "app.py").is_file()
 
 
-def test_runs_are_copied_to_a_hub_dataset_repo(tmp_path, fake_hub, space_starter, servers):
-    """With HF_TOKEN and SCITASTE_RESULTS_REPO, each stored run also goes to the dataset repo."""
-    import sqlite3
-
-    from gradio_client import Client, handle_file
-
-    env, hub = fake_hub
-    proc, url = space_starter(tmp_path / "data", tmp_path / "log.txt", {**env, "SCITASTE_RESULTS_REPO": "org/results"})
-    try:
-        message = Client(url, verbose=False).predict(handle_file(str(_upload(tmp_path, "p.jsonl", _answers(2.0)))),
-                                                     "Model-H", "pure_qa", "", "", api_name="/submit")
-        assert message.startswith("Accepted"), message
-    finally:
-        servers[1](proc)
-    local = sorted(p.name for p in (tmp_path / "data" / "submissions").iterdir())
-    copied = sorted(p.name for p in (hub / "org" / "results" / "submissions").iterdir())
-    assert copied == local  # predictions and metadata of the example run and of Model-H
-    db = sqlite3.connect(hub / "org" / "results" / "leaderboard.sqlite")
-    assert {m for (m,) in db.execute("SELECT model FROM runs")} == {"synthetic-example-model", "Model-H"}
-
-
 def _constant(value):
     """Answers that give every paper the same scores: Spearman and Pearson are undefined."""
     return [{"bibcode": r["bibcode"], "innovation_score": value,
@@ -375,7 +354,12 @@ def test_a_slow_large_submission_does_not_hold_up_a_small_one(tmp_path, space_st
 
 
 def test_unreachable_hub_keeps_the_run_and_copies_it_on_the_next_start(tmp_path, fake_hub, space_starter, servers):
+    """A run stored while the Hub is unreachable is kept, pending, and copied on the next start; once the Hub
+    answers (HF_TOKEN and SCITASTE_RESULTS_REPO), each run then stored also goes to the dataset repo. One Space
+    process per Hub: a start costs several seconds."""
     import socket
+    import sqlite3
+    import time
 
     from gradio_client import Client, handle_file
 
@@ -394,12 +378,23 @@ def test_unreachable_hub_keeps_the_run_and_copies_it_on_the_next_start(tmp_path,
     assert len(_hub_pending(data_dir)) == 2 and _hub_pending(data_dir) == _run_keys(data_dir)
 
     env, hub = fake_hub
-    proc, _ = space_starter(data_dir, tmp_path / "log2.txt", {**env, "SCITASTE_RESULTS_REPO": "org/results"})
-    servers[1](proc)
-    assert _hub_pending(data_dir) == []
+    proc, url = space_starter(data_dir, tmp_path / "log2.txt", {**env, "SCITASTE_RESULTS_REPO": "org/results"})
+    try:
+        # the start copies what is pending (waiting a while for it before it serves); Model-H is sent only once
+        # nothing is pending, so that no later run carries the pending ones
+        deadline = time.monotonic() + 90
+        while (pending_after_start := _hub_pending(data_dir)) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        message = Client(url, verbose=False).predict(handle_file(str(_upload(tmp_path, "h.jsonl", _answers(3.0)))),
+                                                     "Model-H", "pure_qa", "", "", api_name="/submit")
+    finally:
+        servers[1](proc)
+    assert pending_after_start == [], "the runs pending from the unreachable Hub were not copied on the next start"
+    assert message.startswith("Accepted"), message
+    assert _hub_pending(data_dir) == [], "the run stored while the Hub answers is still pending"
     local = sorted(p.name for p in (data_dir / "submissions").iterdir())
-    assert sorted(p.name for p in (hub / "org" / "results" / "submissions").iterdir()) == local
-    import sqlite3
-
-    copied = sqlite3.connect(hub / "org" / "results" / "leaderboard.sqlite")
-    assert {m for (m,) in copied.execute("SELECT model FROM runs")} == {"synthetic-example-model", "Model-U"}
+    copied = sorted(p.name for p in (hub / "org" / "results" / "submissions").iterdir())
+    # predictions and metadata of the example run, of Model-U (pending, then copied) and of Model-H
+    assert copied == local and len(local) == 6, (copied, local)
+    db = sqlite3.connect(hub / "org" / "results" / "leaderboard.sqlite")
+    assert {m for (m,) in db.execute("SELECT model FROM runs")} == {"synthetic-example-model", "Model-U", "Model-H"}
