@@ -757,6 +757,14 @@ class Papers:
         self._evidence = None
         self._lock = threading.Lock()
 
+    def refresh(self) -> None:
+        """Bring the details up to date with the store and build the board's order of the pages' runs
+        (:func:`_run_order`): done after each submission and on each page visit, so that a paper's page then only
+        reads its rows. Never waits for a sync under way (a first start reading every stored run in the background).
+        """
+        self.details.sync(wait=False)
+        _run_order(self.board)
+
     def evidence(self, bibcode: str) -> dict | None:
         """The nine tools' frozen output for the paper, tool by tool; None when the dataset has no frozen evidence."""
         from scitaste_hf.agent.evidence import FrozenToolBox
@@ -1060,6 +1068,7 @@ def build_app(board: Leaderboard, synthetic: bool = False, ratings: Ratings | No
                 pick_a, pick_b = gr.update(choices=choices, value=first), gr.update(choices=choices, value=second)
             else:
                 pick_a, pick_b = gr.update(choices=choices), gr.update(choices=choices)
+            papers.refresh()
             return (table(board, *filter_values), floors_table(board, *filter_values), pick_a, pick_b,
                     gr.update(choices=choices, value=first), scheme2_chart(board), scatter(board, first),
                     heatmap(board, heat_value), gr.update(choices=choices))

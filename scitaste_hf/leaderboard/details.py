@@ -139,13 +139,22 @@ class Details(Database):
         self._sync_lock = threading.Lock()
         self._seen: Any = None
 
-    def sync(self) -> int:
+    def sync(self, *, wait: bool = True) -> int:
         """Bring the table up to date with the store: add the runs not yet in it (all of them again after a change of
         the board's key). Cheap when nothing changed (the store's change marker is compared first). Returns the
-        number of runs added."""
+        number of runs added.
+
+        Parameters
+        ----------
+        wait : bool
+            Wait for a sync already under way (another thread's) and then look again; False returns 0 at once
+            instead, for a caller that must not wait (a page load while a first start reads every run).
+        """
         store = self.board.store
         marker = store.change_marker()
-        with self._sync_lock:
+        if not self._sync_lock.acquire(blocking=wait):
+            return 0
+        try:
             if marker == self._seen:
                 return 0
             key = self.board.derived_key
@@ -161,6 +170,8 @@ class Details(Database):
                 self._add(row)
             self._seen = marker
             return len(new)
+        finally:
+            self._sync_lock.release()
 
     def _add(self, run) -> None:
         """Add one run's rows: its answers read from its stored file, the pointers from its evidence files. A file that

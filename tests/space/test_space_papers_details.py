@@ -121,3 +121,15 @@ def test_find_papers_by_title_identifier_or_discipline(board):
     assert {r["discipline"] for r in find_papers(board.gold, "", record["discipline"], limit=500)} == {
         record["discipline"]}
     assert find_papers(board.gold, "no such words here") == []
+
+
+def test_a_caller_that_must_not_wait_skips_a_sync_under_way(board):
+    board, agent = board[:2]
+    details = Details(board)
+    details._sync_lock.acquire()  # another thread's sync, under way
+    try:
+        assert details.sync(wait=False) == 0 and details._seen is None
+    finally:
+        details._sync_lock.release()
+    details.sync()
+    assert details._seen == board.store.change_marker() and len(details.of_run(agent)) == 300
