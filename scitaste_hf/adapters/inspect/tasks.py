@@ -265,9 +265,9 @@ def scitaste() -> Callable[[list[SampleScore]], dict[str, float]]:
                     runs.setdefault(int(epoch), []).append(item)
         if not runs:  # Inspect's running display asks before the first sample is scored
             return dict.fromkeys(aggregations([]), math.nan)
-        figures = _figures(runs[min(runs)])
+        figures = run_figures(runs[min(runs)])
         if len(runs) > 1:
-            per_epoch = {epoch: _figures(items, EPOCH_FIGURES) for epoch, items in sorted(runs.items())}
+            per_epoch = {epoch: run_figures(items, EPOCH_FIGURES) for epoch, items in sorted(runs.items())}
             for name in EPOCH_FIGURES:
                 figures |= {f"{name}_epoch{epoch}": f[name] for epoch, f in per_epoch.items()}
                 defined = [f[name] for f in per_epoch.values() if not math.isnan(f[name])]
@@ -278,7 +278,7 @@ def scitaste() -> Callable[[list[SampleScore]], dict[str, float]]:
     return compute
 
 
-def _figures(items: list[dict[str, Any]], names: Sequence[str] | None = None) -> dict[str, float]:
+def run_figures(items: list[dict[str, Any]], names: Sequence[str] | None = None) -> dict[str, float]:
     """The task's aggregations (or only ``names``) over one run's scored answers; a discipline's figure over its
     own papers."""
     present = discipline_order(i["discipline"] for i in items)
