@@ -1,6 +1,7 @@
 """The metric Spaces' app.py, run as real Gradio servers on 127.0.0.1 and called through gradio_client."""
 
 import json
+import subprocess
 import sys
 from pathlib import Path
 
@@ -12,15 +13,34 @@ from scitaste_hf.errors import ScitasteError
 pytestmark = pytest.mark.slow
 
 ROOT = Path(__file__).resolve().parents[2]
+NAMES = ["scitaste_wape", "scitaste_scheme1", "rtaste_brier", "rtaste_ranking"]
 
 
-@pytest.fixture(scope="module", params=["scitaste_wape", "scitaste_scheme1", "rtaste_brier", "rtaste_ranking"])
-def space(request, tmp_path_factory, servers):
-    start, stop = servers
-    log = tmp_path_factory.mktemp("space") / "log.txt"
-    proc, url = start([sys.executable, "app.py"], cwd=ROOT / "metrics" / request.param, log=log)
-    yield request.param, url
-    stop(proc)
+@pytest.fixture(scope="module")
+def spaces(tmp_path_factory, servers):
+    """Every metric Space of :data:`NAMES`, each its own Gradio server, all in one process
+    (tests/fixtures/metric_spaces.py); yields name -> URL."""
+    log = tmp_path_factory.mktemp("spaces") / "log.txt"
+    with open(log, "w") as err:
+        proc = subprocess.Popen([sys.executable, str(ROOT / "tests" / "fixtures" / "metric_spaces.py"),
+                                 str(ROOT / "metrics"), *NAMES], stdout=subprocess.PIPE, stderr=err, text=True)
+    try:
+        urls = {}
+        while len(urls) < len(NAMES):
+            line = proc.stdout.readline()  # the suite's timeout bounds the wait
+            if not line:
+                raise RuntimeError(f"the metric Spaces exited: {log.read_text()[-3000:]}")
+            if line.startswith("READY "):
+                _, name, url = line.split()
+                urls[name] = url
+        yield urls
+    finally:
+        servers[1](proc)
+
+
+@pytest.fixture(params=NAMES)
+def space(request, spaces):
+    return request.param, spaces[request.param]
 
 
 def test_space_computes_the_example(space):
