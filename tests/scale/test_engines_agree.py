@@ -40,8 +40,8 @@ def _compare(a, b, *, raw_atol=1e-9):
     return diffs
 
 
-def test_every_work_of_the_snapshot(snapshot, tmp_path):
-    duck, summary = _run(snapshot, tmp_path / "duck", "duckdb")
+def test_every_work_of_the_snapshot(snapshot, duckdb_index, tmp_path):
+    duck, summary = duckdb_index("all")
     memory, _ = _run(snapshot, tmp_path / "memory", "memory")
     assert summary["papers"] == duck.num_rows == 3000 and summary["citations"] > 30_000
     assert summary["neighbours"]["method"] == "exact"
@@ -50,16 +50,16 @@ def test_every_work_of_the_snapshot(snapshot, tmp_path):
     assert np.nanstd(duck.column("cd_index").to_numpy()) > 0.1  # the CD index spreads over its range
 
 
-def test_a_filtered_focal_set_a_cd_window_and_parquet(snapshot, tmp_path):
-    spec = "publication_year:2005-2020,primary_topic.field.id:!26"
-    duck, summary = _run(snapshot, tmp_path / "duck", "duckdb", focal=spec, cd_window=5 * 365, format="parquet")
-    memory, _ = _run(snapshot, tmp_path / "memory", "memory", focal=spec, cd_window=5 * 365)
+def test_a_filtered_focal_set_a_cd_window_and_parquet(snapshot, duckdb_index, tmp_path):
+    duck, summary = duckdb_index("filtered")
+    assert summary["focal"] == "publication_year:2005-2020,primary_topic.field.id:!26"
+    memory, _ = _run(snapshot, tmp_path / "memory", "memory", focal=summary["focal"], cd_window=5 * 365)
     assert 300 < summary["papers"] < 3000 and summary["works"] == 3000
     _compare(duck, memory)
 
 
-def test_approximate_neighbours_report_their_recall(snapshot, tmp_path):
-    exact, _ = _run(snapshot, tmp_path / "exact", "duckdb")
+def test_approximate_neighbours_report_their_recall(snapshot, duckdb_index, tmp_path):
+    exact, _ = duckdb_index("all")
     ann, summary = _run(snapshot, tmp_path / "ann", "duckdb", neighbours="ann")
     recall = summary["neighbours"]["recall"]
     assert summary["neighbours"]["method"] == "ann" and recall["sample"] == 1000 and recall["k"] == 10

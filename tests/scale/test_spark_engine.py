@@ -65,9 +65,9 @@ def _same(spark_table, duck_table) -> None:
         np.testing.assert_allclose(x, y, rtol=0, atol=1e-12, equal_nan=True, err_msg=name)
 
 
-def test_spark_equals_duckdb_on_every_work(spark, snapshot, tmp_path):
+def test_spark_equals_duckdb_on_every_work(spark, snapshot, duckdb_index, tmp_path):
     table, summary, _ = _run(snapshot, tmp_path / "spark", "spark")
-    duck, duck_summary, _ = _run(snapshot, tmp_path / "duck", "duckdb")
+    duck, duck_summary = duckdb_index("all")
     assert summary["engine"] == "spark" and summary["spark_master"] == spark.sparkContext.master
     for count in ("papers", "works", "in_snapshot", "citations"):
         assert summary[count] == duck_summary[count]
@@ -80,10 +80,10 @@ def test_spark_equals_duckdb_on_every_work(spark, snapshot, tmp_path):
     _same(again, table)
 
 
-def test_a_filtered_focal_set_a_cd_window_and_parquet(spark, snapshot, tmp_path):
-    spec = "publication_year:2005-2020,primary_topic.field.id:!26"
+def test_a_filtered_focal_set_a_cd_window_and_parquet(spark, snapshot, duckdb_index, tmp_path):
+    duck, duck_summary = duckdb_index("filtered")
+    spec = duck_summary["focal"]
     table, summary, _ = _run(snapshot, tmp_path / "spark", "spark", focal=spec, cd_window=5 * 365, format="parquet")
-    duck, _, _ = _run(snapshot, tmp_path / "duck", "duckdb", focal=spec, cd_window=5 * 365, format="parquet")
     assert 300 < summary["papers"] < 3000 and summary["works"] == 3000
     _same(table, duck)
 
