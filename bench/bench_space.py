@@ -1,15 +1,18 @@
 """Leaderboard Space figures with 1,000 and 10,000 stored runs: building each board view (the styled table
 with rank intervals, the floors' reference rows, the run lists of Compare), rows alone, one 300-line submission
 (validation, integrity, scoring with intervals and skill, replicates, storing), the first view after an insert
-(a cache miss) and a cached view; then, through a running Space (`scitaste space`), a valid submission's latency
-alone and while a 5 MiB upload is being processed.
+(a cache miss) and a cached view; the Papers tab (a paper's page with every run's answer, a run's worst papers, the
+details table brought up to date after a new run); then, through a running Space (`scitaste space`), a valid
+submission's latency alone and while a 5 MiB upload is being processed.
 
     python bench/bench_space.py [--runs 1000 10000] [--no-server]
 
 The stored runs are honest-looking: 40 distinct runs (the example labels plus errors of SD 6 to 14, in the four
 modes) are submitted and scored for real; the rest of the board are copies of them under other names, modes and
 statuses, their skill and replicates shifted by a small amount each, so that no two runs tie (scoring 10,000
-runs for real would take an hour and time nothing the board does). A view is timed as the Space serves it:
+runs for real would take an hour and time nothing the board does). The copies have no submission file, so their
+rows of the per-paper details table are their source run's, copied in SQL (what reading their files would give). A
+view is timed as the Space serves it:
 the table built, then gr.Dataframe's postprocessing, Gradio's walk over the value and the JSON of the result;
 "first" is the first time a view is asked for, "cached" the next.
 """
@@ -29,6 +32,7 @@ import tempfile
 import time
 from functools import partial
 from importlib import resources
+from operator import itemgetter
 from pathlib import Path
 
 import numpy as np
@@ -58,16 +62,16 @@ def main():
         submission_beside_a_large_one(gold)
 
 
-def _served(build) -> float:
+def _served(build, pick=lambda value: value) -> float:
     """Seconds to build a view and serialise it as Gradio does (postprocessing, its walk over the value for
-    files, orjson)."""
+    files, orjson); ``pick`` takes the table out of what ``build`` returns."""
     import gradio as gr
     import orjson
     from gradio.processing_utils import move_files_to_cache
 
     component = gr.Dataframe(interactive=False)
     t = time.perf_counter()
-    value = build()
+    value = pick(build())
     orjson.dumps(move_files_to_cache(component.postprocess(value).model_dump(), component, postprocess=True),
                  default=str)
     return time.perf_counter() - t
@@ -152,7 +156,51 @@ def board_figures(app, gold, n: int) -> None:
         print(f"another submission {t_submit:.3f} s; the first view after it (cache miss) {miss:.3f} s, the same view "
               f"cached {hit:.3f} s")
         print(f"slowest view (table or floors, first after an insert): {max(worst, miss):.3f} s   target < 1 s")
+        papers_figures(app, board, gold, n)
         board.close()
+
+
+def papers_figures(app, board: Leaderboard, gold, n: int) -> None:
+    """The Papers tab over the board of :func:`board_figures`: the details table built (the copies' rows copied, see
+    the module docstring), a paper's page first and again, a run's worst papers, and the first page after a new run
+    (the details table brought up to date first)."""
+    from scitaste_hf.leaderboard.details import COLUMNS
+
+    papers = app["Papers"](board)
+    t = time.perf_counter()
+    papers.details.sync()
+    t_sync = time.perf_counter() - t
+    t = time.perf_counter()
+    rest = [c for c in COLUMNS if c not in ("bibcode", "run_id")]
+    with papers.details.transaction() as db:
+        db.execute("CREATE TEMP TABLE copies (run_id INTEGER PRIMARY KEY, source INTEGER NOT NULL)")
+        db.executemany("INSERT INTO copies VALUES (?, ?)",
+                       [(DISTINCT + 1 + i, i % DISTINCT + 1) for i in range(n - DISTINCT)])
+        db.execute(f"INSERT OR REPLACE INTO details (bibcode, run_id, {', '.join(rest)}) SELECT d.bibcode, c.run_id, "
+                   f"{', '.join(f'd.{c}' for c in rest)} FROM details d JOIN copies c ON d.run_id = c.source")
+        db.execute("DROP TABLE copies")
+    t_copy = time.perf_counter() - t
+    print(f"Papers: details of the distinct runs read in {t_sync:.1f} s, the copies' rows copied in {t_copy:.1f} s")
+    page = partial(app["paper_view"], papers)
+    runs_table = itemgetter(2)
+    # The first page after an insert also computes the board's view with flagged runs, for its order; in the Space
+    # the refresh after a submission and every page visit compute it first (Compare's run lists, Papers.refresh).
+    cold = _served(partial(page, gold[0]["bibcode"]), runs_table)
+    again = _served(partial(page, gold[1]["bibcode"]), runs_table)
+    shown = len(page(gold[1]["bibcode"])[2]["data"])
+    worst = _served(partial(app["papers_worst"], papers, 1))
+    t_submit = _submit(board, gold, 3)
+    t = time.perf_counter()
+    app["run_choices"](board)
+    papers.refresh()
+    t_refresh = time.perf_counter() - t
+    after = _served(partial(page, gold[2]["bibcode"]), runs_table)
+    print(f"a paper's page ({shown} runs' answers): {again:.3f} s; a run's worst papers {worst:.3f} s; after another "
+          f"submission ({t_submit:.1f} s) and the refresh that follows it ({t_refresh:.3f} s: the run lists, the "
+          f"details and the order brought up to date) {after:.3f} s; the first page after an insert when nothing "
+          f"refreshed before it {cold:.3f} s")
+    slowest = max(again, worst, after)
+    print(f"slowest Papers view: {slowest:.3f} s   target < 1 s")
 
 
 def _submit(board: Leaderboard, gold, k: int) -> float:
