@@ -686,7 +686,9 @@ class Leaderboard:
                 "submitted_at": row["submitted_at"], "sha256": row["sha256"],
                 "provenance": json.loads(row["provenance"]) if row["provenance"] else None, **json.loads(row["result"])}
 
-    def _answers(self, run_id: int) -> dict[str, Answer | Failure]:
+    def answers(self, run_id: int) -> dict[str, Answer | Failure]:
+        """A stored run's answers, ``{bibcode: Answer or Failure}``, parsed again from its stored file (what the
+        Report tab analyses; :class:`ScitasteError` for an unknown run)."""
         row = self.store.run(run_id)
         if row is None:
             raise ScitasteError(f"no run #{run_id}")
@@ -701,7 +703,7 @@ class Leaderboard:
         (:func:`~scitaste_hf.scoring.ranks.detectable_difference` of the interval), and ``distinguishable``:
         whether the interval excludes 0 (both None without an interval).
         """
-        a, b = self._answers(run_a), self._answers(run_b)
+        a, b = self.answers(run_a), self.answers(run_b)
         out = {}
         for scope in self.scopes:
             both = [r for r in self.gold if (scope == OVERALL or r["discipline"] == scope)
@@ -724,12 +726,12 @@ class Leaderboard:
         those papers. What scores a run against the expert consensus (records of the benchmark schema whose numbers
         are the experts' mean ratings) and, for the side-by-side, against the gold of the same papers."""
         keep = {r["bibcode"] for r in references}
-        answers = {b: a for b, a in self._answers(run_id).items() if b in keep}
+        answers = {b: a for b, a in self.answers(run_id).items() if b in keep}
         return _compact(score_run(references, answers, n_resamples=n_resamples, seed=seed)["overall"])
 
     def scatter(self, run_id: int) -> list[dict[str, Any]]:
         """Predicted against gold innovation score for each scored paper of a run."""
-        answers = self._answers(run_id)
+        answers = self.answers(run_id)
         return [{"bibcode": r["bibcode"], "discipline": r["discipline"], "gold": r["innovation_score"],
                  "predicted": answers[r["bibcode"]].innovation_score}
                 for r in self.gold if isinstance(answers.get(r["bibcode"]), Answer)]
