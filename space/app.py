@@ -25,10 +25,12 @@ from scitaste_hf.leaderboard import Leaderboard
 from scitaste_hf.leaderboard.details import NUMBERS as ANSWER_NUMBERS
 from scitaste_hf.leaderboard.details import Details, find_papers
 from scitaste_hf.leaderboard.integrity import COPY_SHARE, COPY_TOLERANCE, RANKED_SHARE, RANKED_TOLERANCE
+from scitaste_hf.leaderboard.requests import REQUEST_STATES, operator_endpoints
 from scitaste_hf.leaderboard.service import FLOOR_NAMES, MAX_BYTES, MAX_EVIDENCE_BYTES
 from scitaste_hf.leaderboard.setup import gold_source, open_leaderboard, reported_results
-from scitaste_hf.leaderboard.store import EVIDENCE_CONSISTENT, FLAGGED, SELF_REPORTED
+from scitaste_hf.leaderboard.store import EVIDENCE_CONSISTENT, FLAGGED, SELF_REPORTED, SERVER_RUN, STATUSES
 from scitaste_hf.modes import MODE_SPECS, MODES
+from scitaste_hf.net.guard import check_name
 from scitaste_hf.ratings import Ratings, open_ratings
 from scitaste_hf.ratings.guide import GUIDE, NUMBERS, SCALE, guide_markdown, label
 from scitaste_hf.ratings.report import report_tables, summary
@@ -67,6 +69,8 @@ SUBMIT_CONCURRENCY = 4
 CHART_MODELS, HEATMAP_RUNS = 15, 30
 _HIGHLIGHT = {"coverage": "background-color: #fde68a", "vs floor": "background-color: #fee2e2",
               "status": "background-color: #fecaca; font-weight: 600"}
+#: The status filter's choices: every status of the store but flagged, which "show flagged runs" adds.
+STATUS_CHOICES = [ALL, *(s for s in STATUSES if s != FLAGGED)]
 #: What the Run details box shows before a row is selected, and after the filters change.
 DETAILS_PLACEHOLDER = {"run details": "select a row of the table"}
 #: A system font stack: the Space needs no web font (offline, Gradio's default fell back to a font with an odd "B").
@@ -477,6 +481,12 @@ papers resolve with 80% power, and says *not distinguishable* when the differenc
 
 The gold labels are public, so a score alone proves nothing. Each run gets one status:
 
+- **{SERVER_RUN}**: the board's own worker ran the model of a request (Submit tab, Queue tab) on the frozen
+  evidence of these papers and scored it with the same code as an upload; the run records the model's revision,
+  the backend and its arguments. Only the operator's worker can store it (its result is sealed with the worker's
+  secret): an upload never gets this status. It shows that the board ran the named model, not that the model
+  never saw the public labels in training.
+
 - **flagged** (never ranked; shown only with "show flagged runs"): the answers are closer to the public gold
   labels than any honest judge gets, even after undoing a shift, a scale or rounding and setting aside papers
   replaced by other values: for instance {COPY_SHARE:.0%} of the papers with all eight numbers within
@@ -487,7 +497,8 @@ The gold labels are public, so a score alone proves nothing. Each run gets one s
   samples log is a text file that anyone can write to match any answers.
 - **{SELF_REPORTED}**: no log, or a log that disagrees with the answers. The scores rest on the submitter's word.
 
-Neither *{EVIDENCE_CONSISTENT}* nor *{SELF_REPORTED}* certifies a model; only running it again could. A copy of the
+Neither *{EVIDENCE_CONSISTENT}* nor *{SELF_REPORTED}* certifies a model; only running it again could, which is
+what *{SERVER_RUN}* is. A copy of the
 labels with noise the size of a strong model's errors is not flagged.
 
 ## Weights
@@ -549,6 +560,118 @@ def submit(board: Leaderboard, file, model, mode, organisation, link, samples, t
     except ScitasteError as exc:
         return f"Rejected: {exc}"
     return ("Already submitted: " if result.duplicate else "Accepted: ") + result.message
+
+
+def endpoint_names() -> list[str]:
+    """The operator's endpoints a request may name (:func:`~scitaste_hf.leaderboard.requests.operator_endpoints`);
+    none when their file cannot be read: a request then says why, in one line."""
+    try:
+        return list(operator_endpoints())
+    except ScitasteError:
+        return []
+
+
+def _requester(profile, name, request) -> str:
+    """Who asks for an evaluation: on the Hub the signed-in account (``hf:<username>``, as :func:`_submitter`
+    names it; signing in is required), locally the typed name (``local:<name>``, not verified)."""
+    if on_hub():
+        if profile is None:
+            raise ScitasteError("sign in with Hugging Face first (the button above) to request an evaluation")
+        return _submitter(profile, request)
+    return f"local:{check_name(name, 'your name')}"
+
+
+def request_evaluation(board: Leaderboard, model, revision, modes, name, request: gr.Request, profile=None) -> str:
+    """Queue a model for the board's worker in each of ``modes`` (:meth:`~scitaste_hf.leaderboard.service.
+    Leaderboard.request`); the line to show: what was queued, or why nothing was."""
+    try:
+        submitter = _requester(profile, name, request)
+        result = board.request(str(model or ""), list(modes or []), revision=str(revision or ""),
+                               submitter=submitter)
+    except ScitasteError as exc:
+        return f"Refused: {exc}"
+    return f"Queued: {result.message}"
+
+
+#: The Queue tab's columns, and the keys of :meth:`~scitaste_hf.leaderboard.service.Leaderboard.queue`'s rows they
+#: show (no submitter: the queue is public).
+QUEUE_COLUMNS = ["request", "model", "revision", "source", "mode", "state", "position", "queued", "started",
+                 "finished", "attempts", "run", "reason"]
+QUEUE_KEYS = ["id", "model", "revision", "source", "mode", "state", "position", "created_at", "started_at",
+              "finished_at", "attempts", "run_id", "reason"]
+
+
+def queue_table(board: Leaderboard) -> dict:
+    """Every request, newest first: its state, its place among the pending ones, its times, its attempts, the run
+    it produced (a run number of the board) and why it failed."""
+    data = [tuple("" if r[k] is None else r[k] for k in QUEUE_KEYS) for r in board.queue()]
+    return {"headers": QUEUE_COLUMNS, "data": data or [[""] * len(QUEUE_COLUMNS)]}
+
+
+#: Runs one report takes at most: each costs its bootstrap (about a second of CPU on the demo's 300 papers), and a
+#: report of more says little that the board does not.
+REPORT_RUNS = 6
+
+
+def _report_runs(board: Leaderboard, runs, modes) -> tuple[list, str]:
+    """The runs a report analyses, as :class:`~scitaste_hf.analysis.Run`, and the line that says which: the picked
+    runs, else every ranked run of ``modes`` in the board's order (the first of each model and mode); at most
+    :data:`REPORT_RUNS`. A model's second run in one mode is named with its run number (the analysis takes each
+    model and mode once)."""
+    from scitaste_hf.analysis import Run
+
+    picked = [_run_id(r, "a run") for r in (runs or [])]
+    if picked:
+        metas = [board.result(r) for r in dict.fromkeys(picked)]
+        what = "picked runs"
+    elif modes:
+        seen: set[tuple[str, str]] = set()
+        metas = []
+        for r in board.rows():
+            if r["mode"] in modes and (r["model"], r["mode"]) not in seen:
+                seen.add((r["model"], r["mode"]))
+                metas.append(r)
+        what = f"ranked runs of {', '.join(m for m in MODES if m in modes)}"
+    else:
+        raise ScitasteError("pick runs, or modes for all their ranked runs")
+    if not metas:
+        raise ScitasteError(f"no {what}")
+    line = f"{min(len(metas), REPORT_RUNS)} of {len(metas)} {what}" + (
+        f" (a report takes at most {REPORT_RUNS}: the first ones)" if len(metas) > REPORT_RUNS else "")
+    named: set[tuple[str, str]] = set()
+    out = []
+    for meta in metas[:REPORT_RUNS]:
+        model = meta["model"] if (meta["model"], meta["mode"]) not in named else f"{meta['model']} (#{meta['run']})"
+        named.add((meta["model"], meta["mode"]))
+        out.append(Run(model, meta["mode"], board.answers(meta["run"]), f"run #{meta['run']}"))
+    return out, line
+
+
+def report_view(board: Leaderboard, runs=None, modes=None) -> tuple:
+    """What ``scitaste report`` writes, for stored runs (:func:`_report_runs`): the line saying which runs, the
+    report's tables as Markdown (every number with its interval), the per-dimension Spearman heatmap and the
+    report's numbers (``report.json``). Kept until the store changes."""
+    import io
+
+    from PIL import Image
+
+    from scitaste_hf.analysis import analyse
+    from scitaste_hf.analysis.render import HEATMAP, heatmap_png, markdown
+
+    try:
+        chosen, line = _report_runs(board, runs, modes)
+        ids = tuple(r.source for r in chosen)
+
+        def build():
+            report = analyse(chosen, board.gold, backup=board.backup, gold_name="the board's gold set")
+            # the heatmap is shown beside the text, not linked as the report folder's file
+            text = re.sub(r"!\[[^\]]*\]\(" + re.escape(HEATMAP) + r"\)", "*(the heatmap below)*", markdown(report))
+            return text, heatmap_png(report), report
+
+        text, png, report = board.memo(("report", ids), build)
+    except ScitasteError as exc:
+        raise gr.Error(str(exc)) from None
+    return f"Report on {line}.", text, Image.open(io.BytesIO(png)), report
 
 
 #: Where every slider of the Annotate tab starts, for each paper.
@@ -962,7 +1085,7 @@ def build_app(board: Leaderboard, synthetic: bool = False, ratings: Ratings | No
                     mode = gr.Dropdown([ALL, *MODES], value=ALL, label="mode")
                     discipline = gr.Dropdown(list(board.scopes), value="overall", label="discipline")
                     grade = gr.Dropdown([ALL, *(b.grade for b in WAPE_BANDS)], value=ALL, label="Scheme-2 grade")
-                    status = gr.Dropdown([ALL, EVIDENCE_CONSISTENT, SELF_REPORTED], value=ALL, label="status")
+                    status = gr.Dropdown(STATUS_CHOICES, value=ALL, label="status")
                     flagged = gr.Checkbox(False, label="show flagged runs", min_width=170, elem_id="show-flagged")
                 floor_table = gr.Dataframe(value=floors_table(board), interactive=False, column_widths=FLOOR_WIDTHS,
                                            datatype=_datatypes(FLOOR_COLUMNS), pinned_columns=1,
@@ -1008,6 +1131,24 @@ def build_app(board: Leaderboard, synthetic: bool = False, ratings: Ratings | No
                                      api_name="compare")
             with gr.Tab("Papers"):
                 worst_run = _papers_tab(papers)
+            with gr.Tab("Report"):
+                gr.Markdown("What `scitaste report` writes (docs/report.md), for stored runs: Table 8 (each run's "
+                            "Scheme 1, Scheme 2 with its grade, coverage), Table 10 and Table 9 by discipline, the "
+                            "bias analysis, per-dimension Spearman as a heatmap and the effect of tools (a model's "
+                            "tool mode minus its pure_qa run), every number with its 95% bootstrap interval. Pick "
+                            f"runs, or modes for their ranked runs (the first run of each model and mode); at most "
+                            f"{REPORT_RUNS} runs a report.")
+                with gr.Row():
+                    report_runs = gr.Dropdown(run_choices(board), multiselect=True, allow_custom_value=True,
+                                              label="runs")
+                    report_modes = gr.CheckboxGroup(list(MODES), label="or every ranked run of these modes")
+                report_button = gr.Button("Report", variant="primary")
+                report_line = gr.Markdown()
+                report_text = gr.Markdown()
+                report_heat = gr.Image(label="per-dimension Spearman", type="pil", interactive=False)
+                report_json = gr.JSON(label="every number of the report (report.json)")
+                report_button.click(lambda r, m: report_view(board, r, m), [report_runs, report_modes],
+                                    [report_line, report_text, report_heat, report_json], api_name="report")
             with gr.Tab("Plots"):
                 bars = gr.Plot(scheme2_chart(board), label="Scheme-2 by model and mode")
                 heat_mode = gr.Dropdown(list(MODES), value="dimagent_v3", label="mode for the heatmap")
@@ -1050,6 +1191,42 @@ def build_app(board: Leaderboard, synthetic: bool = False, ratings: Ratings | No
                 submitted = submit_button.click(do_submit, [file, model, submit_mode, organisation, link, samples,
                                                             trace], outcome, api_name="submit",
                                                 concurrency_limit=SUBMIT_CONCURRENCY)
+                gr.Markdown(f"### Or ask the board to evaluate a model\n"
+                            f"The board's own worker runs it on the frozen evidence of these papers and stores the "
+                            f"result as *{SERVER_RUN}* (see About); follow it in the Queue tab. Name a Hub model id "
+                            "(open weights; a revision is optional) or one of the endpoints the board's operator "
+                            "configured (never send a key: the operator holds it). One request per mode; a model, "
+                            "revision and mode already pending, running or finished is not queued again.")
+                if on_hub():
+                    gr.LoginButton()
+                    requester = gr.Textbox(visible=False)
+                else:
+                    requester = gr.Textbox(label="your name (run locally: not verified; on the Hub you sign in)")
+                with gr.Row():
+                    request_model = gr.Dropdown(endpoint_names(), value=None, allow_custom_value=True,
+                                                label="model: a Hub model id (owner/name) or a board endpoint")
+                    request_revision = gr.Textbox(label="revision (optional: branch, tag or commit)")
+                    request_modes = gr.CheckboxGroup(list(MODES), value=["pure_qa"], label="modes")
+                request_button = gr.Button("Request an evaluation", variant="primary")
+                request_outcome = gr.Textbox(label="request", interactive=False)
+
+                # The profile comes first, as in the Annotate tab's handlers (where Gradio injects it reliably).
+                def do_request(profile: gr.OAuthProfile | None, model, revision, modes, name,
+                               request: gr.Request = None):
+                    return request_evaluation(board, model, revision, modes, name, request, profile)
+
+                requested = request_button.click(do_request, [request_model, request_revision, request_modes,
+                                                              requester], request_outcome, api_name="request",
+                                                 concurrency_limit=SUBMIT_CONCURRENCY)
+            with gr.Tab("Queue"):
+                gr.Markdown("Every model asked for (Submit tab), newest first. A request is "
+                            + " -> ".join(f"`{s}`" for s in REQUEST_STATES[:3]) + f", or `{REQUEST_STATES[3]}` with "
+                            f"its reason, or `{REQUEST_STATES[4]}`; position counts the pending ones from 1 (the "
+                            f"next to run), run is the board's run it produced (*{SERVER_RUN}*).")
+                queue_refresh = gr.Button("Refresh")
+                queue = gr.Dataframe(value=queue_table(board), interactive=False, label="requests")
+                queue_refresh.click(lambda: queue_table(board), None, queue, api_name="queue")
+                requested.then(lambda: queue_table(board), None, queue, api_name=False)
             with gr.Tab("Annotate"):
                 _annotate_tab(ratings)
             with gr.Tab("Expert agreement"):
@@ -1071,10 +1248,12 @@ def build_app(board: Leaderboard, synthetic: bool = False, ratings: Ratings | No
             papers.refresh()
             return (table(board, *filter_values), floors_table(board, *filter_values), pick_a, pick_b,
                     gr.update(choices=choices, value=first), scheme2_chart(board), scatter(board, first),
-                    heatmap(board, heat_value), gr.update(choices=choices))
+                    heatmap(board, heat_value), gr.update(choices=choices), gr.update(choices=choices),
+                    queue_table(board))
 
         # Built once, shown many times: every page visit and every new run reloads what depends on the store.
-        reloaded = [board_table, floor_table, run_a, run_b, scatter_run, bars, scatter_plot, heat, worst_run]
+        reloaded = [board_table, floor_table, run_a, run_b, scatter_run, bars, scatter_plot, heat, worst_run,
+                    report_runs, queue]
         demo.load(lambda *values: refresh(*values, visit=True), [*filters, heat_mode], reloaded, api_name=False)
         submitted.then(refresh, [*filters, heat_mode], reloaded, api_name=False)
     return demo
