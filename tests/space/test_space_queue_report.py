@@ -114,3 +114,28 @@ def test_the_report_of_a_stored_run_has_the_boards_schemes(queue_space):
     # every ranked run of a mode: the same run, the same numbers
     by_mode = client.predict([], ["dimagent_v3"], api_name="/report")
     assert by_mode[0] == "Report on 1 of 1 ranked runs of dimagent_v3." and by_mode[3]["runs"] == report["runs"]
+
+
+def test_on_the_hub_a_request_needs_the_signed_in_account(tmp_path, monkeypatch):
+    import runpy
+    from importlib import resources
+    from types import SimpleNamespace
+
+    from scitaste_hf.leaderboard import Leaderboard
+    from scitaste_hf.records import load_records
+    from scitaste_hf.resources import bundled_dir
+
+    app = runpy.run_path(str(bundled_dir("space") / "app.py"), run_name="test")
+    gold = load_records(str(resources.files("scitaste_hf").joinpath("data/examples/gold.jsonl")))
+    board = Leaderboard(tmp_path, gold, background_upgrade=False)
+    try:
+        monkeypatch.setenv("SYSTEM", "spaces")
+        ask = app["request_evaluation"]
+        # a typed name counts for nothing on the Hub
+        assert ask(board, "org/model", "", ["pure_qa"], "alice", None) == (
+            "Refused: sign in with Hugging Face first (the button above) to request an evaluation")
+        queued = ask(board, "org/model", "", ["pure_qa"], "mallory", None, SimpleNamespace(username="alice"))
+        assert queued.startswith("Queued: queued as request #1 (pure_qa)"), queued
+        assert board.requests.get(1)["submitter"] == "hf:alice"
+    finally:
+        board.close()
