@@ -613,13 +613,10 @@ def queue_table(board: Leaderboard) -> dict:
 REPORT_RUNS = 6
 
 
-def _report_runs(board: Leaderboard, runs, modes) -> tuple[list, str]:
-    """The runs a report analyses, as :class:`~scitaste_hf.analysis.Run`, and the line that says which: the picked
-    runs, else every ranked run of ``modes`` in the board's order (the first of each model and mode); at most
-    :data:`REPORT_RUNS`. A model's second run in one mode is named with its run number (the analysis takes each
-    model and mode once)."""
-    from scitaste_hf.analysis import Run
-
+def _report_runs(board: Leaderboard, runs, modes) -> tuple[list[tuple[int, str, str]], str]:
+    """The runs a report analyses, as (run, model, mode), and the line that says which: the picked runs, else every
+    ranked run of ``modes`` in the board's order (the first of each model and mode); at most :data:`REPORT_RUNS`. A
+    model's second run in one mode is named with its run number (the analysis takes each model and mode once)."""
     picked = [_run_id(r, "a run") for r in (runs or [])]
     if picked:
         metas = [board.result(r) for r in dict.fromkeys(picked)]
@@ -643,7 +640,7 @@ def _report_runs(board: Leaderboard, runs, modes) -> tuple[list, str]:
     for meta in metas[:REPORT_RUNS]:
         model = meta["model"] if (meta["model"], meta["mode"]) not in named else f"{meta['model']} (#{meta['run']})"
         named.add((meta["model"], meta["mode"]))
-        out.append(Run(model, meta["mode"], board.answers(meta["run"]), f"run #{meta['run']}"))
+        out.append((meta["run"], model, meta["mode"]))
     return out, line
 
 
@@ -655,20 +652,20 @@ def report_view(board: Leaderboard, runs=None, modes=None) -> tuple:
 
     from PIL import Image
 
-    from scitaste_hf.analysis import analyse
+    from scitaste_hf.analysis import Run, analyse
     from scitaste_hf.analysis.render import HEATMAP, heatmap_png, markdown
 
     try:
         chosen, line = _report_runs(board, runs, modes)
-        ids = tuple(r.source for r in chosen)
 
         def build():
-            report = analyse(chosen, board.gold, backup=board.backup, gold_name="the board's gold set")
+            report = analyse([Run(model, mode, board.answers(run), f"run #{run}") for run, model, mode in chosen],
+                             board.gold, backup=board.backup, gold_name="the board's gold set")
             # the heatmap is shown beside the text, not linked as the report folder's file
             text = re.sub(r"!\[[^\]]*\]\(" + re.escape(HEATMAP) + r"\)", "*(the heatmap below)*", markdown(report))
             return text, heatmap_png(report), report
 
-        text, png, report = board.memo(("report", ids), build)
+        text, png, report = board.memo(("report", tuple(chosen)), build)
     except ScitasteError as exc:
         raise gr.Error(str(exc)) from None
     return f"Report on {line}.", text, Image.open(io.BytesIO(png)), report
