@@ -2,7 +2,8 @@
 with rank intervals, the floors' reference rows, the run lists of Compare), rows alone, one 300-line submission
 (validation, integrity, scoring with intervals and skill, replicates, storing), the first view after an insert
 (a cache miss) and a cached view; the Papers tab (a paper's page with every run's answer, a run's worst papers, the
-details table brought up to date after a new run); then, through a running Space (`scitaste space`), a valid
+details table brought up to date after a new run); the Report tab (a report of one and of REPORT_RUNS stored runs,
+first and again); then, through a running Space (`scitaste space`), a valid
 submission's latency alone and while a 5 MiB upload is being processed.
 
     python bench/bench_space.py [--runs 1000 10000] [--no-server]
@@ -157,6 +158,7 @@ def board_figures(app, gold, n: int) -> None:
               f"cached {hit:.3f} s")
         print(f"slowest view (table or floors, first after an insert): {max(worst, miss):.3f} s   target < 1 s")
         papers_figures(app, board, gold, n)
+        report_figures(app, board)
         board.close()
 
 
@@ -201,6 +203,21 @@ def papers_figures(app, board: Leaderboard, gold, n: int) -> None:
           f"refreshed before it {cold:.3f} s")
     slowest = max(again, worst, after)
     print(f"slowest Papers view: {slowest:.3f} s   target < 1 s")
+
+
+def report_figures(app, board: Leaderboard) -> None:
+    """The Report tab over the board of :func:`board_figures`: a report of one stored run and of REPORT_RUNS
+    (distinct runs, submitted for real: the copies have no answers file), each first and again (kept until the store
+    changes). The view is timed as built: its tables are one Markdown text, its heatmap one image."""
+    k = app["REPORT_RUNS"]
+    for runs in ([1], list(range(1, k + 1))):
+        t = time.perf_counter()
+        app["report_view"](board, runs, [])
+        first = time.perf_counter() - t
+        t = time.perf_counter()
+        app["report_view"](board, runs, [])
+        again = time.perf_counter() - t
+        print(f"Report of {len(runs)} run(s): {first:.3f} s, the same again {again:.3f} s   target < 1 s")
 
 
 def _submit(board: Leaderboard, gold, k: int) -> float:
