@@ -3,7 +3,7 @@
 
 Every number comes from :mod:`scitaste_hf.scoring`: the schemes, grades, coverage and skill from
 :func:`~scitaste_hf.scoring.score_run` (as the leaderboard scores a run), Spearman correlations from
-:func:`~scitaste_hf.scoring.scheme1.scheme1_batch`, the tool effect from
+:func:`~scitaste_hf.scoring.stats.spearman` (as Scheme 1 computes them), the tool effect from
 :func:`~scitaste_hf.scoring.paired_bootstrap`; every interval is a percentile interval over the package's
 resamples of the papers (:func:`~scitaste_hf.scoring.bootstrap.resample_counts`, the same seed and counts as the
 scores' own intervals).
@@ -11,6 +11,9 @@ scores' own intervals).
 
 from __future__ import annotations
 
+import hashlib
+import threading
+from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -24,9 +27,7 @@ from scitaste_hf.scoring import paired_bootstrap, score_run
 from scitaste_hf.scoring.bootstrap import CONFIDENCE, N_RESAMPLES, SEED, percentile_interval, resample_counts
 from scitaste_hf.scoring.inputs import as_answer_matrix
 from scitaste_hf.scoring.ranks import detectable_difference
-from scitaste_hf.scoring.scheme1 import scheme1_batch
-from scitaste_hf.scoring.stats import Counts
-from scitaste_hf.weights import DEFAULT_WEIGHTS
+from scitaste_hf.scoring.stats import Counts, Ranked, spearman
 
 #: The mode every tool mode is compared with, for the same model (the paper's "effect of tools").
 BASELINE_MODE = "pure_qa"
@@ -34,6 +35,9 @@ BASELINE_MODE = "pure_qa"
 BIAS_STATISTICS = ("mean_signed_error", "over_rated", "median_relative_error")
 #: The scope of a run's numbers over all its papers (the others are the gold set's disciplines).
 OVERALL = "overall"
+#: Scopes whose statistics are kept (:func:`_with_intervals`): a report of runs already seen skips their bootstrap;
+#: one entry is a few kilobytes, so this is a couple of hundred runs of seven scopes.
+KEPT_SCOPES = 2048
 
 
 @dataclass(frozen=True)
@@ -82,28 +86,47 @@ def weighted_median(x: np.ndarray, counts: Counts) -> np.ndarray:
 
 
 def _statistics(P: np.ndarray, G: np.ndarray, counts: Counts) -> dict[str, np.ndarray]:
-    """Per resample: the Spearman correlations (innovation score and each dimension) and the bias statistics."""
-    s1 = scheme1_batch(P, G, counts, DEFAULT_WEIGHTS)
+    """Per resample: the Spearman correlations (innovation score and each dimension) and the bias statistics.
+    The correlations are :func:`~scitaste_hf.scoring.stats.spearman`, which Scheme 1's batch computes them with (the
+    same numbers, without the rest of Scheme 1)."""
+    rho = [spearman(Ranked(P[:, j]), Ranked(G[:, j]), counts) for j in range(P.shape[1])]
     err = P[:, 0] - G[:, 0]
     defined = G[:, 0] > 0  # a relative error needs a gold score above 0
     relative = np.abs(err[defined]) / G[defined, 0]
-    return {"spearman": s1["spearman"], **{f"spearman_{k}": s1[f"spearman_{k}"] for k in DIMENSIONS},
+    return {"spearman": rho[0], **{f"spearman_{k}": r for k, r in zip(DIMENSIONS, rho[1:])},
             "mean_signed_error": _mean(counts, err), "over_rated": _mean(counts, (err > 0).astype(np.float64)),
             "median_relative_error": weighted_median(relative, Counts(counts.f[:, defined]))}
+
+
+_kept: OrderedDict[str, dict[str, dict[str, Any]]] = OrderedDict()
+_kept_lock = threading.Lock()
 
 
 def _with_intervals(P: np.ndarray, G: np.ndarray, n_resamples: int, seed: int, confidence: float
                     ) -> dict[str, dict[str, Any]]:
     """Each statistic of :func:`_statistics` on the scored papers ``P``, ``G``: ``value`` and ``ci`` (the
-    resamples of :func:`~scitaste_hf.scoring.bootstrap.resample_counts`, which the block's scores use too)."""
+    resamples of :func:`~scitaste_hf.scoring.bootstrap.resample_counts`, which the block's scores use too).
+    Kept by the papers' answers and gold rows and the bootstrap's settings (the last :data:`KEPT_SCOPES`), so a
+    report of a run already seen, such as the Space's, does not resample it again."""
+    key = hashlib.sha256(repr((P.shape, n_resamples, seed, confidence)).encode() + np.ascontiguousarray(P).tobytes()
+                         + np.ascontiguousarray(G).tobytes()).hexdigest()
+    with _kept_lock:
+        if key in _kept:
+            _kept.move_to_end(key)
+            return _kept[key]
     n = P.shape[0]
     keys = ("spearman", *(f"spearman_{k}" for k in DIMENSIONS), *BIAS_STATISTICS)
     if n == 0:
         return {k: {"value": None, "ci": None} for k in keys}
     points = _statistics(P, G, Counts(np.ones((1, n))))
     spread = _statistics(P, G, Counts(resample_counts(n, n_resamples, seed))) if n_resamples else None
-    return {k: {"value": _value(points[k][0]),
-                "ci": None if spread is None else percentile_interval(spread[k], confidence)} for k in keys}
+    out = {k: {"value": _value(points[k][0]),
+               "ci": None if spread is None else percentile_interval(spread[k], confidence)} for k in keys}
+    with _kept_lock:
+        _kept[key] = out
+        while len(_kept) > KEPT_SCOPES:
+            _kept.popitem(last=False)
+    return out
 
 
 def _rows(run: Run, gold: Sequence[Mapping[str, Any]]) -> tuple[np.ndarray, np.ndarray]:
@@ -158,7 +181,7 @@ def _tool_effect(tool: Run, base: Run, gold: Sequence[Mapping[str, Any]], n_resa
 
 def analyse(runs: Sequence[Run], gold: Sequence[Mapping[str, Any]], *, backup: Sequence[Mapping[str, Any]] | None
             = None, n_resamples: int = N_RESAMPLES, seed: int = SEED, confidence: float = CONFIDENCE,
-            gold_name: str = "gold") -> dict[str, Any]:
+            gold_name: str = "gold", results: Sequence[Mapping[str, Any] | None] | None = None) -> dict[str, Any]:
     """The paper's tables and findings for ``runs`` against ``gold`` (docs/report.md).
 
     Parameters
@@ -173,6 +196,10 @@ def analyse(runs: Sequence[Run], gold: Sequence[Mapping[str, Any]], *, backup: S
         The bootstrap's, as in :func:`~scitaste_hf.scoring.score_run`; ``n_resamples=0`` gives no intervals.
     gold_name : str
         What errors call the gold set.
+    results : sequence of score_run results or None, optional
+        Per run (in the order of ``runs``), its :func:`score_run` result when already computed with these
+        ``gold``, ``backup``, ``n_resamples``, ``seed`` and ``confidence`` (as the leaderboard stores it), or None
+        to compute it; the report is the same either way. Not checked: the caller vouches for the settings.
 
     Returns
     -------
@@ -197,15 +224,18 @@ def analyse(runs: Sequence[Run], gold: Sequence[Mapping[str, Any]], *, backup: S
             raise InvalidInput(f"two runs are {run.label} ({seen[run.model, run.mode].source} and {run.source}); "
                                "give each model and mode once")
         seen[run.model, run.mode] = run
+    if results is not None and len(results) != len(runs):
+        raise InvalidInput(f"{len(results)} precomputed results for {len(runs)} runs")
     if not gold:
         raise InvalidInput(f"{gold_name}: the gold set is empty")
     G = as_answer_matrix(list(gold), gold_name)
     disciplines = np.array([r.get("discipline") for r in gold])
     reported = []
-    for run in runs:
+    for i, run in enumerate(runs):
         try:
-            result = score_run(gold, run.predictions, n_resamples=n_resamples, seed=seed, confidence=confidence,
-                               gold_name=gold_name, backup=backup)
+            result = results[i] if results is not None and results[i] is not None else score_run(
+                gold, run.predictions, n_resamples=n_resamples, seed=seed, confidence=confidence,
+                gold_name=gold_name, backup=backup)
         except ScitasteError as exc:
             raise InvalidInput(f"run {run.label} ({run.source or 'given'}): {exc}") from None
         P, scored = _rows(run, gold)

@@ -231,3 +231,21 @@ def test_an_inspect_log_gives_its_mode_and_an_unscored_run_is_shown_not_hidden(t
     assert report["tools"] == [{"model": "m", "mode": "dimagent_v3", "baseline": "pure_qa", "n": 0,
                                 "statistics": None}]
     assert "| m | pure_qa | 0/300 | n/a |" in (out / "report.md").read_text()
+
+
+def test_precomputed_score_run_results_give_the_same_report(made):
+    """The Space passes the board's stored score_run results (JSON, as the store keeps them): the report equals the
+    CLI's, which scores each run itself; a second report of the same runs (its statistics kept) equals it too."""
+    from scitaste_hf.analysis import Run, analyse
+    from scitaste_hf.errors import InvalidInput
+
+    runs = [Run(model, mode, read_predictions(path)) for (model, mode), path in made["runs"].items()]
+    stored = [json.loads(json.dumps(score_run(made["gold"], r.predictions, n_resamples=B))) for r in runs]
+    name = made["report"]["inputs"]["gold"]
+    direct = analyse(runs, made["gold"], n_resamples=B, gold_name=name)
+    assert analyse(runs, made["gold"], n_resamples=B, gold_name=name, results=[stored[0], None, stored[2]]) == direct
+    assert analyse(runs, made["gold"], n_resamples=B, gold_name=name, results=stored) == direct
+    assert {k: v for k, v in direct.items() if k != "runs"} == {k: v for k, v in made["report"].items() if k != "runs"}
+    assert [r["scopes"] for r in direct["runs"]] == [r["scopes"] for r in made["report"]["runs"]]
+    with pytest.raises(InvalidInput, match="2 precomputed results for 3 runs"):
+        analyse(runs, made["gold"], n_resamples=B, results=stored[:2])
