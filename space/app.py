@@ -608,8 +608,9 @@ def queue_table(board: Leaderboard) -> dict:
     return {"headers": QUEUE_COLUMNS, "data": data or [[""] * len(QUEUE_COLUMNS)]}
 
 
-#: Runs one report takes at most: each costs its bootstrap (about a second of CPU on the demo's 300 papers), and a
-#: report of more says little that the board does not.
+#: Runs one report takes at most: each new one costs the report's own statistics over the resamples (about a quarter
+#: of a second of CPU on the demo's 300 papers; its scores are the board's), and a report of more says little that
+#: the board does not.
 REPORT_RUNS = 6
 
 
