@@ -96,3 +96,60 @@ def test_find_a_paper_and_a_runs_worst_papers(papers_space):
     failed = next(b for b, a in answers.items() if not isinstance(a, Answer))
     reasoning, numbers, _ = client.predict(failed, agent, api_name="/paper_run")
     assert reasoning.startswith("not scored (no_json)") and all(r[3] is None for r in numbers["data"])
+
+
+def test_a_papers_page_in_a_browser(chromium, papers_space, tmp_path):
+    """What a visitor sees in Chromium: the paper's gold, each run's answer with its status, the picked run's
+    conversation with its tool calls, and the frozen evidence, as the API serves them."""
+    import os
+    from pathlib import Path
+
+    client, gold, answers, _ = papers_space
+    record = gold[5]
+    _, gold_table, runs, _, evidence = client.predict(record["bibcode"], api_name="/paper")
+    page = chromium.new_page()
+    errors = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    try:
+        page.goto(client.src, wait_until="networkidle")
+        page.get_by_role("tab", name="Papers").click()
+        page.get_by_label("paper (bibcode)").fill(record["bibcode"])
+        page.get_by_role("button", name="Open paper").click()
+        page.get_by_text(record["title"]).first.wait_for(timeout=30000)
+        grids = page.get_by_role("grid").filter(has=page.get_by_role("columnheader", name="gold", exact=True))
+        grids.first.get_by_role("gridcell", name="IS", exact=True).wait_for(timeout=30000)
+
+        def cells(grid):
+            return [[c.strip() for c in row.get_by_role("gridcell").all_inner_texts()]
+                    for row in grid.get_by_role("row").filter(has=page.get_by_role("gridcell")).all()]
+
+        assert [float(row[2]) for row in cells(grids.first)] == [row[2] for row in gold_table["data"]]
+        # the picked run's answer beside the gold: its eight predictions as stored
+        answer = answers[record["bibcode"]]
+        page.wait_for_function("() => document.querySelectorAll('[role=grid]').length >= 3", timeout=30000)
+        for _ in range(100):
+            if len(shown := cells(grids.nth(1))) == 8:
+                break
+            page.wait_for_timeout(100)
+        assert [float(row[3]) for row in shown] == [round(v, 2) for v in answer.vector()], shown
+        statuses = page.get_by_role("grid").filter(has=page.get_by_role("columnheader", name="status", exact=True))
+        cells = statuses.get_by_role("gridcell").all_inner_texts()
+        status, rank = (runs["headers"].index(c) for c in ("status", "rank"))
+        assert {"evidence-consistent", "flagged", "unranked"} == {r[status] for r in runs["data"]} | {
+            r[rank] for r in runs["data"]} - {"1"}
+        assert {r[status] for r in runs["data"]} | {"unranked"} <= {c.strip() for c in cells}, cells
+        # the first run of the board's order is picked: its conversation names every tool, then the evidence
+        # (the JSON views fold their deeper levels: their text is read, not what is unfolded on screen)
+        for _ in range(300):
+            if all(f'"{name}"' in (text := page.text_content("body")) for name in TOOL_NAMES):
+                break
+            page.wait_for_timeout(100)
+        assert all(f'"{name}"' in text for name in TOOL_NAMES), [n for n in TOOL_NAMES if f'"{n}"' not in text]
+        assert "tool_calls" in text
+        assert page.get_by_role("textbox", name="reasoning").input_value() == answer.reasoning
+        assert set(evidence) == set(TOOL_NAMES)
+        out = Path(os.environ.get("SCITASTE_SCREENSHOT_DIR") or tmp_path)
+        page.screenshot(path=str(out / "space-papers.png"), full_page=True)
+        assert errors == []
+    finally:
+        page.close()
