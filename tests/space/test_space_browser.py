@@ -17,7 +17,8 @@ import pytest
 
 pytestmark = pytest.mark.slow
 
-TABS = ("Leaderboard", "Compare", "Plots", "Submit", "Annotate", "Expert agreement", "About")
+TABS = ("Leaderboard", "Compare", "Papers", "Report", "Plots", "Submit", "Queue", "Annotate", "Expert agreement",
+        "About")
 COLUMNS = ["rank", "top group", "run", "model", "mode", "S1 skill", "S1 skill 95% CI", "vs floor", "Scheme-1",
            "S1 grade", "S1 95% CI", "S2 skill", "S2 skill 95% CI", "Scheme-2", "S2 grade", "S2 95% CI", "WAPE %",
            "Spearman", "Pearson", "MAE", "bias", "coverage", "status", "kind", "date", "organisation", "link"]
