@@ -17,7 +17,9 @@ from scitaste_hf.scoring.answers import last_json_object
 _RELATION_WORDS = {"greater": "is greater than", "less": "is less than", "in_interval": "lies in the interval"}
 
 
-def _event_text(registration: MVERegistration) -> str:
+def event_text(registration: MVERegistration) -> str:
+    """A registered event in words, as the judges and the novelty matcher read it: ``statistic relation threshold
+    (unit)``."""
     event = registration.event
     threshold = (f"[{event.threshold[0]:g}, {event.threshold[1]:g}]" if event.relation == "in_interval"
                  else f"{event.threshold:g}")
@@ -45,7 +47,7 @@ def judge_prompt(seed_summary: str, registrations: tuple[MVERegistration, ...] |
                   f"Method: {registration.method}",
                   f"Evaluation plan: {registration.evaluation_plan}",
                   f"Resources: {registration.resources}",
-                  f"Registered event: {_event_text(registration)}", ""]
+                  f"Registered event: {event_text(registration)}", ""]
     parts.append(f"For each of the {N_MVES} MVEs, give the probability (0 to 1) that its registered event occurs. "
                  f'Reply with one JSON object: {{"probabilities": [p1, p2, p3, p4, p5]}}, in MVE order.')
     return "\n".join(parts)

@@ -93,7 +93,8 @@ def _read_rows(source: Path, split: str) -> list[dict[str, Any]]:
     return ds.to_list()
 
 
-def _validation_message(exc: ValidationError) -> str:
+def validation_message(exc: ValidationError) -> str:
+    """A schema error in one line: where its first error is (``field.sub``) and what it says."""
     error = exc.errors()[0]
     where = ".".join(str(p) for p in error["loc"])
     message = error["msg"].removeprefix("Value error, ")
@@ -124,7 +125,7 @@ def validate_rows(rows: list[dict[str, Any]], source: str = "release") -> Releas
         try:
             record = MVERecord.model_validate(row)
         except ValidationError as exc:
-            raise ScitasteError(f"{source}: {label}: {_validation_message(exc)}") from None
+            raise ScitasteError(f"{source}: {label}: {validation_message(exc)}") from None
         if record.mve_id in seen:
             raise ScitasteError(f"{source}: {label}: mve_id {record.mve_id!r} appears twice")
         seen.add(record.mve_id)
@@ -137,7 +138,7 @@ def validate_rows(rows: list[dict[str, Any]], source: str = "release") -> Releas
         try:
             conditions[condition_id] = condition_of(group)
         except ValidationError as exc:
-            raise ScitasteError(f"{source}: condition {condition_id!r}: {_validation_message(exc)}") from None
+            raise ScitasteError(f"{source}: condition {condition_id!r}: {validation_message(exc)}") from None
         except ValueError as exc:
             raise ScitasteError(f"{source}: condition {condition_id!r}: {exc}") from None
     return Release(tuple(records), conditions)

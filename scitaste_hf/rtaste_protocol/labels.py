@@ -15,7 +15,7 @@ from typing import Any
 
 from scitaste_hf.agent.chat import ChatClient, ChatError
 from scitaste_hf.errors import InvalidInput, ScitasteError
-from scitaste_hf.rtaste.judge import _event_text  # the judge task's wording of a registered event
+from scitaste_hf.rtaste.judge import event_text
 from scitaste_hf.rtaste.schema import N_AUDITORS, N_MVES, N_NOVELTY_JUDGES, NOVELTY_LABELS, VALUE_MAX, MVERegistration
 from scitaste_hf.rtaste_protocol.propose import _json, _Run, _seed_block, ask_valid
 from scitaste_hf.rtaste_protocol.rerun import MVE_FILE
@@ -49,7 +49,7 @@ LABEL = (f"For each MVE, in order, label it against the literature: {', '.join(N
 def _mve_block(number: int, registration: MVERegistration) -> list[str]:
     return [f"MVE {number}", f"Hypothesis: {registration.hypothesis}", f"Method: {registration.method}",
             f"Inputs: {registration.inputs}", f"Evaluation plan: {registration.evaluation_plan}",
-            f"Registered event: {_event_text(registration)}"]
+            f"Registered event: {event_text(registration)}"]
 
 
 def _code(folder) -> str:

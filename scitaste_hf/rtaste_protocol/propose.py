@@ -25,7 +25,7 @@ from pydantic import ValidationError
 
 from scitaste_hf.agent.chat import ChatClient, ChatError, Reply
 from scitaste_hf.errors import InvalidInput, first_line
-from scitaste_hf.rtaste.release import _validation_message  # the release's one-line wording of a schema error
+from scitaste_hf.rtaste.release import validation_message
 from scitaste_hf.rtaste.schema import N_MVES, ORGANISATIONS, Condition, MVERegistration
 from scitaste_hf.rtaste_protocol.seal import seals
 from scitaste_hf.rtaste_protocol.study import Study, condition_id, write
@@ -177,7 +177,7 @@ def parse_registrations(text: str) -> tuple[MVERegistration, ...]:
         try:
             registrations.append(MVERegistration.model_validate(item))
         except ValidationError as exc:
-            raise InvalidInput(f"registration {number}: {_validation_message(exc)}") from None
+            raise InvalidInput(f"registration {number}: {validation_message(exc)}") from None
     return tuple(registrations)
 
 
@@ -191,7 +191,7 @@ def forecast_checker(cid: str, model: str, seed: str, organisation: str,
             return Condition(condition_id=cid, model=model, organisation=organisation, seed_paper=seed,
                              registrations=registrations, probabilities=probabilities, ranks=ranks, cost_usd=0.0)
         except ValidationError as exc:
-            raise InvalidInput(_validation_message(exc)) from None
+            raise InvalidInput(validation_message(exc)) from None
     return check
 
 
