@@ -609,8 +609,8 @@ def queue_table(board: Leaderboard) -> dict:
 
 
 #: Runs one report takes at most: each new one costs the report's own statistics over the resamples (about a quarter
-#: of a second of CPU on the demo's 300 papers; its scores are the board's), and a report of more says little that
-#: the board does not.
+#: of a second of CPU on the bundled example's papers; its scores are the board's), and a report of more says little
+#: that the board does not.
 REPORT_RUNS = 6
 
 
