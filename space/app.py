@@ -1010,7 +1010,7 @@ def paper_run(papers: Papers, bibcode, run) -> tuple:
     conversation = papers.details.conversation(run_id, bibcode)
     if conversation is None:
         conversation = {"conversation": "none stored: the run came without a trace or samples log"
-                        if row["trace_kind"] is None else "stored in an Inspect log (shown by Inspect View)"}
+                        if row["trace_kind"] is None else "none stored for this paper in the run's evidence"}
     return reasoning, answer, conversation
 
 

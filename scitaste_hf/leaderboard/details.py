@@ -21,7 +21,7 @@ from typing import Any
 from scitaste_hf.errors import ScitasteError
 from scitaste_hf.leaderboard.database import Database
 from scitaste_hf.output import write_bytes_atomic
-from scitaste_hf.predictions import is_inspect_log
+from scitaste_hf.predictions import is_inspect_log, log_reader
 from scitaste_hf.schema import DIMENSIONS, Answer
 
 DETAILS_FILE = "details.sqlite"
@@ -237,10 +237,15 @@ class Details(Database):
         """The paper's conversation in the run's evidence, round by round (:func:`rounds`), or None when the run
         stores no evidence line of the paper."""
         row = self.one(run_id, bibcode)
-        # An Inspect log's conversation needs Inspect's reader, which only the adapters may import: not shown yet.
-        if row is None or row["trace_kind"] in (None, INSPECT):
+        if row is None or row["trace_kind"] is None:
             return None
         sha256 = self.query("SELECT sha256 FROM runs WHERE run_id = ?", (run_id,))[0]["sha256"]
+        if row["trace_kind"] == INSPECT:  # read by the Inspect adapter, found through its entry point
+            for kind, blob in self.board.store.evidence(sha256).items():
+                if is_inspect_log(blob):
+                    found = log_reader(kind).messages(blob, f"run #{run_id}'s {kind}", bibcode)
+                    return None if found is None else rounds({"messages": found})
+            return None
         with open(self.board.store.files / f"{sha256}.{row['trace_kind']}.jsonl", "rb") as fh:
             fh.seek(row["trace_offset"])
             line = fh.read(row["trace_length"])

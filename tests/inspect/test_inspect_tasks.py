@@ -256,6 +256,33 @@ def test_the_space_takes_an_inspect_log_as_the_run_and_as_its_evidence(run, tmp_
         board.store.close()
 
 
+def test_the_papers_tab_shows_an_inspect_logs_conversation_with_its_tool_calls(run, tmp_path):
+    from scitaste_hf.leaderboard.details import Details
+    from scitaste_hf.leaderboard.service import Leaderboard
+
+    log = run["logs"]["dimagent_v3_live"]
+    data = Path(log.location).read_bytes()
+    board = Leaderboard(tmp_path / "lb", run["rows"], rate_limit=None)
+    try:
+        result = board.submit(data, "scripted judge", "dimagent_v3_live", samples=data)
+        details = Details(board)
+        details.sync()
+        b = [r["bibcode"] for r in run["rows"]]
+        sample = next(s for s in log.samples if s.id == b[0])
+        shown = details.conversation(result.run_id, b[0])
+        # each assistant turn is a round: its reply and its tool calls, each with the result Inspect sent back
+        turns = [m for m in sample.messages if m.role == "assistant"]
+        assert [r["reply"] for r in shown[:len(turns)]] == [m.text for m in turns]
+        calls = [c for r in shown for c in r["tool_calls"]]
+        assert [c["name"] for c in calls] == ["no_such_tool", "references", "paper_metadata"]
+        results = {m.tool_call_id: m.text for m in sample.messages if m.role == "tool"}
+        assert [c["result"] for c in calls] == [results[c.id] for m in turns for c in m.tool_calls or []]
+        assert shown[0]["sent"][0]["role"] == "system" and b[0] in shown[0]["sent"][1]["content"]
+        assert details.conversation(result.run_id, "no such paper") is None
+    finally:
+        board.store.close()
+
+
 def test_the_parameters_choose_the_papers(run, tmp_path):
     from scitaste_hf.adapters.inspect.tasks import TASKS as REGISTERED
     from scitaste_hf.adapters.lmeval.tasks import doc_order

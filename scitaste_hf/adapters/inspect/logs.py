@@ -116,6 +116,40 @@ def one_epoch(data: bytes, epoch: int, source: str) -> bytes:
         return path.read_bytes()
 
 
+def messages(data: bytes, source: str, sample_id: str) -> list[dict] | None:
+    """The conversation of the Inspect log's sample ``sample_id`` (a paper; its first epoch) as OpenAI-style chat
+    messages (``role``, ``content`` text, an assistant's ``tool_calls``, a tool result's ``tool_call_id``), the shape
+    of an agent trace's ``messages``; None when the log has no such sample.
+
+    Raises
+    ------
+    ScitasteError
+        When ``data`` is not a readable Inspect log.
+    """
+    from inspect_ai.log import read_eval_log_sample
+
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / f"log{_suffix(data)}"
+        path.write_bytes(data)
+        try:  # an .eval archive gives up the one sample without reading the others
+            sample = read_eval_log_sample(str(path), id=sample_id, resolve_attachments=True)
+        except (KeyError, IndexError, ValueError):
+            return None  # no sample of that id (Inspect's error for it differs between its versions)
+        except Exception as exc:
+            raise ScitasteError(f"{source}: not a readable Inspect log ({first_line(exc)})") from None
+    out = []
+    for message in sample.messages:
+        entry: dict = {"role": message.role, "content": message.text}
+        if message.role == "assistant" and message.tool_calls:
+            entry["tool_calls"] = [{"id": call.id, "type": "function",
+                                    "function": {"name": call.function, "arguments": json.dumps(call.arguments)}}
+                                   for call in message.tool_calls]
+        if message.role == "tool":
+            entry["tool_call_id"] = message.tool_call_id
+        out.append(entry)
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     """``python -m scitaste_hf.adapters.inspect.logs LOG --epoch N --out RUN``: write one epoch of ``LOG`` as a
     log of its own; an error is one line on stderr and exit status 1, with nothing written."""
