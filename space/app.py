@@ -42,19 +42,48 @@ from scitaste_hf.weights import DEFAULT_WEIGHTS, weights_note
 ALL = "all"
 #: The board's columns: what the order rests on first (rank interval, top group, skill over the constant floor),
 #: then both schemes with their grades and intervals, the statistics behind Scheme 1, coverage and who sent the run.
-COLUMNS = ["rank", "top group", "run", "model", "mode", "S1 skill", "S1 skill 95% CI", "vs floor", "Scheme-1",
-           "S1 grade", "S1 95% CI", "S2 skill", "S2 skill 95% CI", "Scheme-2", "S2 grade", "S2 95% CI", "WAPE %",
-           "Spearman", "Pearson", "MAE", "bias", "coverage", "status", "kind", "date", "organisation", "link"]
-#: Pixel widths of :data:`COLUMNS`, wide enough that no header breaks inside a word and no status ("evidence-
-#: consistent", the longest) or mark ("not above floor") wraps: a cell breaks a word that does not fit.
-WIDTHS = ["70px", "80px", "60px", "220px", "170px", "90px", "135px", "135px", "100px", "95px", "125px", "90px",
-          "135px", "100px", "95px", "125px", "95px", "105px", "95px", "80px", "80px", "100px", "180px", "100px",
+#: Each with what it means, which About lists under the headers the table shows.
+COLUMN_MEANINGS = {
+    "rank": "the range holding 95% of the run's bootstrap ranks by Scheme-1 skill (blank for a flagged run)",
+    "top group": "\u2605 when the rank's range reaches the leader's: the data cannot tell the run from the leader",
+    "run": "the run's number on this board",
+    "model": "the model, as submitted",
+    "mode": "how the model saw each paper (see The modes)",
+    "S1 skill": "the share of the constant floor's distance to a perfect Scheme 1 that the run closes",
+    "S1 skill 95% CI": "the bootstrap 95% interval of S1 skill",
+    "vs floor": "above, or not above floor when the S1 skill interval does not exclude 0",
+    "Scheme-1": "the Scheme 1 score (0-100)",
+    "S1 grade": "Scheme 1's grade (excellent, moderate, poor, unusable)",
+    "S1 95% CI": "the bootstrap 95% interval of Scheme-1",
+    "S2 skill": "the share of the constant floor's WAPE that the run removes",
+    "S2 skill 95% CI": "the bootstrap 95% interval of S2 skill",
+    "Scheme-2": "the Scheme 2 score (0-100), from WAPE",
+    "S2 grade": "Scheme 2's WAPE band (A-F)",
+    "S2 95% CI": "the bootstrap 95% interval of Scheme-2",
+    "WAPE %": "the innovation scores' absolute errors summed, over the gold scores summed, in percent",
+    "Spearman": "rank correlation of predicted and gold innovation scores",
+    "Pearson": "linear correlation of predicted and gold innovation scores",
+    "MAE": "mean absolute error of the innovation score",
+    "bias": "mean signed error of the innovation score (positive: over-rated)",
+    "coverage": "papers scored of papers asked (failures are excluded, never zeros)",
+    "status": "what the run's evidence shows (see What a run's status does and does not prove)",
+    "kind": "a submission, a row of the offline baseline, or the bundled example",
+    "date": "when the run was submitted",
+    "organisation": "who submitted it, as given",
+    "link": "the submitter's link, as given",
+}
+COLUMNS = list(COLUMN_MEANINGS)
+#: Pixel widths of :data:`COLUMNS`, wide enough that no header breaks inside a word (headers wrap between words:
+#: CSS) and no status ("evidence-consistent", the longest), mark ("not above floor") or negative interval
+#: ("[-0.006, 0.037]") is cut.
+WIDTHS = ["70px", "80px", "60px", "220px", "170px", "90px", "150px", "150px", "100px", "95px", "125px", "90px",
+          "150px", "100px", "95px", "125px", "95px", "105px", "95px", "80px", "80px", "100px", "180px", "100px",
           "110px", "140px", "200px"]
 #: The columns of a run's scores (:func:`_scores`).
 SCORE_COLUMNS = COLUMNS[COLUMNS.index("S1 skill"):COLUMNS.index("coverage") + 1]
 #: The reference rows' table: the floors with the same numbers, and how many of the view's runs beat each.
 FLOOR_COLUMNS = ["reference row", "runs above it", *SCORE_COLUMNS]
-FLOOR_WIDTHS = ["260px", "110px", *WIDTHS[COLUMNS.index("S1 skill"):COLUMNS.index("coverage") + 1]]
+FLOOR_WIDTHS = ["290px", "110px", *WIDTHS[COLUMNS.index("S1 skill"):COLUMNS.index("coverage") + 1]]
 COMPARE_COLUMNS = ["scope", "papers", "metric", "A - B", "95% CI", "p", "detectable (80% power)", "verdict"]
 #: Mark of a run whose rank interval reaches the leader's.
 TOP = "\u2605"
@@ -75,8 +104,10 @@ STATUS_CHOICES = [ALL, *(s for s in STATUSES if s != FLAGGED)]
 DETAILS_PLACEHOLDER = {"run details": "select a row of the table"}
 #: A system font stack: the Space needs no web font (offline, Gradio's default fell back to a font with an odd "B").
 FONTS = ["system-ui", "-apple-system", "Segoe UI", "Roboto", "Helvetica Neue", "Arial", "sans-serif"]
-#: The "show flagged runs" box's label kept whole on a narrow screen (at 420 px it was squeezed to its box).
+#: Headers wrap between words, never cut ("S1 skill 95..."), and the "show flagged runs" box's label is kept whole on a
+#: narrow screen (at 420 px it was squeezed to its box).
 CSS = """
+th span.header.text { white-space: normal; text-overflow: clip; overflow-wrap: normal; word-break: normal; }
 #show-flagged { min-width: 170px !important; }
 #show-flagged label span { white-space: nowrap; }
 """
@@ -339,7 +370,8 @@ def scheme2_chart(board: Leaderboard):
     data = scheme2_by_model(board)
     models = list(dict.fromkeys(data["model"]))
     modes = [m for m in MODES if m in set(data["mode"])]
-    fig, ax = _figure(max(6.0, 1.2 + 0.5 * len(models) * max(1, len(modes))), 4.2)
+    # As wide as the Plots tab's frame at a laptop's width (the picture is drawn at 100 dpi, scaled down to fit).
+    fig, ax = _figure(max(13.0, 1.2 + 0.5 * len(models) * max(1, len(modes))), 4.5)
     width = 0.8 / max(1, len(modes))
     for k, mode in enumerate(modes):
         part = data[data["mode"] == mode]
@@ -350,6 +382,9 @@ def scheme2_chart(board: Leaderboard):
             ax.axhline(floor["scheme2"], color="grey", linestyle=style, linewidth=1,
                        label=f"{floor['model']} ({floor['scheme2']:.1f})")
     ax.set_xticks(range(len(models)), models, rotation=20, ha="right")
+    # room for at least four models, the groups centred: a board of one model keeps bars of a bar's width
+    spare = max(0, 4 - len(models)) / 2
+    ax.set_xlim(-0.5 - spare, len(models) - 0.5 + spare)
     ax.set_ylim(0, 100)
     ax.set_ylabel("Scheme-2 (best run of the model in the mode)")
     ax.set_title("Scheme-2 by model and mode")
@@ -366,7 +401,8 @@ def heatmap(board: Leaderboard, mode):
     disciplines = list(board.scopes[1:])  # the release's, in reporting order
     per_discipline = {d: {r["run"]: r["scheme2"] for r in board.rows(mode=mode, discipline=d)} for d in disciplines}
     grid = [[per_discipline[d].get(r["run"]) for d in disciplines] for r in runs]
-    fig, ax = _figure(8, 1 + 0.45 * max(1, len(runs)))
+    # Rows for at least three runs, so that a board of one or two keeps a colour bar whose ticks read.
+    fig, ax = _figure(10, 1.6 + 0.45 * max(3, len(runs)))
     if runs:
         data = pd.DataFrame(grid, index=labels, columns=disciplines, dtype=float)
         image = ax.imshow(data.values, cmap="viridis", vmin=0, vmax=100, aspect="auto")
@@ -376,7 +412,10 @@ def heatmap(board: Leaderboard, mode):
             for j, v in enumerate(row):
                 if v == v:
                     ax.text(j, i, f"{v:.1f}", ha="center", va="center", color="white" if v < 60 else "black")
-        fig.colorbar(image, ax=ax, label="Scheme-2")
+        from mpl_toolkits.axes_grid1 import make_axes_locatable
+
+        # an axes of its own beside the heatmap's: the colour bar spans exactly the heatmap's rows
+        fig.colorbar(image, cax=make_axes_locatable(ax).append_axes("right", size=0.25, pad=0.15), label="Scheme-2")
     ax.set_title(f"Scheme-2 by discipline, mode {mode} (first {HEATMAP_RUNS} runs of the board's order)")
     fig.tight_layout()
     return fig
@@ -405,6 +444,7 @@ def about(disciplines: Sequence[str] = DISCIPLINES, floor=None) -> str:
     """The About tab, naming the release's disciplines (default: the default release's) and, given the constant
     floor's reference row (:meth:`~scitaste_hf.leaderboard.service.Leaderboard.floors`), what it earns."""
     named = f"{', '.join(disciplines[:-1])} and {disciplines[-1]}" if len(disciplines) > 1 else disciplines[0]
+    columns = "\n".join(f"| {c} | {m} |" for c, m in COLUMN_MEANINGS.items())
     weights = "\n".join(f"| {DIMENSION_LETTERS[k]} | `{k}` | {w:.4f} |" for k, w in DEFAULT_WEIGHTS.items())
     bands = "\n".join(
         f"| {b.grade} | [{100 * b.low:g}, {100 * b.high:g}%) | {b.score_at_low:g} -> {b.score_at_high:g} |"
@@ -500,6 +540,12 @@ The gold labels are public, so a score alone proves nothing. Each run gets one s
 Neither *{EVIDENCE_CONSISTENT}* nor *{SELF_REPORTED}* certifies a model; only running it again could, which is
 what *{SERVER_RUN}* is. A copy of the
 labels with noise the size of a strong model's errors is not flagged.
+
+## The board's columns
+
+| column | meaning |
+|---|---|
+{columns}
 
 ## Weights
 

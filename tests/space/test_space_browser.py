@@ -231,11 +231,61 @@ def test_scheme2_chart_draws_the_modes_side_by_side(page):
     expected = [scheme2["Model-A", "pure_qa"], scheme2["Model-A", "dimagent_v3"],
                 scheme2["synthetic-example-model", "dimagent_v3"]]
     assert np.allclose(heights, expected, atol=1.0), (heights, expected)
+    # sized to its frame, not a third of it
+    frame = chart.evaluate("e => e.closest('.block').getBoundingClientRect().width")
+    assert chart.bounding_box()["width"] >= 0.7 * frame, (chart.bounding_box(), frame)
     assert max(heights) < 99  # stacked, Model-A's two modes would reach 134
     # grouped: Model-A's two bars stand side by side, equally wide, neither on top of the other
     (a_left, a_right, _), (b_left, b_right, _) = sorted([pure_qa[0], dimagent[0]])
     assert a_right < b_left <= a_right + 4, (pure_qa, dimagent)
     assert abs((a_right - a_left) - (b_right - b_left)) <= 3
+
+
+def _colour_bar_height(pixels):
+    """The height in pixels of the longest column stretch of viridis colours that runs from the top of the scale
+    to its bottom: the colour bar (a heatmap's cells are flat blocks of a few colours each)."""
+    import numpy as np
+    from matplotlib import colormaps
+
+    lut = (colormaps["viridis"](np.linspace(0, 1, 256))[:, :3] * 255).astype(int)
+    best = 0
+    for column in pixels.transpose(1, 0, 2).astype(int):
+        distance = np.abs(column[:, None, :] - lut[None, :, :]).max(axis=2)
+        index = np.where(distance.min(axis=1) < 30, distance.argmin(axis=1), -1)
+        start = 0
+        for row in range(1, len(index) + 1):  # stretches where the scale falls a little from one row to the next
+            if row == len(index) or index[row] < 0 or not 0 <= index[row - 1] - index[row] <= 24:
+                if index[start] >= 0 and index[start] - index[row - 1] > 200:
+                    best = max(best, row - start)
+                start = row
+    return best
+
+
+def test_heatmap_colour_bar_spans_the_heatmap(page):
+    import numpy as np
+    from PIL import Image
+
+    page.get_by_role("tab", name="Plots").click()
+    heat = page.get_by_test_id("matplotlib").filter(visible=True).nth(1).locator("img")
+    src = heat.get_attribute("src")
+    pixels = np.asarray(Image.open(io.BytesIO(base64.b64decode(src.split(",", 1)[1]))).convert("RGB"))
+    top, bottom, _, _ = _axes_box(pixels)
+    # as tall as the heatmap's rows (a scale squashed into two rows' height reads as nothing)
+    assert _colour_bar_height(pixels) >= (bottom - top) - 6, (_colour_bar_height(pixels), top, bottom)
+    assert bottom - top > 150, (top, bottom)
+
+
+def test_no_header_of_the_board_or_floors_is_cut(page):
+    floor_columns = 2 + COLUMNS.index("coverage") + 1 - COLUMNS.index("S1 skill")  # reference row, runs above it
+    for width in (1500, 1280):  # a laptop's widths
+        page.set_viewport_size({"width": width, "height": 1000})
+        page.wait_for_timeout(300)
+        for header, count in (("top group", len(COLUMNS)), ("reference row", floor_columns)):
+            shown = _grid(page, header).locator("th").evaluate_all(
+                "ths => ths.map(th => { const t = th.querySelector('.header') || th;"
+                " return [t.innerText.trim(), t.scrollWidth, t.clientWidth] })")
+            assert len(shown) == count, shown
+            assert [s for s in shown if s[1] > s[2] + 1] == [], (width, header)  # "S1 skill 95..." is cut
 
 
 def test_compare_preselects_the_leader_never_a_flagged_run(page):
@@ -269,6 +319,9 @@ def test_every_tab_renders(page, tmp_path):
             caption = page.get_by_text("how much later work in the field builds", exact=False).first
             colour = caption.evaluate("e => getComputedStyle(e).color")
             assert max(map(int, re.findall(r"\d+", colour)[:3])) < 120, colour
+        if tab == "About":  # each of the board's headers is explained there
+            explained = [t.strip() for t in page.locator(".prose td").all_inner_texts()]
+            assert [c for c in COLUMNS if c not in explained] == []
         if tab == "Expert agreement":  # before Compute, each table has its own headers, not "1 2 3"
             assert _grid(page, "flagged").get_by_role("columnheader").all_inner_texts() == [
                 "rater", "ratings", "judged", "flagged"]
