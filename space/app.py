@@ -742,6 +742,15 @@ def on_hub() -> bool:
     return os.environ.get("SYSTEM") == "spaces"
 
 
+def identity_box():
+    """Where a tab takes a visitor's identity: on the Hub a sign-in button (the handler reads its
+    ``gr.OAuthProfile``) and a hidden name box; elsewhere a typed name, which nothing verifies."""
+    if on_hub():
+        gr.LoginButton()
+        return gr.Textbox(visible=False)
+    return gr.Textbox(label="your name (run locally: not verified; on the Hub you sign in instead)")
+
+
 def _rater(name, profile) -> str:
     """The rater's id: the signed-in Hugging Face account on the Hub (never a name the client sends), the typed
     name elsewhere."""
@@ -846,11 +855,7 @@ def _annotate_tab(ratings: Ratings) -> None:
                 "venue, never its gold scores or other raters' ratings. Each paper gets at least three raters before "
                 "any gets a fourth; skip a paper outside your expertise, and stop at any time. Your ratings are "
                 "published under a pseudonym.")
-    if on_hub():
-        gr.LoginButton()
-        name = gr.Textbox(visible=False)
-    else:
-        name = gr.Textbox(label="your name (run locally: not verified; on the Hub you sign in instead)")
+    name = identity_box()
     with gr.Row():
         discipline = gr.Dropdown(list(ratings.disciplines), value=ratings.disciplines[0], label="discipline")
         start = gr.Button("Next paper", variant="primary")
@@ -1252,11 +1257,7 @@ def build_app(board: Leaderboard, synthetic: bool = False, ratings: Ratings | No
                             "(open weights; a revision is optional) or one of the endpoints the board's operator "
                             "configured (never send a key: the operator holds it). One request per mode; a model, "
                             "revision and mode already pending, running or finished is not queued again.")
-                if on_hub():
-                    gr.LoginButton()
-                    requester = gr.Textbox(visible=False)
-                else:
-                    requester = gr.Textbox(label="your name (run locally: not verified; on the Hub you sign in)")
+                requester = identity_box()
                 with gr.Row():
                     request_model = gr.Dropdown(endpoint_names(), value=None, allow_custom_value=True,
                                                 label="model: a Hub model id (owner/name) or a board endpoint")
