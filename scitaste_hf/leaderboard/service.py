@@ -408,22 +408,26 @@ class Leaderboard:
             except ScitasteError:
                 continue  # validated before it was stored; a changed gold set cannot re-admit it
             if self._seal_holds(key, meta, data):  # a worker's run whose row a crash kept out
-                status = FLAGGED if near_gold(predictions, self.gold) else SERVER_RUN
+                status = self._worker_status(predictions)
             else:
                 status, _ = self._status(predictions, self.store.evidence(key), meta.mode)
             self._insert(key, meta, status, *self._derive(predictions))
             done += 1
         return done
 
+    def _worker_status(self, predictions: Mapping[str, Answer | Failure]) -> str:
+        """The status of a run whose seal holds: ``server-run``, or ``flagged`` when its answers copy the labels (the
+        rule spares no run, the worker's included)."""
+        return FLAGGED if near_gold(predictions, self.gold) else SERVER_RUN
+
     def _seal_holds(self, key: str, meta: Meta, answers: bytes) -> bool:
         """Whether a run's seal (:func:`~scitaste_hf.leaderboard.integrity.seal`) holds under this board's secret."""
         return seal_holds(self.worker_secret, meta.seal, sha256=key, model=meta.model, mode=meta.mode,
                           submitted_at=meta.submitted_at, provenance=meta.provenance, answers=answers)
 
-    def _sealed(self, run_id: int) -> bool:
-        """Whether a stored run's seal holds over its row and its stored answers file."""
-        row = self.store.seal_fields(run_id)
-        if row is None or not row["seal"]:
+    def _sealed(self, row: Any) -> bool:
+        """Whether a stored run's seal holds over its row (:meth:`Store.run`'s) and its stored answers file."""
+        if not row["seal"]:
             return False
         try:
             answers = self.store.submission_file(row["sha256"]).read_bytes()
@@ -441,7 +445,7 @@ class Leaderboard:
         refused = []
         for run_id in self.store.sealed_or_claimed():
             row = self.store.run(run_id)
-            holds = self._sealed(run_id)
+            holds = self._sealed(row)
             if row["status"] == SERVER_RUN and not holds:
                 try:
                     predictions = self.parse(self.store.submission_file(row["sha256"]).read_bytes())
@@ -475,8 +479,8 @@ class Leaderboard:
                 except (ScitasteError, OSError):
                     continue
                 if row["integrity_version"] < RULE_VERSION:
-                    if self._sealed(row["id"]):
-                        status = FLAGGED if near_gold(predictions, self.gold) else SERVER_RUN
+                    if self._sealed(self.store.run(row["id"])):
+                        status = self._worker_status(predictions)
                     else:
                         status, _ = self._status(predictions, self.store.evidence(row["sha256"]), row["mode"])
                     self.store.set_status(row["id"], status, RULE_VERSION)
@@ -585,7 +589,7 @@ class Leaderboard:
         existing = self._stored([key])
         if existing is not None:
             return existing
-        status = FLAGGED if near_gold(predictions, self.gold) else SERVER_RUN
+        status = self._worker_status(predictions)
         derived = self._derive(predictions)
         link = f"{constants.hf_endpoint()}/{request['model']}" if request["source"] == "hub" else ""
         with self._submit_lock:

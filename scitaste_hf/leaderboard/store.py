@@ -362,13 +362,6 @@ class Store(Database):
                     out.append((sha, Meta(**json.loads(meta_path.read_text("utf-8")))))
         return out
 
-    def seal_fields(self, run_id: int) -> sqlite3.Row | None:
-        """What a run's seal covers and the seal itself (``id, sha256, model, mode, submitted_at, status,
-        provenance, seal``)."""
-        rows = self.query("SELECT id, sha256, model, mode, submitted_at, status, provenance, seal FROM runs"
-                          " WHERE id = ?", (run_id,))
-        return rows[0] if rows else None
-
     def sealed_or_claimed(self) -> list[int]:
         """The runs that carry a seal or claim ``server-run``: those whose seal is checked when the board opens."""
         return [int(r["id"]) for r in self.query("SELECT id FROM runs WHERE seal != '' OR status = ? ORDER BY id",
