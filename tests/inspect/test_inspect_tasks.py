@@ -8,6 +8,7 @@ import math
 import os
 import subprocess
 import sys
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
@@ -240,31 +241,34 @@ def test_an_inspect_log_without_inspect_installed_is_one_line(run, monkeypatch):
                                 "in the scitaste-hf repository"
 
 
-def test_the_space_takes_an_inspect_log_as_the_run_and_as_its_evidence(run, tmp_path):
+@contextmanager
+def _submitted(run, mode, folder):
+    """A board over the run's papers with the mode's Inspect log submitted as the run and as its evidence: the log,
+    the board and the submission's result."""
     from scitaste_hf.leaderboard.service import Leaderboard
-    from scitaste_hf.leaderboard.store import EVIDENCE_CONSISTENT
 
-    log = run["logs"]["dimagent_v3"]
+    log = run["logs"][mode]
     data = Path(log.location).read_bytes()
-    board = Leaderboard(tmp_path / "lb", run["rows"], rate_limit=None)
+    board = Leaderboard(folder / "lb", run["rows"], rate_limit=None)
     try:
-        result = board.submit(data, "scripted judge", "dimagent_v3", samples=data)
-        assert result.status == EVIDENCE_CONSISTENT, result.message
-        metrics = {m.name: m.value for s in log.results.scores for m in s.metrics.values()}
-        assert board.result(result.run_id)["overall"]["scheme2"]["score"] == pytest.approx(metrics["scheme2"])
+        yield log, board, board.submit(data, "scripted judge", mode, samples=data)
     finally:
         board.store.close()
 
 
+def test_the_space_takes_an_inspect_log_as_the_run_and_as_its_evidence(run, tmp_path):
+    from scitaste_hf.leaderboard.store import EVIDENCE_CONSISTENT
+
+    with _submitted(run, "dimagent_v3", tmp_path) as (log, board, result):
+        assert result.status == EVIDENCE_CONSISTENT, result.message
+        metrics = {m.name: m.value for s in log.results.scores for m in s.metrics.values()}
+        assert board.result(result.run_id)["overall"]["scheme2"]["score"] == pytest.approx(metrics["scheme2"])
+
+
 def test_the_papers_tab_shows_an_inspect_logs_conversation_with_its_tool_calls(run, tmp_path):
     from scitaste_hf.leaderboard.details import Details
-    from scitaste_hf.leaderboard.service import Leaderboard
 
-    log = run["logs"]["dimagent_v3_live"]
-    data = Path(log.location).read_bytes()
-    board = Leaderboard(tmp_path / "lb", run["rows"], rate_limit=None)
-    try:
-        result = board.submit(data, "scripted judge", "dimagent_v3_live", samples=data)
+    with _submitted(run, "dimagent_v3_live", tmp_path) as (log, board, result):
         details = Details(board)
         details.sync()
         b = [r["bibcode"] for r in run["rows"]]
@@ -279,8 +283,6 @@ def test_the_papers_tab_shows_an_inspect_logs_conversation_with_its_tool_calls(r
         assert [c["result"] for c in calls] == [results[c.id] for m in turns for c in m.tool_calls or []]
         assert shown[0]["sent"][0]["role"] == "system" and b[0] in shown[0]["sent"][1]["content"]
         assert details.conversation(result.run_id, "no such paper") is None
-    finally:
-        board.store.close()
 
 
 def test_the_parameters_choose_the_papers(run, tmp_path):
