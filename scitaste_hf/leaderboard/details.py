@@ -20,6 +20,7 @@ from typing import Any
 
 from scitaste_hf.errors import ScitasteError
 from scitaste_hf.leaderboard.database import Database
+from scitaste_hf.leaderboard.integrity import evidence_mode, evidence_paper
 from scitaste_hf.output import write_bytes_atomic
 from scitaste_hf.predictions import is_inspect_log, log_reader
 from scitaste_hf.schema import DIMENSIONS, Answer
@@ -65,16 +66,14 @@ SEARCH_LIMIT = 50
 
 
 def _line_paper(obj: Any, mode: str) -> str | None:
-    """The paper of an evidence line (an agent trace line's ``bibcode``, an lm-eval sample's ``doc.bibcode``), None for
-    a line of another mode than ``mode`` (one trace file gathers every mode of an evaluation) or without a paper."""
+    """The paper of an evidence line (:func:`~scitaste_hf.leaderboard.integrity.evidence_paper`), None for a line of
+    another mode than ``mode`` (one trace file gathers every mode of an evaluation) or without a paper."""
     if not isinstance(obj, dict):
         return None
-    doc = obj.get("doc") if isinstance(obj.get("doc"), dict) else {}
-    line_mode = obj.get("mode") if isinstance(obj.get("mode"), str) else doc.get("scitaste_mode")
+    line_mode = evidence_mode(obj)
     if isinstance(line_mode, str) and line_mode != mode:
         return None
-    bibcode = doc.get("bibcode", obj.get("bibcode"))
-    return bibcode if isinstance(bibcode, str) else None
+    return evidence_paper(obj)
 
 
 def evidence_lines(data: bytes, mode: str) -> dict[str, tuple[int, int]]:

@@ -230,11 +230,19 @@ def _reply(obj: Mapping[str, Any]) -> Answer | Failure | None:
     return None
 
 
-def _bibcode(obj: Mapping[str, Any]) -> str | None:
+def evidence_paper(obj: Mapping[str, Any]) -> str | None:
+    """The paper of an evidence line: an lm-eval sample's ``doc.bibcode``, else an agent trace line's ``bibcode``."""
     doc = obj.get("doc")
     if isinstance(doc, Mapping) and isinstance(doc.get("bibcode"), str):
         return doc["bibcode"]
     return obj.get("bibcode") if isinstance(obj.get("bibcode"), str) else None
+
+
+def evidence_mode(obj: Mapping[str, Any]) -> Any:
+    """The mode an evidence line names: an agent trace line's ``mode``, else an lm-eval sample's
+    ``doc.scitaste_mode`` (not a string when it names none)."""
+    doc = obj.get("doc") if isinstance(obj.get("doc"), dict) else {}
+    return obj.get("mode") if isinstance(obj.get("mode"), str) else doc.get("scitaste_mode")
 
 
 def _same(a: Answer | Failure, b: Answer | Failure) -> bool:
@@ -280,11 +288,10 @@ def verify_evidence(evidence: bytes, predictions: Mapping[str, Answer | Failure]
             return f"evidence line {number} is not JSON"
         if not isinstance(obj, dict):
             return f"evidence line {number} has no bibcode and model reply"
-        doc = obj.get("doc") if isinstance(obj.get("doc"), dict) else {}
-        line_mode = obj.get("mode") if isinstance(obj.get("mode"), str) else doc.get("scitaste_mode")
+        line_mode = evidence_mode(obj)
         if mode and isinstance(line_mode, str) and line_mode != mode:
             continue
-        bibcode, answer = _bibcode(obj), _reply(obj)
+        bibcode, answer = evidence_paper(obj), _reply(obj)
         if bibcode is None or answer is None:
             return f"evidence line {number} has no bibcode and model reply"
         seen[bibcode] = answer
