@@ -17,7 +17,7 @@ from scitaste_hf.agent.chat import ChatClient, ChatError
 from scitaste_hf.errors import InvalidInput, ScitasteError
 from scitaste_hf.rtaste.judge import event_text
 from scitaste_hf.rtaste.schema import N_AUDITORS, N_MVES, N_NOVELTY_JUDGES, NOVELTY_LABELS, VALUE_MAX, MVERegistration
-from scitaste_hf.rtaste_protocol.propose import _json, _Run, _seed_block, ask_valid
+from scitaste_hf.rtaste_protocol.propose import ConditionRun, ask_valid, reply_field, seed_block
 from scitaste_hf.rtaste_protocol.rerun import MVE_FILE
 from scitaste_hf.rtaste_protocol.seal import sealed_conditions
 from scitaste_hf.rtaste_protocol.study import MVES, RERUNS, Study, condition_digest, read_json, write
@@ -76,11 +76,11 @@ def _rerun_text(record: dict[str, Any]) -> str:
     return f"value {record['rerun_value']:g} ({record['value_unit']}); the registered event {occurred}"
 
 
-def _answer(client: ChatClient, system: str, text: str, check, turn: str, run: _Run | None = None,
+def _answer(client: ChatClient, system: str, text: str, check, turn: str, run: ConditionRun | None = None,
             role: str = "") -> dict[str, Any]:
     """One model's checked reply in a fresh context (with the search turn first when ``run`` has the arXiv tool):
     ``answer`` (or None and the ``reason``), its ``calls`` and ``searches``."""
-    run = run or _Run(client, None)
+    run = run or ConditionRun(client, None)
     messages = run.open(role or turn, system, text)
     try:
         if run.arxiv is not None:
@@ -100,7 +100,7 @@ def _flags(value: Any, key: str) -> list[bool]:
 
 def check_audit(text: str) -> dict[str, Any]:
     """An auditor's reply: five ``{faithful, valid, value}`` and ranks forming a permutation, or ``InvalidInput``."""
-    mves, ranks = _json(text, "mves"), _json(text, "ranks")
+    mves, ranks = reply_field(text, "mves"), reply_field(text, "ranks")
     if not isinstance(mves, list) or len(mves) != N_MVES or not all(isinstance(m, dict) for m in mves):
         raise InvalidInput(f"'mves' must be {N_MVES} objects")
     labels = []
@@ -118,7 +118,7 @@ def check_audit(text: str) -> dict[str, Any]:
 
 
 def _check_list(text: str) -> list[str]:
-    found = _json(text, "follow_ups")
+    found = reply_field(text, "follow_ups")
     if not isinstance(found, list) or len(found) != N_OBVIOUS or not all(isinstance(f, str) and f.strip()
                                                                           for f in found):
         raise InvalidInput(f"'follow_ups' must be {N_OBVIOUS} non-empty texts")
@@ -126,7 +126,7 @@ def _check_list(text: str) -> list[str]:
 
 
 def _check_labels(text: str) -> list[str]:
-    found = _json(text, "labels")
+    found = reply_field(text, "labels")
     if not isinstance(found, list) or len(found) != N_MVES or not all(f in NOVELTY_LABELS for f in found):
         raise InvalidInput(f"'labels' must be {N_MVES} of {', '.join(NOVELTY_LABELS)}")
     return found
@@ -193,7 +193,7 @@ def novelty(study: Study, listers: dict[str, ChatClient], matcher: ChatClient, j
     for cid, (condition, _) in sealed_conditions(study).items():
         path, digest = study.path(NOVELTY, f"{cid}.json"), condition_digest(condition)["digest"]
         done = _resumed(path, digest, NOVELTY)
-        paper = _seed_block(seeds[condition.seed_paper]) if condition.seed_paper in seeds else ""
+        paper = seed_block(seeds[condition.seed_paper]) if condition.seed_paper in seeds else ""
         mves = "\n".join(line for n, r in enumerate(condition.registrations, start=1)
                          for line in [*_mve_block(n, r), ""])
         for name, client in listers.items():
@@ -206,9 +206,9 @@ def novelty(study: Study, listers: dict[str, ChatClient], matcher: ChatClient, j
         lists = [done[f"list:{n}"]["answer"] for n in listers if done[f"list:{n}"]["answer"] is not None]
         steps = [("match", matcher, MATCHER, f"{paper}\n\nObvious follow-ups:\n"
                   + "\n".join(f"- {item}" for found in lists for item in found) + f"\n\n{mves}\n{MATCH}",
-                  lambda text: _flags(_json(text, "obvious"), "obvious"), None)]
+                  lambda text: _flags(reply_field(text, "obvious"), "obvious"), None)]
         steps += [(f"judge:{name}", client, NOVELTY_JUDGE, f"{paper}\n\n{mves}\n\n{LABEL}", _check_labels,
-                   _Run(client, arxiv)) for name, client in judges.items()]
+                   ConditionRun(client, arxiv)) for name, client in judges.items()]
         for key, client, system, prompt, check, run in steps:
             if key == "match" and not lists:
                 continue  # nothing to match against: every listing model failed

@@ -150,7 +150,9 @@ def seed_summary(paper: dict[str, str]) -> str:
     return f"{paper['title'].strip()}. {paper['abstract'].strip()}"
 
 
-def _seed_block(paper: dict[str, str]) -> str:
+def seed_block(paper: dict[str, str]) -> str:
+    """What a proposer or novelty judge reads of the seed paper: its title, abstract and full text (cut at
+    ``FULL_TEXT_CHARS``)."""
     text = (paper.get("full_text") or "").strip()
     block = f"Seed paper\nTitle: {paper['title'].strip()}\nAbstract: {paper['abstract'].strip()}"
     if text:
@@ -158,7 +160,9 @@ def _seed_block(paper: dict[str, str]) -> str:
     return block
 
 
-def _json(text: str, key: str) -> Any:
+def reply_field(text: str, key: str) -> Any:
+    """``key`` of the last JSON object of a model's reply that has it, or ``InvalidInput`` in one line (no such
+    object, or no JSON at all)."""
     obj, any_json = last_json_object(text or "", lambda o: key in o)
     if obj is None:
         raise InvalidInput(f"the reply holds no JSON object with {key!r}" if any_json else "the reply is not JSON")
@@ -167,7 +171,7 @@ def _json(text: str, key: str) -> Any:
 
 def parse_registrations(text: str) -> tuple[MVERegistration, ...]:
     """Exactly five registrations of a reply, each valid, or ``InvalidInput`` saying what is wrong."""
-    found = _json(text, "registrations")
+    found = reply_field(text, "registrations")
     if not isinstance(found, list):
         raise InvalidInput("'registrations' is not a list")
     if len(found) != N_MVES:
@@ -186,7 +190,7 @@ def forecast_checker(cid: str, model: str, seed: str, organisation: str,
     """The check of the forecast reply: the :class:`Condition` it completes (probabilities 0-1, ranks a
     permutation), cost 0 until priced."""
     def check(text: str) -> Condition:
-        probabilities, ranks = _json(text, "probabilities"), _json(text, "ranks")
+        probabilities, ranks = reply_field(text, "probabilities"), reply_field(text, "ranks")
         try:
             return Condition(condition_id=cid, model=model, organisation=organisation, seed_paper=seed,
                              registrations=registrations, probabilities=probabilities, ranks=ranks, cost_usd=0.0)
@@ -212,7 +216,7 @@ def _search_tool(arxiv: Any) -> Callable[[str], dict[str, Any]]:
     return search
 
 
-class _Run:
+class ConditionRun:
     """One condition's calls, searches, conversations and the stage it is at, for the record either way."""
 
     def __init__(self, client: ChatClient, arxiv: Any) -> None:
@@ -233,7 +237,7 @@ class _Run:
 
     def draft(self, role: str, paper: dict[str, str], system: str = SYSTEM) -> tuple[MVERegistration, ...]:
         """A researcher's context: understanding and directions, the literature search, five registrations."""
-        messages = self.open(role, system, f"{_seed_block(paper)}\n\n{UNDERSTAND}")
+        messages = self.open(role, system, f"{seed_block(paper)}\n\n{UNDERSTAND}")
         ask(self.client, messages, self.at(f"{role}: understanding"), self.calls)
         if self.arxiv is not None:
             self.search(role, messages)
@@ -271,11 +275,11 @@ def _drafts_text(drafts: list[tuple[MVERegistration, ...]]) -> str:
                        for n, d in enumerate(drafts, start=1))
 
 
-def _team(run: _Run, paper: dict[str, str]) -> tuple[list[dict[str, Any]], tuple[MVERegistration, ...]]:
+def _team(run: ConditionRun, paper: dict[str, str]) -> tuple[list[dict[str, Any]], tuple[MVERegistration, ...]]:
     """The research team: two proposers draft independently, a critic without tools reviews both drafts, and a
     lead without tools keeps, changes or merges them down to five; the lead's context then forecasts."""
     drafts = [run.draft(f"proposer {n}", paper, f"{SYSTEM} {PROPOSER.format(n=n)}") for n in (1, 2)]
-    seed_and_drafts = f"{_seed_block(paper)}\n\n{_drafts_text(drafts)}"
+    seed_and_drafts = f"{seed_block(paper)}\n\n{_drafts_text(drafts)}"
     critic = run.open("critic", CRITIC, f"{seed_and_drafts}\n\n{CRITIQUE}")
     critique = ask(run.client, critic, run.at("critic"), run.calls).content
     lead = run.open("lead", LEAD, f"{seed_and_drafts}\n\nThe critic's review:\n{critique}\n\n{MERGE}")
@@ -305,7 +309,7 @@ def propose_one(client: ChatClient, seed: str, paper: dict[str, str], *, organis
     if organisation not in ORGANISATIONS:
         raise InvalidInput(f"unknown organisation {organisation!r}; use one of {', '.join(ORGANISATIONS)}")
     cid = condition_id(seed, client.model, organisation)
-    run = _Run(client, arxiv)
+    run = ConditionRun(client, arxiv)
     base = {"condition_id": cid, "seed_paper": seed, "model": client.model, "organisation": organisation}
     try:
         if organisation == "research_team":
