@@ -691,20 +691,13 @@ def _report_runs(board: Leaderboard, runs, modes) -> tuple[list[tuple[int, str, 
     return out, line
 
 
-def _stored_result(board: Leaderboard, run: int) -> dict | None:
-    """The board's stored :func:`~scitaste_hf.scoring.score_run` result of ``run`` when it holds for this report:
-    scored against the board's gold set and floors (its derived key is the board's; one an upgrade has not yet
-    reached is not) with the bootstrap the report uses (the package's resamples, seed and confidence, which the
-    board scores with); None otherwise, and the report scores the run itself."""
-    row = board.store.run(run)
-    return board.result(run) if row is not None and row["derived"] == board.derived_key else None
-
-
 def report_view(board: Leaderboard, runs=None, modes=None) -> tuple:
     """What ``scitaste report`` writes, for stored runs (:func:`_report_runs`): the line saying which runs, the
     report's tables as Markdown (every number with its interval), the per-dimension Spearman heatmap and the
     report's numbers (``report.json``). Kept until the store changes; each run's score_run result is the board's
-    stored one (:func:`_stored_result`) and its statistics are kept by :func:`analyse` for the next report."""
+    stored one where it holds for the board's gold set and floors (:meth:`~scitaste_hf.leaderboard.service.
+    Leaderboard.current_result`; the board scores with the package's resamples, seed and confidence, as the report
+    does), else the report scores the run; its statistics are kept by :func:`analyse` for the next report."""
     import io
 
     from PIL import Image
@@ -718,7 +711,7 @@ def report_view(board: Leaderboard, runs=None, modes=None) -> tuple:
         def build():
             report = analyse([Run(model, mode, board.answers(run), f"run #{run}") for run, model, mode in chosen],
                              board.gold, backup=board.backup, gold_name="the board's gold set",
-                             results=[_stored_result(board, run) for run, _, _ in chosen])
+                             results=[board.current_result(run) for run, _, _ in chosen])
             # the heatmap is shown beside the text, not linked as the report folder's file
             text = re.sub(r"!\[[^\]]*\]\(" + re.escape(HEATMAP) + r"\)", "*(the heatmap below)*", markdown(report))
             return text, heatmap_png(report), report

@@ -116,6 +116,15 @@ def run_key(predictions: Mapping[str, Answer | Failure], mode: str) -> str:
     return hashlib.sha256(json.dumps([mode, canonical], sort_keys=True).encode()).hexdigest()
 
 
+def _result_of(row) -> dict[str, Any]:
+    """A run's stored row (:meth:`~scitaste_hf.leaderboard.store.Store.run`'s) as :meth:`Leaderboard.result` gives
+    it: the result with its metadata."""
+    return {"run": row["id"], "model": row["model"], "mode": row["mode"], "status": row["status"],
+            "kind": row["kind"], "organisation": row["organisation"], "link": row["link"],
+            "submitted_at": row["submitted_at"], "sha256": row["sha256"],
+            "provenance": json.loads(row["provenance"]) if row["provenance"] else None, **json.loads(row["result"])}
+
+
 def _compact(block: Mapping[str, Any]) -> dict[str, Any]:
     """The numbers of one scope of a :func:`score_run` result that the table shows, with the skill over the
     constant floor (``s1_skill``, ``s1_skill_ci``, ``s1_above_floor`` and the same for Scheme 2)."""
@@ -680,23 +689,27 @@ class Leaderboard:
                 self._floor_rows = dict(rows)
             return self._floor_rows
 
-    def result(self, run_id: int) -> dict[str, Any]:
-        """The full stored result of a run, with its metadata."""
+    def _row(self, run_id: int):
+        """A stored run's row (:class:`ScitasteError` for an unknown run)."""
         row = self.store.run(run_id)
         if row is None:
             raise ScitasteError(f"no run #{run_id}")
-        return {"run": row["id"], "model": row["model"], "mode": row["mode"], "status": row["status"],
-                "kind": row["kind"], "organisation": row["organisation"], "link": row["link"],
-                "submitted_at": row["submitted_at"], "sha256": row["sha256"],
-                "provenance": json.loads(row["provenance"]) if row["provenance"] else None, **json.loads(row["result"])}
+        return row
+
+    def result(self, run_id: int) -> dict[str, Any]:
+        """The full stored result of a run, with its metadata."""
+        return _result_of(self._row(run_id))
+
+    def current_result(self, run_id: int) -> dict[str, Any] | None:
+        """:meth:`result` when the run was scored against this board's gold set and floors (its derived key is
+        :attr:`derived_key`), else None: an upgrade has not reached it yet."""
+        row = self._row(run_id)
+        return _result_of(row) if row["derived"] == self.derived_key else None
 
     def answers(self, run_id: int) -> dict[str, Answer | Failure]:
         """A stored run's answers, ``{bibcode: Answer or Failure}``, parsed again from its stored file (what the
         Report tab analyses; :class:`ScitasteError` for an unknown run)."""
-        row = self.store.run(run_id)
-        if row is None:
-            raise ScitasteError(f"no run #{run_id}")
-        return self.parse(self.store.submission_file(row["sha256"]).read_bytes())
+        return self.parse(self.store.submission_file(self._row(run_id)["sha256"]).read_bytes())
 
     def compare(self, run_a: int, run_b: int, *, n_resamples: int = N_RESAMPLES, seed: int = SEED) -> dict[str, Any]:
         """Paired bootstrap of run A minus run B on the papers both scored, overall and per discipline.
