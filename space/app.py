@@ -34,7 +34,7 @@ from scitaste_hf.net.guard import check_name
 from scitaste_hf.ratings import Ratings, open_ratings
 from scitaste_hf.ratings.guide import GUIDE, NUMBERS, SCALE, guide_markdown, label
 from scitaste_hf.ratings.report import report_tables, summary
-from scitaste_hf.schema import CITATION, DIMENSION_LETTERS, DIMENSIONS, DISCIPLINES, WAPE_BANDS
+from scitaste_hf.schema import CITATION, DIMENSION_LETTERS, DISCIPLINES, WAPE_BANDS
 from scitaste_hf.scoring.describe import scheme1_text
 from scitaste_hf.scoring.ranks import RANK_RESAMPLES
 from scitaste_hf.weights import DEFAULT_WEIGHTS, weights_note
@@ -967,7 +967,7 @@ def _paper_id(value) -> str:
     return bibcode
 
 
-def _paper_list(papers: Papers, records, errors=None) -> dict:
+def _paper_list(records, errors=None) -> dict:
     data = [(r["bibcode"], r["title"], r["discipline"], r["year"], None if errors is None else round(e, 2))
             for r, e in zip(records, errors or [None] * len(records))]
     return {"headers": PAPER_LIST_COLUMNS, "data": data or [[""] * len(PAPER_LIST_COLUMNS)]}
@@ -976,7 +976,7 @@ def _paper_list(papers: Papers, records, errors=None) -> dict:
 def papers_find(papers: Papers, query="", discipline=ALL) -> dict:
     """The papers whose title or identifier holds every word of ``query``, of ``discipline`` unless "all"."""
     found = find_papers(papers.board.gold, query or "", None if discipline in (None, ALL, "overall") else discipline)
-    return _paper_list(papers, found)
+    return _paper_list(found)
 
 
 def papers_worst(papers: Papers, run) -> dict:
@@ -984,7 +984,7 @@ def papers_worst(papers: Papers, run) -> dict:
     if run is None or str(run).strip() == "":
         raise gr.Error("choose a run")
     rows = papers.details.worst(_run_id(run, "the run"), WORST_PAPERS)
-    return _paper_list(papers, [papers.records[r["bibcode"]] for r in rows], [r["abs_error"] for r in rows])
+    return _paper_list([papers.records[r["bibcode"]] for r in rows], [r["abs_error"] for r in rows])
 
 
 def _paper_record(record) -> str:
@@ -997,8 +997,8 @@ def _paper_record(record) -> str:
             f"{_plain(record.get('abstract'))}")
 
 
-def _paper_gold(record) -> dict:
-    values = (record["innovation_score"], *(record["dimension_scores"][k] for k in DIMENSIONS))
+def _paper_gold(values) -> dict:
+    """A paper's gold numbers (the details' vector: the composite, then the dimensions) as the gold table."""
     return {"headers": ["number", "name", "gold"],
             "data": [(NUMBER_NAMES[n], n, v) for n, v in zip(ANSWER_NUMBERS, values)]}
 
@@ -1028,7 +1028,7 @@ def paper_view(papers: Papers, bibcode) -> tuple:
             data.append((*run, *row[:-2], "" if failure is None else f"{failure}: {detail or ''}"[:200]))
     choices = [(f"#{r[1]} {r[2]} ({r[3]})", r[1]) for r in data]
     evidence = papers.evidence(bibcode)
-    return (_paper_record(record), _paper_gold(record),
+    return (_paper_record(record), _paper_gold(papers.details.gold[bibcode]),
             {"headers": PAPER_RUN_COLUMNS, "data": data or [[""] * len(PAPER_RUN_COLUMNS)]},
             gr.update(choices=choices, value=choices[0][1] if choices else None),
             evidence if evidence is not None else {"frozen evidence": "none: the gold's dataset has no tool_evidence"})
@@ -1037,7 +1037,7 @@ def paper_view(papers: Papers, bibcode) -> tuple:
 def paper_run(papers: Papers, bibcode, run) -> tuple:
     """One run on one paper: the model's reasoning (or why its answer was not scored), its answer beside the gold
     number by number, and the conversation round by round, each tool call with its result, when the run stored a
-    trace or samples log."""
+    trace, samples log or Inspect log."""
     bibcode = _paper_id(bibcode)
     run_id = _run_id(run, "the run")
     row = papers.details.one(run_id, bibcode)
@@ -1064,8 +1064,8 @@ def _papers_tab(papers: Papers) -> None:
     board = papers.board
     gr.Markdown("Open one paper: its record and gold labels, what each stored run answered with its error on each "
                 "number (prediction minus gold; flagged and unranked runs are listed as such), a run's reasoning and, "
-                "when the run came with a trace or samples log, its conversation round by round, and the nine "
-                "tools' frozen evidence. A paper's numbers are single answers: they carry no interval.")
+                "when the run came with a trace, samples log or Inspect log, its conversation round by round, and "
+                "the nine tools' frozen evidence. A paper's numbers are single answers: they carry no interval.")
     with gr.Row():
         query = gr.Textbox(label="title or identifier (bibcode, DOI, OpenAlex or arXiv id)")
         discipline = gr.Dropdown([ALL, *board.scopes[1:]], value=ALL, label="discipline")
