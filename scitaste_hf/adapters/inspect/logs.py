@@ -17,6 +17,7 @@ import argparse
 import json
 import sys
 import tempfile
+from contextlib import contextmanager
 from pathlib import Path
 
 from scitaste_hf.errors import ScitasteError, first_line
@@ -29,16 +30,23 @@ def _suffix(data: bytes) -> str:
     return ".eval" if data[:4] == b"PK\x03\x04" else ".json"
 
 
+@contextmanager
+def _on_disk(data: bytes):
+    """The log ``data`` as a file of its format's suffix, for as long as the block runs: Inspect reads logs from
+    files only."""
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / f"log{_suffix(data)}"
+        path.write_bytes(data)
+        yield str(path)
+
+
 def _log(data: bytes, source: str):
-    """The log in ``data``, read by Inspect (which reads logs from files only)."""
+    """The log in ``data``, read by Inspect."""
     from inspect_ai.log import read_eval_log
 
-    suffix = _suffix(data)
-    with tempfile.TemporaryDirectory() as folder:
-        path = Path(folder) / f"log{suffix}"
-        path.write_bytes(data)
+    with _on_disk(data) as path:
         try:
-            log = read_eval_log(str(path), resolve_attachments=True)
+            log = read_eval_log(path, resolve_attachments=True)
         except Exception as exc:  # a damaged archive, JSON of another shape: Inspect's reader says which
             raise ScitasteError(f"{source}: not a readable Inspect log ({first_line(exc)})") from None
     if not log.samples:
@@ -128,11 +136,9 @@ def messages(data: bytes, source: str, sample_id: str) -> list[dict] | None:
     """
     from inspect_ai.log import read_eval_log_sample
 
-    with tempfile.TemporaryDirectory() as folder:
-        path = Path(folder) / f"log{_suffix(data)}"
-        path.write_bytes(data)
+    with _on_disk(data) as path:
         try:  # an .eval archive gives up the one sample without reading the others
-            sample = read_eval_log_sample(str(path), id=sample_id, resolve_attachments=True)
+            sample = read_eval_log_sample(path, id=sample_id, resolve_attachments=True)
         except (KeyError, IndexError, ValueError):
             return None  # no sample of that id (Inspect's error for it differs between its versions)
         except Exception as exc:
