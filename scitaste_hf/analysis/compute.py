@@ -28,13 +28,12 @@ from scitaste_hf.scoring.bootstrap import CONFIDENCE, N_RESAMPLES, SEED, percent
 from scitaste_hf.scoring.inputs import as_answer_matrix
 from scitaste_hf.scoring.ranks import detectable_difference
 from scitaste_hf.scoring.stats import Counts, Ranked, spearman
+from scitaste_hf.taxonomy import OVERALL
 
 #: The mode every tool mode is compared with, for the same model (the paper's "effect of tools").
 BASELINE_MODE = "pure_qa"
 #: The statistics of the bias analysis, in the order they are shown.
 BIAS_STATISTICS = ("mean_signed_error", "over_rated", "median_relative_error")
-#: The scope of a run's numbers over all its papers (the others are the gold set's disciplines).
-OVERALL = "overall"
 #: Scopes whose statistics are kept (:func:`_with_intervals`): a report of runs already seen skips their bootstrap;
 #: one entry is a few kilobytes, so this is a couple of hundred runs of seven scopes.
 KEPT_SCOPES = 2048

@@ -10,10 +10,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from scitaste_hf.analysis.compute import BASELINE_MODE, OVERALL
+from scitaste_hf.analysis.compute import BASELINE_MODE
 from scitaste_hf.errors import ScitasteError
 from scitaste_hf.resources import install_hint
 from scitaste_hf.scoring.ranks import detectable_difference
+from scitaste_hf.taxonomy import OVERALL
 
 #: The power at which the tool effect's detectable difference is stated (the default of detectable_difference).
 POWER = detectable_difference.__kwdefaults__["power"]
