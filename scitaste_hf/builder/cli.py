@@ -48,6 +48,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="a release this build refreshes (a folder scitaste build wrote): its papers are kept "
                              "and its selected papers selected again before others, within the same quotas and "
                              "balance, so that the refresh changes what drifted rather than what was drawn")
+    parser.add_argument("--prospective-months", type=int, metavar="N",
+                        help="add a prospective split: the papers published in the N months up to the build's date "
+                             "(--as-of, else today), too young for citation-based gold, released without it and "
+                             "resolved later by `scitaste resolve` (docs/prospective.md)")
 
 
 def _iso_date(text: str):
@@ -133,7 +137,8 @@ def run(args: argparse.Namespace) -> int:
                          resume=args.resume, overwrite=args.overwrite, **retries,
                          journal_table=Path(args.journal_table) if args.journal_table else None,
                          as_of=args.as_of, weights=load_weights(args.weights) if args.weights else None,
-                         previous=Path(args.previous) if args.previous else None)
+                         previous=Path(args.previous) if args.previous else None,
+                         prospective_months=args.prospective_months)
     bars = _Bars()
     build = Build(config, taxonomy=load_taxonomy(args.taxonomy), reporter=bars)  # bad settings fail before any bar
     started = time.perf_counter()
@@ -152,6 +157,7 @@ def run(args: argparse.Namespace) -> int:
         out.print(table)
     n = {s: len(v) for s, v in result.splits.items()}
     resumed = f"; resumed {', '.join(result.stages_resumed)}" if result.stages_resumed else ""
-    out.print(f"wrote {result.out}: selected {n['selected']}, backup {n['backup']} "
+    young = f", prospective {len(result.prospective)}" if result.prospective is not None else ""
+    out.print(f"wrote {result.out}: selected {n['selected']}, backup {n['backup']}{young} "
               f"in {time.perf_counter() - started:.1f} s, {result.requests} requests{resumed}", soft_wrap=True)
     return 0

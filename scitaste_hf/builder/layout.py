@@ -14,6 +14,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from scitaste_hf.builder.prospective import PROSPECTIVE
 from scitaste_hf.errors import ScitasteError
 from scitaste_hf.output import temporary_dir
 from scitaste_hf.schema import (
@@ -156,10 +157,10 @@ def _weights_section(weights: Weights) -> tuple[str, str]:
 
 def card(counts: Mapping[str, int], weights: Weights, *, synthetic: bool, summary: str = "",
          num_bytes: Mapping[str, int] | None = None, provenance: Mapping[str, Any] | None = None,
-         ads_disciplines: Sequence[str] | None = None) -> str:
+         ads_disciplines: Sequence[str] | None = None, prospective: bool = False) -> str:
     """The README.md: YAML metadata (splits, features, licence, size, and the build's provenance when given, see
     :func:`scitaste_hf.release.folder.provenance`) and the dataset card; ``ads_disciplines``: the disciplines of
-    the ADS route (None: the packaged taxonomy's)."""
+    the ADS route (None: the packaged taxonomy's); ``prospective``: whether the folder has a prospective split."""
     from datasets import DatasetInfo, SplitDict, SplitInfo
     from datasets.info import DatasetInfosDict
     from huggingface_hub import DatasetCardData
@@ -178,7 +179,10 @@ def card(counts: Mapping[str, int], weights: Weights, *, synthetic: bool, summar
         # its own, so that the default config stays the two splits; until it is frozen that config has no files.
         configs=[{"config_name": "default", "data_files": [
             {"split": s, "path": f"data/{s}-*.parquet"} for s in SPLITS]},
-            {"config_name": CONFIG, "data_files": [{"split": "train", "path": CONFIG_PATH}]}],
+            {"config_name": CONFIG, "data_files": [{"split": "train", "path": CONFIG_PATH}]},
+            # A prospective split (docs/prospective.md) has no gold yet: a config of its own, beside the default.
+            *([{"config_name": PROSPECTIVE, "data_files": [
+                {"split": PROSPECTIVE, "path": f"data/{PROSPECTIVE}-*.parquet"}]}] if prospective else [])],
         **({PROVENANCE_KEY: dict(provenance)} if provenance else {}),
     )
     # num_bytes (Arrow size) completes the split info that `datasets` checks
@@ -316,7 +320,8 @@ def stale_partials(out: Path) -> list[Path]:
 def write_dataset(out_dir: str | Path, splits: Mapping[str, Sequence[Mapping[str, Any]]],
                   weights: Weights, *, synthetic: bool, summary: str = "",
                   overwrite: bool = False, extra_files: Mapping[str, str] | None = None,
-                  provenance: Mapping[str, Any] | None = None, ads_disciplines: Sequence[str] | None = None) -> Path:
+                  provenance: Mapping[str, Any] | None = None, ads_disciplines: Sequence[str] | None = None,
+                  prospective: Sequence[Mapping[str, Any]] | None = None) -> Path:
     """Write both splits and the card to ``out_dir``, atomically (a temporary folder renamed at the end).
 
     Parameters
@@ -341,6 +346,9 @@ def write_dataset(out_dir: str | Path, splits: Mapping[str, Sequence[Mapping[str
         matter and text; None for a folder written from records alone (no build made them).
     ads_disciplines : sequence of str, optional
         The disciplines of the ADS route, for the card's construction section; None: the packaged taxonomy's.
+    prospective : sequence of records, optional
+        A prospective split (:mod:`scitaste_hf.builder.prospective`: records without their gold), written as
+        ``data/prospective-*.parquet``, a config of its own; None: no such split (nor file, nor config).
     """
     import pyarrow as pa
     import pyarrow.parquet as pq
@@ -353,8 +361,11 @@ def write_dataset(out_dir: str | Path, splits: Mapping[str, Sequence[Mapping[str
     try:
         (tmp / "data").mkdir()
         sizes = {}
-        for split in SPLITS:
-            rows = sorted(splits.get(split, ()), key=lambda r: r["bibcode"])
+        written = {s: splits.get(s, ()) for s in SPLITS}
+        if prospective is not None:
+            written[PROSPECTIVE] = prospective
+        for split, records in written.items():
+            rows = sorted(records, key=lambda r: r["bibcode"])
             table = pa.Table.from_pylist([{k: r.get(k) for k in features} for r in rows], schema=schema)
             # Written under another name and renamed once whole, so that a write cut short by a kill never leaves
             # a file that looks like a split.
@@ -365,7 +376,8 @@ def write_dataset(out_dir: str | Path, splits: Mapping[str, Sequence[Mapping[str
         counts = {s: len(splits.get(s, ())) for s in SPLITS}
         (tmp / "README.md").write_text(card(counts, weights, synthetic=synthetic, summary=summary,
                                             num_bytes=sizes, provenance=provenance,
-                                            ads_disciplines=ads_disciplines), "utf-8")
+                                            ads_disciplines=ads_disciplines, prospective=prospective is not None),
+                                       "utf-8")
         for name, text in (extra_files or {}).items():
             (tmp / name).write_text(text, "utf-8")
         if out.exists():

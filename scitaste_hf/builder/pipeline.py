@@ -29,6 +29,7 @@ from typing import Any, Protocol
 
 from scitaste_hf.builder import collect as col
 from scitaste_hf.builder.layout import check_out, write_dataset
+from scitaste_hf.builder.prospective import Window, split_young
 from scitaste_hf.builder.sample import PER_DISCIPLINE, SELECTED_PER_DISCIPLINE, quotas
 from scitaste_hf.builder.workdir import check_folders, claimed, remove_stale
 from scitaste_hf.errors import ScitasteError
@@ -117,6 +118,13 @@ class BuildConfig:
         A release this build refreshes (a folder ``scitaste build`` wrote): within the same quotas and balance,
         its papers are kept before new ones and its selected papers selected again before others
         (:func:`~scitaste_hf.builder.sample.sample_splits`).
+    prospective_months : int, optional
+        Add a ``prospective`` split (docs/prospective.md): the papers published in the this many months up to the
+        build's date (``as_of``, else today), taken out of the pool before the index and released without their
+        gold. None: no such split, and the build is what it was without the option.
+    cohort : Window, optional
+        Collect only the papers published in this window (a prospective split's), as of ``as_of``, and score them
+        against each other alone: what ``scitaste resolve`` builds (:meth:`Build.indexed_records`).
     """
 
     out: Path
@@ -135,6 +143,8 @@ class BuildConfig:
     as_of: date | None = None
     weights: Weights | None = None
     previous: Path | None = None
+    prospective_months: int | None = None
+    cohort: Window | None = None
 
     @property
     def work(self) -> Path:
@@ -143,8 +153,24 @@ class BuildConfig:
 
     @property
     def window(self) -> tuple[int, int]:
-        """The publication years collected: :attr:`years`, ending with the as-of date's year at the latest."""
-        return (self.years[0], min(self.years[1], self.as_of.year)) if self.as_of else self.years
+        """The publication years collected: :attr:`years`, ending with the as-of date's year at the latest (a
+        cohort's years, within them)."""
+        first, last = (self.years[0], min(self.years[1], self.as_of.year)) if self.as_of else self.years
+        if self.cohort is not None:
+            return max(first, self.cohort.years[0]), min(last, self.cohort.years[1])
+        return first, last
+
+    @property
+    def prospective_window(self) -> Window | None:
+        """The publication window of the prospective split (:attr:`prospective_months` up to the build's date)."""
+        if self.prospective_months is None:
+            return None
+        return Window.before(self.as_of or date.today(), self.prospective_months)
+
+    @property
+    def published(self) -> str | None:
+        """The OpenAlex filter every candidate meets: published in the cohort, else by the as-of date."""
+        return self.cohort.cohort_filter if self.cohort is not None else col.published_by(self.as_of)
 
 
 @dataclass
@@ -170,6 +196,8 @@ class BuildResult:
     #: The snapshot a build read (:meth:`~scitaste_hf.builder.snapshot_source.Snapshot.describe`); empty for the
     #: services.
     source: dict[str, Any] = field(default_factory=dict)
+    #: With ``prospective_months``: the prospective split's records (no gold); None without it.
+    prospective: list[dict[str, Any]] | None = None
 
 
 def _write_json(path: Path, data: Any) -> None:
@@ -249,6 +277,10 @@ def check_config(config: BuildConfig, taxonomy: Taxonomy | None = None) -> None:
     if config.as_of is not None and not date(config.years[0], 1, 1) <= config.as_of <= date.today():
         raise ScitasteError(f"as_of {config.as_of.isoformat()} must lie between {config.years[0]}-01-01 (the first "
                             "year collected) and today")
+    config.prospective_window  # noqa: B018 -- refuses a bad number of months now, before anything is fetched
+    if config.cohort is not None and (config.as_of is None or config.cohort.end > config.as_of
+                                      or config.prospective_months is not None):
+        raise ScitasteError("cohort needs an as_of date on or after its end, and no prospective_months")
 
 
 def _check_source(config: BuildConfig, taxonomy: Taxonomy) -> None:
@@ -364,7 +396,7 @@ class Build:
         ads = {d.name: col.collect_ads(self.clients.get("ads"), d, self.taxonomy.of(d.name), self.quotas,
                                        cfg.per_discipline, years=cfg.window, tick=tick) for d in from_ads}
         cells = col.collect_openalex(self.clients.get("openalex"), self.taxonomy, self.quotas, disciplines=others,
-                                     also=col.published_by(cfg.as_of), tick=tick)
+                                     also=cfg.published, tick=tick)
         ads_records = [r for records in ads.values() for r in records]
         by_doi = col.openalex_by_doi(self.clients.get("openalex"), (r.get("doi") for r in ads_records), tick=tick)
         arxiv = col.arxiv_entries(self.clients.get("arxiv"), (r["arxiv_id"] for r in ads_records if r["arxiv_id"]),
@@ -421,6 +453,8 @@ class Build:
                          "detail": "no cascade stage labels it; in neither split"}
                         for p in kept if p["subcategory_id"] is None]
         labelled_papers = [p for p in kept if p["subcategory_id"] is not None]
+        if self.config.cohort is not None:  # NASA ADS is asked by year: the days outside the window go here
+            labelled_papers = [p for p in labelled_papers if self.config.cohort.holds(p.get("date"))]
         return {"papers": labelled_papers, "failures": failures + unclassified, "provenance": provenance}
 
     def _index(self, collected: Mapping[str, Any], around: Mapping[str, Any] | None, labelled: Mapping[str, Any],
@@ -440,10 +474,22 @@ class Build:
             # The quality check of an as-of build kept only papers with an OpenAlex record published by the date.
             works, around_works, cited = as_of_graph(works, around_works, self.config.as_of)
             papers = [{**p, "citation_count": cited[p["openalex_id"]]} for p in papers]
+        young = None
+        if (window := self.config.prospective_window) is not None:
+            papers, young = split_young(papers, window)
         records = score(papers, works, around_works, around["sources"], self.config.weights, table)
         self.reporter.advance(1)
-        return {"records": records, "graph": {"papers": len(records), "works_around": len(around_works),
-                                              "citations": sum(r["citation_count"] for r in records)}}
+        out = {"records": records, "graph": {"papers": len(records), "works_around": len(around_works),
+                                             "citations": sum(r["citation_count"] for r in records)}}
+        if young is not None:
+            from scitaste_hf.builder.prospective import blank_records
+            from scitaste_hf.builder.score import journal_table, journal_tiers
+
+            # A journal's tier is its standing among the whole pool's journals, as for the retrospective records.
+            tiers = journal_tiers([*papers, *young], works,
+                                  table if table is not None else journal_table(around["sources"]))[len(papers):]
+            out["prospective"] = blank_records(young, tiers)
+        return out
 
     def _sample(self, records: list[dict[str, Any]]) -> dict[str, Any]:
         from scitaste_hf.builder.sample import sample_splits
@@ -457,7 +503,7 @@ class Build:
                 "short_disciplines": splits.short_disciplines, "previous_selected": splits.previous_selected}
 
     def _publish(self, sampled: Mapping[str, Any], summary: str, graph: Mapping[str, int],
-                 source: Mapping[str, Any]) -> None:
+                 source: Mapping[str, Any], prospective: list[dict[str, Any]] | None) -> None:
         from scitaste_hf.release.folder import CITATION_COUNTS_FILE, provenance
         from scitaste_hf.weights import DEFAULT_WEIGHTS
 
@@ -467,6 +513,8 @@ class Build:
         citations = {r["bibcode"]: r["citation_count"] for r in records}
         weights = self.config.weights or DEFAULT_WEIGHTS
         recorded = provenance(self.config.as_of, weights, self.taxonomy, graph)
+        if (window := self.config.prospective_window) is not None:
+            recorded["prospective"] = window.record()
         synthetic = self.config.source == "mirror"
         if source:
             recorded["source"], synthetic = dict(source), source["synthetic"]
@@ -474,7 +522,8 @@ class Build:
                       weights, synthetic=synthetic, summary=summary, overwrite=self.config.overwrite,
                       provenance=recorded, ads_disciplines=[d.name for d in self.taxonomy.by_route(ADS_ROUTE)],
                       extra_files={BIBCODE_MAP_FILE: json.dumps(mapping, indent=1, sort_keys=True) + "\n",
-                                   CITATION_COUNTS_FILE: json.dumps(citations, indent=1, sort_keys=True) + "\n"})
+                                   CITATION_COUNTS_FILE: json.dumps(citations, indent=1, sort_keys=True) + "\n"},
+                      prospective=prospective)
         self.reporter.advance(1)
         self.reporter.finish("publish", "done")
 
@@ -510,28 +559,56 @@ class Build:
             return self.licensed
         return mirror_table(self.config.mirror_url or "", self.config.work, self.config.max_retries)
 
-    def _run_stages(self) -> BuildResult:
-        from scitaste_hf.builder.journals import PARTITIONS_MISSING, digest
-        from scitaste_hf.builder.summary import card_summary
-        from scitaste_hf.index.journals import OPENALEX_PROXY_LABEL
+    def indexed_records(self) -> list[dict[str, Any]]:
+        """Run the stages up to the index (reusing finished ones when resuming) and return every scored record of
+        the pool, writing no dataset: what a resolution of a prospective split scores (``scitaste resolve``).
+
+        Raises
+        ------
+        ScitasteError
+            As :meth:`run`, but for an existing ``out``, which this does not write.
+        """
+        cfg = self.config
+        check_folders(Path(cfg.out), cfg.work)
+        with claimed(cfg.work):
+            try:
+                return self._up_to_index()[-1]["records"]
+            finally:
+                self.clients.close()
+
+    def _up_to_index(self) -> tuple[Any, ...]:
+        """The stages from collect to index: what each returned, the journal table and the index's key."""
+        from scitaste_hf.builder.journals import digest
         from scitaste_hf.release.folder import weights_record
 
         cfg = self.config
+        if self.snapshot is None:
+            where: Any = {name: settings.get("base_url") for name, settings in self.clients.settings().items()}
+        else:
+            where = self.snapshot.fingerprint()
+        k_collect = _fingerprint(CHECKPOINT_VERSION, cfg.source, where, cfg.per_discipline, cfg.years, cfg.as_of,
+                                 repr(self.taxonomy),  # cells, and the disciplines' codes (in the ids)
+                                 *([cfg.cohort.record()] if cfg.cohort is not None else []))
+        collected = self._stage("collect", k_collect, self._collect)
+        around = (self._stage("snowball", k_collect, lambda: self._snowball(collected))
+                  if self.snapshot is None else None)
+        labelled = self._stage("label", k_collect, lambda: self._label(collected))
+        table = self._journal_table()
+        window = cfg.prospective_window
+        k_index = _fingerprint(k_collect, digest(table), *(
+            [weights_record(cfg.weights)] if cfg.weights is not None else []),
+            *([window.record()] if window is not None else []))
+        indexed = self._stage("index", k_index, lambda: self._index(collected, around, labelled, table))
+        return collected, around, labelled, table, k_index, indexed
+
+    def _run_stages(self) -> BuildResult:
+        from scitaste_hf.builder.journals import PARTITIONS_MISSING
+        from scitaste_hf.builder.summary import card_summary
+        from scitaste_hf.index.journals import OPENALEX_PROXY_LABEL
+
+        cfg = self.config
         try:
-            if self.snapshot is None:
-                where: Any = {name: settings.get("base_url") for name, settings in self.clients.settings().items()}
-            else:
-                where = self.snapshot.fingerprint()
-            k_collect = _fingerprint(CHECKPOINT_VERSION, cfg.source, where, cfg.per_discipline, cfg.years, cfg.as_of,
-                                     repr(self.taxonomy))  # cells, and the disciplines' codes (in the ids)
-            collected = self._stage("collect", k_collect, self._collect)
-            around = (self._stage("snowball", k_collect, lambda: self._snowball(collected))
-                      if self.snapshot is None else None)
-            labelled = self._stage("label", k_collect, lambda: self._label(collected))
-            table = self._journal_table()
-            k_index = _fingerprint(k_collect, digest(table), *(
-                [weights_record(cfg.weights)] if cfg.weights is not None else []))
-            indexed = self._stage("index", k_index, lambda: self._index(collected, around, labelled, table))
+            collected, around, labelled, table, k_index, indexed = self._up_to_index()
             k_sample = _fingerprint(k_index, cfg.seed, cfg.selected_per_discipline,
                                     *([sorted(self.previous.items())] if self.previous else []))
             sampled = self._stage("sample", k_sample, lambda: self._sample(indexed["records"]))
@@ -547,10 +624,12 @@ class Build:
                                      e.jcr_quartile or e.cas_zone for e in table.entries),
                                  graph=indexed["graph"], stages_resumed=self.resumed,
                                  previous_selected=sampled.get("previous_selected"),
-                                 source=self.snapshot.describe() if self.snapshot is not None else {})
+                                 source=self.snapshot.describe() if self.snapshot is not None else {},
+                                 prospective=indexed.get("prospective"))
             if not result.journal_partitions:
                 log.warning("%s", PARTITIONS_MISSING)
-            self._publish(sampled, card_summary(result, self.taxonomy), indexed["graph"], result.source)
+            self._publish(sampled, card_summary(result, self.taxonomy), indexed["graph"], result.source,
+                          result.prospective)
             result.requests = self.clients.requests()
             return result
         finally:
