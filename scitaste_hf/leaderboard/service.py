@@ -554,8 +554,9 @@ class Leaderboard:
         RequestQueue.listing`: state, reason, position, times, the run produced; no submitter)."""
         return self.requests.listing()
 
-    def cancel_request(self, request_id: int, submitter: str = "") -> str:
-        """Cancel a pending request of ``submitter``; the line to show (:class:`SubmissionError` otherwise)."""
+    def cancel_request(self, request_id: int, submitter: str | None = "") -> str:
+        """Cancel a pending or running request of ``submitter`` (None: the operator, any request); the line to show
+        (:class:`SubmissionError` otherwise). A running one's worker stops within a poll and stores nothing."""
         self.requests.cancel(request_id, submitter)
         self.copy_to_hub()
         return f"request #{request_id} cancelled"
