@@ -4,9 +4,11 @@ equal metrics, NaN-aware, for every mode each can run, when the same answers com
 fenced, in-prose, truncated, wrong-key, out-of-range and JSON-less answers, a 429 and a stalled reply (each then
 answered on the retry); coverage counts exactly the answers it made scoreable.
 
-The search modes are left out: stock lm_eval cannot run them (they need scitaste-agent), and Inspect runs them
-only with a provider's own search (the OpenAI provider's goes through the Responses API, which the scripted server
-does not speak); that Inspect refuses them with one line before any request is tested in test_inspect_tasks.py."""
+The search modes switch OpenAI's own web search on: Inspect's OpenAI provider (model gpt-4.1, one whose web search
+Inspect knows) through the Responses API's web_search tool, scitaste-agent (profile openai) with the chat
+completions' web_search_options; the server answers a request that switches it on by rules of their own, so that
+each mode meets the 429 and the stall. That a provider without a search of its own sends nothing is tested in
+test_inspect_tasks.py."""
 
 import json
 import math
@@ -15,6 +17,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from scripted_chat import offers_functions, request_text, switches_search
 from stock_samples import Evidence
 
 from scitaste_hf.modes import MODE_SPECS
@@ -27,7 +30,7 @@ pytestmark = [pytest.mark.slow, pytest.mark.filterwarnings("ignore::DeprecationW
 SCITASTE = str(Path(sys.executable).with_name("scitaste"))
 N = 12  # papers: the first twelve of the tasks' order, two of each discipline
 STOCK = ("pure_qa", "dimagent_v3")  # the modes stock lm_eval runs with any chat model
-MODES = (*STOCK, "dimagent_v3_live")
+MODES = tuple(MODE_SPECS)
 TIMEOUT = 3  # seconds each harness gives one request: the stalled reply takes far longer
 LIVE_CALLS = ("citing_works", "references")  # the live loop's calls (not paper_metadata: see _script)
 
@@ -52,15 +55,18 @@ def _reply(k, record):
 
 def _script(records):
     """Each paper answered by mode, told apart by what its conversation holds: the fixed round 1 holds every tool's
-    result (paper_metadata's among them), the live loop's round 2 only its own calls' results, and the first round of
-    the live loop offers tools; each mode's rule has its own cycle."""
+    result (paper_metadata's among them), the live loop's round 2 only its own calls' results, the first round of
+    the live loop offers tools, and a search mode's requests switch the search on; each mode's rule has its own
+    cycle."""
     evidence = Evidence()
     result = lambda name, b: json.dumps(evidence.call(name, {"bibcode": b}), sort_keys=True)  # noqa: E731
     rules = []
     for k, r in enumerate(records):
         b, (reply, _) = r["bibcode"], _reply(k, r)
         calls = {"tool_calls": [{"name": name, "arguments": {"bibcode": b}} for name in LIVE_CALLS]}
-        rules += [{"contains": result("paper_metadata", b), "tools": False, "reply": reply},
+        rules += [{"contains": result("paper_metadata", b), "tools": False, "search": True, "reply": reply},
+                  {"contains": f"Identifier: {b}\n", "tools": False, "search": True, "reply": reply},
+                  {"contains": result("paper_metadata", b), "tools": False, "reply": reply},
                   {"contains": result(LIVE_CALLS[0], b), "tools": False, "reply": reply},
                   {"contains": f"Identifier: {b}\n", "tools": True, "reply": calls},
                   {"contains": f"Identifier: {b}\n", "tools": False, "reply": reply}]
@@ -93,11 +99,11 @@ def runs(evidence_dataset, scripted_chat, servers, tmp_path_factory):
     proc, url, _ = serve("inspect")
     try:
         with pytest.MonkeyPatch.context() as patch:
-            patch.setenv("SCRIPTED_API_KEY", "scripted")
-            logs = inspect_eval([f"scitaste_hf/{t}" for t in tasks.values()], model="openai-api/scripted/judge",
+            patch.setenv("OPENAI_API_KEY", "scripted")
+            logs = inspect_eval([f"scitaste_hf/{t}" for t in tasks.values()], model="openai/gpt-4.1",
                                 model_base_url=f"{url}/v1", task_args={"data_dir": data, "limit": N},
                                 attempt_timeout=TIMEOUT, max_retries=3, log_dir=str(tmp / "logs"), display="none",
-                                max_tasks=3)
+                                max_tasks=len(tasks))
     finally:
         servers[1](proc)
     by_task = {log.eval.task: log for log in logs}
@@ -129,7 +135,7 @@ def runs(evidence_dataset, scripted_chat, servers, tmp_path_factory):
     try:
         done = subprocess.run(
             [SCITASTE, "eval", "--model", "scitaste-agent", "--model_args",
-             f"base_url={url}/v1,model=scripted,num_concurrent=4,max_retries=3,timeout={TIMEOUT}",
+             f"base_url={url}/v1,model=scripted,profile=openai,num_concurrent=4,max_retries=3,timeout={TIMEOUT}",
              "--tasks", ",".join(tasks.values()), "--limit", str(N), "--metadata", metadata,
              "--output_path", str(tmp / "agent")], cwd=tmp, capture_output=True, text=True, timeout=400)
     finally:
@@ -162,8 +168,8 @@ def test_the_429_and_the_stalled_reply_were_retried(runs, harness, modes):
     """Papers 6 (429) and 7 (stalled) were asked for their answer at least twice in each mode, every other paper
     once (a request that a loaded machine answers past the timeout is asked again: at least, not exactly)."""
     _, records, sent = runs
-    asked = [sum(f"Identifier: {r['bibcode']}\n" in "\n".join(str(m.get("content")) for m in body["messages"])
-                 for body in sent[harness] if not body.get("tools")) for r in records]
+    asked = [sum(f"Identifier: {r['bibcode']}\n" in request_text(body) for body in sent[harness]
+                 if not offers_functions(body)) for r in records]
     assert all(n >= (2 if k in (6, 7) else 1) * len(modes) for k, n in enumerate(asked)), asked
 
 
@@ -210,3 +216,17 @@ def test_an_endpoint_failing_one_paper_aborts_stock_lm_eval_and_is_a_failure_els
     assert {m.name: m.value for s in log.results.scores for m in s.metrics.values()}["coverage"] == pytest.approx(0.5)
     failed = next(s for s in log.samples if s.id == papers[0])
     assert failed.scores["scitaste_scorer"].explanation == "api_error"
+
+
+@pytest.mark.parametrize("harness", ["inspect", "scitaste"])
+def test_the_search_modes_and_no_other_switched_the_providers_search_on(runs, harness):
+    """Each paper's answer was asked with OpenAI's web search switched on in the two search modes (6 and 7 twice
+    each), and with it off in the three others (the live loop's round 2; round 1 offers function tools)."""
+    _, records, sent = runs
+    search = sum(spec.search for spec in MODE_SPECS.values())
+    for k, r in enumerate(records):
+        asked = [switches_search(body) for body in sent[harness]
+                 if f"Identifier: {r['bibcode']}\n" in request_text(body) and not offers_functions(body)]
+        assert sum(asked) >= search * (2 if k in (6, 7) else 1) and len(asked) - sum(asked) >= len(MODES) - search
+    if harness == "inspect":
+        assert all(body["tools"] == [{"type": "web_search"}] for body in sent[harness] if switches_search(body))
