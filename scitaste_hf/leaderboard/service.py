@@ -170,6 +170,38 @@ def _check_size(what: str, data: bytes, limit: int) -> None:
         raise SubmissionError(f"{what} is {len(data) / 2**20:.1f} MiB, over the limit of {limit / 2**20:.1f} MiB")
 
 
+def parse_upload(data: bytes, ids: set[str], split: str, max_bytes: int = MAX_BYTES,
+                 max_evidence_bytes: int = MAX_EVIDENCE_BYTES) -> dict[str, Answer | Failure]:
+    """Validate a predictions file against the bibcodes ``ids`` of ``split``: size, JSONL, exactly one line per
+    bibcode. An lm-eval samples log, which holds every prompt beside its reply, may be as large as an evidence
+    file (``max_evidence_bytes``); any other file is held to ``max_bytes``.
+
+    Raises
+    ------
+    SubmissionError
+        With a one-line reason.
+    """
+    _check_size("the file", data, max_evidence_bytes if is_samples_log(data) else max_bytes)
+    try:
+        text = run_text(data, "upload")
+    except UnicodeDecodeError:
+        raise SubmissionError("the file is not UTF-8 text (expected JSONL)") from None
+    except ScitasteError as exc:  # an Inspect log that cannot be read here
+        raise SubmissionError(str(exc)) from None
+    try:
+        predictions = parse_predictions(jsonl_lines(text), "upload", strict_fields=True)
+    except ScitasteError as exc:
+        raise SubmissionError(str(exc)) from None
+    extra = sorted(set(predictions) - ids)
+    if extra:
+        raise SubmissionError(f"{len(extra)} bibcode(s) not in the {split} split, e.g. {extra[0]}")
+    missing = sorted(ids - set(predictions))
+    if missing:
+        raise SubmissionError(f"{len(missing)} bibcode(s) of the {split} split missing, e.g. {missing[0]} "
+                              "(send one line per paper; a failed answer is a line with its raw response)")
+    return predictions
+
+
 class Leaderboard:
     """Submissions scored against the gold labels of the ``selected`` split.
 
@@ -277,27 +309,8 @@ class Leaderboard:
     # -- submissions ---------------------------------------------------------------------------------
 
     def parse(self, data: bytes) -> dict[str, Answer | Failure]:
-        """Validate a predictions file against the gold set: size, JSONL, exactly one line per bibcode. An lm-eval
-        samples log, which holds every prompt beside its reply, may be as large as an evidence file."""
-        _check_size("the file", data, self.max_evidence_bytes if is_samples_log(data) else self.max_bytes)
-        try:
-            text = run_text(data, "upload")
-        except UnicodeDecodeError:
-            raise SubmissionError("the file is not UTF-8 text (expected JSONL)") from None
-        except ScitasteError as exc:  # an Inspect log that cannot be read here
-            raise SubmissionError(str(exc)) from None
-        try:
-            predictions = parse_predictions(jsonl_lines(text), "upload", strict_fields=True)
-        except ScitasteError as exc:
-            raise SubmissionError(str(exc)) from None
-        extra = sorted(set(predictions) - self.gold_ids)
-        if extra:
-            raise SubmissionError(f"{len(extra)} bibcode(s) not in the selected split, e.g. {extra[0]}")
-        missing = sorted(self.gold_ids - set(predictions))
-        if missing:
-            raise SubmissionError(f"{len(missing)} bibcode(s) of the selected split missing, e.g. {missing[0]} "
-                                  "(send one line per paper; a failed answer is a line with its raw response)")
-        return predictions
+        """Validate a predictions file against the gold set (:func:`parse_upload`)."""
+        return parse_upload(data, self.gold_ids, "selected", self.max_bytes, self.max_evidence_bytes)
 
     def submit(self, data: bytes, model: str, mode: str, organisation: str = "", link: str = "", *,
                submitter: str = "", samples: bytes | None = None, trace: bytes | None = None,
