@@ -7,13 +7,17 @@ live in the store's database (the ``requests`` table of :mod:`scitaste_hf.leader
 and move through :data:`REQUEST_STATES`:
 
 ``pending`` (queued; its position counts from 1) -> ``running`` (a worker holds its lease) -> ``finished`` (with the
-run it produced) or ``failed`` (with a one-line reason); ``cancelled`` by its submitter while pending.
+run it produced) or ``failed`` (with a one-line reason); ``cancelled`` by its submitter (or the operator) while
+pending or running: a running one's worker stops within a poll of its lease (the paper in flight is dropped) and
+stores nothing.
 
 Two workers never run one request: a worker *claims* a request in one write transaction (``BEGIN IMMEDIATE``),
 which gives it a lease of ``lease_s`` seconds that it renews while it works (:meth:`RequestQueue.renew`); a worker
 that dies stops renewing, and once the lease has expired another worker claims the request again, as another
 attempt, and resumes it from lm-eval's per-paper cache. A request claimed :data:`MAX_ATTEMPTS` times without an end
-is failed. Only the lease's holder can end a request, so a worker that lost its lease stores nothing.
+is failed. Only the lease's holder can end a request, so a worker that lost its lease stores nothing. A queue kept
+on the Hub for workers elsewhere (:mod:`scitaste_hf.leaderboard.hub_queue`) leases there, and the board takes its
+leases and outcomes in (:meth:`RequestQueue.held_elsewhere`, :meth:`RequestQueue.settle`).
 """
 
 from __future__ import annotations
@@ -162,15 +166,19 @@ class RequestQueue:
         where = {request_id: k + 1 for k, request_id in enumerate(pending)}
         return [{**dict(r), "position": where.get(int(r["id"]))} for r in rows]
 
-    def cancel(self, request_id: int, submitter: str) -> None:
-        """Cancel a pending request of ``submitter`` (:class:`SubmissionError` otherwise, in one line)."""
+    def cancel(self, request_id: int, submitter: str | None) -> None:
+        """Cancel a pending or running request of ``submitter`` (None: the operator's, any request);
+        :class:`SubmissionError` otherwise, in one line. A running one's worker finds its lease gone and stops."""
         with self.store.transaction() as db:
             row = db.execute("SELECT state, submitter FROM requests WHERE id = ?", (request_id,)).fetchone()
-            if row is None or row["submitter"] != submitter:
-                raise SubmissionError(f"no request #{request_id} of yours")
-            if row["state"] != PENDING:
-                raise SubmissionError(f"request #{request_id} is {row['state']}; only a pending request is cancelled")
-            db.execute("UPDATE requests SET state = ?, finished_at = ? WHERE id = ?", (CANCELLED, _now(), request_id))
+            if row is None or (submitter is not None and row["submitter"] != submitter):
+                raise SubmissionError(f"no request #{request_id} of yours" if submitter is not None
+                                      else f"no request #{request_id}")
+            if row["state"] not in (PENDING, RUNNING):
+                raise SubmissionError(f"request #{request_id} is {row['state']}; only a pending or running request "
+                                      "is cancelled")
+            db.execute("UPDATE requests SET state = ?, finished_at = ?, lease_owner = '', lease_until = 0 WHERE id = ?",
+                       (CANCELLED, _now(), request_id))
             self._changed(db, request_id)
 
     def requeue(self, request_id: int) -> None:
@@ -215,6 +223,38 @@ class RequestQueue:
         row = db.execute("SELECT state, lease_owner FROM requests WHERE id = ?", (request_id,)).fetchone()
         return row is not None and row["state"] == RUNNING and row["lease_owner"] == owner
 
+    def holds(self, request_id: int, owner: str) -> bool:
+        """Whether ``owner`` still holds ``request_id`` (one read: what a worker asks between renewals, so that a
+        cancelled request stops at once)."""
+        with self.store.transaction() as db:
+            return self._held(db, request_id, owner)
+
+    def held_elsewhere(self, request_id: int, owner: str, until: float, attempts: int, started_at: str) -> bool:
+        """Record that a worker of the Hub's queue holds a pending or running request (its lease, read from the
+        repo): shown as running, and taken by no local worker before ``until``. False when nothing changed."""
+        with self.store.transaction() as db:
+            row = db.execute("SELECT state, lease_owner, lease_until, attempts FROM requests WHERE id = ?",
+                             (request_id,)).fetchone()
+            if row is None or row["state"] not in (PENDING, RUNNING) or (
+                    tuple(row) == (RUNNING, owner, until, attempts)):
+                return False
+            db.execute("UPDATE requests SET state = ?, lease_owner = ?, lease_until = ?, attempts = ?,"
+                       " started_at = CASE started_at WHEN '' THEN ? ELSE started_at END WHERE id = ?",
+                       (RUNNING, owner, until, attempts, started_at, request_id))
+            self._changed(db, request_id)
+            return True
+
+    def settle(self, request_id: int, state: str, reason: str, run_id: int | None) -> bool:
+        """End a pending or running request as ``state`` (finished or failed) whoever holds it: the outcome a worker
+        of the Hub's queue reported (:mod:`scitaste_hf.leaderboard.hub_queue`), which the board has checked. False
+        when it had already ended."""
+        with self.store.transaction() as db:
+            row = db.execute("SELECT state FROM requests WHERE id = ?", (request_id,)).fetchone()
+            if row is None or row["state"] not in (PENDING, RUNNING):
+                return False
+            self._close(db, request_id, state, reason, run_id)
+            return True
+
     def renew(self, request_id: int, owner: str, *, lease_s: float = LEASE_S) -> bool:
         """Extend ``owner``'s lease; False when it no longer holds the request (cancelled, or taken over after the
         lease expired): the worker then stops and stores nothing."""
@@ -231,13 +271,18 @@ class RequestQueue:
     def fail(self, request_id: int, owner: str, reason: str) -> bool:
         """End a request held by ``owner`` as failed with a one-line ``reason``; False when ``owner`` no longer holds
         it."""
-        return self._end(request_id, owner, FAILED, " ".join(reason.split())[:300], None)
+        return self._end(request_id, owner, FAILED, reason, None)
 
     def _end(self, request_id: int, owner: str, state: str, reason: str, run_id: int | None) -> bool:
         with self.store.transaction() as db:
             if not self._held(db, request_id, owner):
                 return False
-            db.execute("UPDATE requests SET state = ?, reason = ?, finished_at = ?, lease_owner = '', lease_until = 0,"
-                       " run_id = COALESCE(?, run_id) WHERE id = ?", (state, reason, _now(), run_id, request_id))
-            self._changed(db, request_id)
+            self._close(db, request_id, state, reason, run_id)
             return True
+
+    def _close(self, db: sqlite3.Connection, request_id: int, state: str, reason: str, run_id: int | None) -> None:
+        """End a request as ``state`` with ``reason`` (made one line) and the run it produced, its lease cleared."""
+        db.execute("UPDATE requests SET state = ?, reason = ?, finished_at = ?, lease_owner = '', lease_until = 0,"
+                   " run_id = COALESCE(?, run_id) WHERE id = ?",
+                   (state, " ".join(reason.split())[:300], _now(), run_id, request_id))
+        self._changed(db, request_id)

@@ -263,3 +263,86 @@ def test_concurrent_visitors_and_workers_keep_the_queue_intact(tmp_path, endpoin
     for store in stores:
         store.close()
     board.close()
+
+
+@pytest.fixture()
+def hub(fake_hub, monkeypatch):
+    """The fake Hub's URL, token and output folder, with this process's huggingface_hub allowed online (the suite
+    sets it offline) and its client factory restored afterwards (the queue bounds Hub calls for the process)."""
+    import huggingface_hub
+    from huggingface_hub import constants
+    from huggingface_hub.utils import _http
+
+    env, out = fake_hub
+    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", False)
+    monkeypatch.setattr(constants, "HF_HUB_DISABLE_XET", True)
+    factory = _http._GLOBAL_CLIENT_FACTORY
+    yield env["HF_ENDPOINT"], env["HF_TOKEN"], out
+    huggingface_hub.set_client_factory(factory)
+
+
+def _copied(board):
+    deadline = time.monotonic() + 30
+    while board.store.copy_pending() and time.monotonic() < deadline:
+        board.copy_to_hub()
+        time.sleep(0.1)
+    assert board.store.copy_pending() == []
+
+
+def test_a_queue_on_the_hub_leases_each_request_once_and_the_space_stores_what_comes_back(tmp_path, endpoints, hub):
+    from concurrent.futures import ThreadPoolExecutor
+
+    from scitaste_hf.leaderboard.hub_queue import STATE_FILE, HubQueue
+    from scitaste_hf.net.hub_copy import HubMirror
+
+    url, token, out = hub
+    board = _board(tmp_path / "space", mirror=HubMirror("org/results", token, endpoint=url))
+    ids = [board.request(f"org/model-{k}", ["pure_qa"], submitter="alice").ids[0] for k in range(2)]
+    _copied(board)
+    workers = [HubQueue("org/results", token, tmp_path / f"cache-{k}", endpoint=url) for k in range(3)]
+    # three workers at once on two requests: the Hub refuses a claim made on a head that moved, so each is taken once
+    with ThreadPoolExecutor(3) as pool:
+        claimed = list(pool.map(lambda k: workers[k].claim(f"w{k}", lease_s=60), range(3)))
+    holder = {c["id"]: k for k, c in enumerate(claimed) if c is not None}
+    assert sorted(holder) == ids and len(holder) == 2
+    idle = next(k for k, c in enumerate(claimed) if c is None)
+    assert workers[idle].claim(f"w{idle}") is None
+    assert workers[0].collect(board) == 2
+    assert [(r["state"], r["attempts"]) for r in board.queue()] == [(RUNNING, 1), (RUNNING, 1)]
+    assert board.requests.claim("local-worker") is None  # a local worker does not take a request leased on the Hub
+    first, second = holder[ids[0]], holder[ids[1]]
+    provenance = {"request": ids[0], "backend": "hf", "revision": "0" * 40, "package_version": "0.1.0"}
+    trace = b'{"bibcode": "x", "mode": "pure_qa"}\n'
+    assert workers[first].deliver(claimed[first], f"w{first}", _samples(), provenance, trace, SECRET)
+    assert not workers[first].renew(ids[0], f"w{first}")  # ended: the lease is gone
+    # the second request's worker is lost: its lease runs out, another worker claims it as attempt 2
+    assert workers[second].renew(ids[1], f"w{second}", lease_s=0)
+    time.sleep(0.01)
+    again = workers[idle].claim(f"w{idle}", lease_s=60)
+    assert (again["id"], again["attempts"]) == (ids[1], 2)
+    assert not workers[second].fail(ids[1], f"w{second}", "too late")  # the lost lease ends nothing
+    # ... and hands back a result sealed with another secret: the Space refuses to store it
+    assert workers[idle].deliver(again, f"w{idle}", _samples(1.0), {}, None, "not-the-board-secret")
+    assert workers[idle].collect(board) == 2
+    done, forged = board.requests.get(ids[0]), board.requests.get(ids[1])
+    assert done["state"] == FINISHED and forged["state"] == FAILED and "seal that holds" in forged["reason"]
+    result = board.result(done["run_id"])
+    assert result["status"] == SERVER_RUN and result["provenance"]["revision"] == "0" * 40
+    assert board.store.evidence(result["sha256"])["trace"] == trace
+    upload = board.result(board.submit(_samples(), "org/model-0", "pure_qa").run_id)
+    assert result["overall"]["scheme1"] == upload["overall"]["scheme1"]  # scored by the same code as an upload
+    assert [r["run"] for r in board.rows()].count(done["run_id"]) == 1 and board.rows(status=SERVER_RUN)
+    assert workers[0].collect(board) == 0  # collected once
+    # a request cancelled in the Space while a worker runs it: the worker's next renewal finds it gone
+    third = board.request("org/model-2", ["pure_qa"], submitter="bob").ids[0]
+    _copied(board)
+    running = workers[0].claim("w0", lease_s=60)
+    assert running["id"] == third
+    with pytest.raises(SubmissionError, match="no request"):
+        board.cancel_request(third, "alice")  # not hers
+    assert board.cancel_request(third, "bob") == f"request #{third} cancelled"
+    _copied(board)
+    assert not workers[0].renew(third, "w0") and workers[1].claim("w1") is None
+    state = json.loads((out / "org/results" / STATE_FILE).read_text())
+    assert set(state) == {str(i) for i in (*ids, third)} and "submitter" not in json.dumps(state)
+    board.close()
