@@ -24,6 +24,7 @@ from scitaste_hf.errors import ScitasteError
 from scitaste_hf.leaderboard import Leaderboard
 from scitaste_hf.leaderboard.details import NUMBERS as ANSWER_NUMBERS
 from scitaste_hf.leaderboard.details import Details, find_papers
+from scitaste_hf.leaderboard.hub_queue import collect_from_env
 from scitaste_hf.leaderboard.integrity import COPY_SHARE, COPY_TOLERANCE, RANKED_SHARE, RANKED_TOLERANCE
 from scitaste_hf.leaderboard.requests import REQUEST_STATES, operator_endpoints
 from scitaste_hf.leaderboard.service import FLOOR_NAMES, MAX_BYTES, MAX_EVIDENCE_BYTES
@@ -1319,8 +1320,12 @@ def theme() -> gr.themes.Base:
 
 def main_board() -> tuple[Leaderboard, bool]:
     """The board as a Space opens it: data folder and gold labels from the environment (``SCITASTE_DATA``, and
-    ``SCITASTE_GOLD`` as :func:`~scitaste_hf.leaderboard.setup.gold_source` reads it)."""
-    return open_leaderboard(constants.board_data())
+    ``SCITASTE_GOLD`` as :func:`~scitaste_hf.leaderboard.setup.gold_source` reads it), collecting what workers of
+    the Hub's queue hand back when a results repo is configured (:func:`~scitaste_hf.leaderboard.hub_queue.
+    collect_from_env`)."""
+    board, synthetic = open_leaderboard(constants.board_data())
+    collect_from_env(board)
+    return board, synthetic
 
 
 def main_evidence() -> str:

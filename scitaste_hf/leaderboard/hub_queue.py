@@ -286,3 +286,15 @@ def collect_in_background(board, queue: HubQueue, every: float = COLLECT_EVERY,
     thread = threading.Thread(target=loop, daemon=True, name="scitaste-queue-collect")
     thread.start()
     return thread
+
+
+def collect_from_env(board) -> threading.Thread | None:
+    """For the Space: collect the Hub queue of its results repo (:func:`collect_in_background`) when a copy is
+    configured (``SCITASTE_RESULTS_REPO`` and ``HF_TOKEN``) and the board holds the worker's secret (without it no
+    result could be checked, and none is taken); None otherwise."""
+    from scitaste_hf import constants
+
+    repo, token = constants.read(constants.SCITASTE_RESULTS_REPO), constants.read(constants.HF_TOKEN)
+    if not (repo and token and board.worker_secret):
+        return None
+    return collect_in_background(board, HubQueue(repo, token, board.store.root / "hub-queue-cache"))
