@@ -56,6 +56,9 @@ BIBCODE_MAP_FILE = "openalex_bibcode_map.json"
 
 #: Both splits of the Hub dataset.
 SPLITS: tuple[str, ...] = ("selected", "backup")
+#: The split of papers too young for gold, released without it and resolved later (docs/prospective.md): a config
+#: of its own beside the default one of :data:`SPLITS`.
+PROSPECTIVE = "prospective"
 
 #: Journal tiers a record may carry (``journal_tier``), or null.
 JOURNAL_TIERS: tuple[str, ...] = ("Q1", "Q2", "Q3", "Q4")

@@ -14,7 +14,6 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from scitaste_hf.builder.prospective import PROSPECTIVE
 from scitaste_hf.errors import ScitasteError
 from scitaste_hf.output import temporary_dir
 from scitaste_hf.schema import (
@@ -23,6 +22,7 @@ from scitaste_hf.schema import (
     DIMENSIONS,
     DISCIPLINES,
     HUB_DATASET,
+    PROSPECTIVE,
     SPLITS,
     record_features,
 )

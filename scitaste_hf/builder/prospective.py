@@ -20,9 +20,9 @@ from datetime import date, timedelta
 from typing import Any
 
 from scitaste_hf.errors import ScitasteError
+from scitaste_hf.schema import PROSPECTIVE
 
-#: The name of the split, of its Parquet file (``data/prospective-*.parquet``) and of its config on the card.
-PROSPECTIVE = "prospective"
+__all__ = ["GOLD_FIELDS", "MAX_MONTHS", "PROSPECTIVE", "Window", "blank_records", "months_before", "split_young"]
 #: The record fields a prospective paper has no value for until it is resolved: its gold.
 GOLD_FIELDS = ("innovation_score", "dimension_scores")
 #: Most months a prospective window may span (a paper older than this has citations to be judged by).

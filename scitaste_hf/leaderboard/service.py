@@ -145,7 +145,7 @@ def _compact(block: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _summary(result: Mapping[str, Any]) -> dict[str, Any]:
+def summary_of(result: Mapping[str, Any]) -> dict[str, Any]:
     """What the table shows of a :func:`score_run` result, per scope."""
     return {OVERALL: _compact(result["overall"]), **{d: _compact(b) for d, b in result["by_discipline"].items()}}
 
@@ -411,7 +411,7 @@ class Leaderboard:
         P, F = _answer_rows(predictions, self.gold), self._floor_answers["constant"]
         values = {scope: replicates(P[m], self._G[m], F[m], weights=DEFAULT_WEIGHTS)
                   for scope, m in self._masks.items()}
-        return result, _summary(result), values
+        return result, summary_of(result), values
 
     def _insert(self, key: str, meta: Meta, status: str, result: dict[str, Any], summary: dict[str, Any],
                 values: dict[str, np.ndarray]) -> int:
@@ -695,7 +695,7 @@ class Leaderboard:
                     answers = {r["bibcode"]: Answer.model_validate(
                         {"innovation_score": float(v[0]), "dimension_scores": dict(zip(DIMENSIONS, map(float, v[1:])))})
                         for r, v in zip(self.gold, self._floor_answers[name])}
-                    for scope, numbers in _summary(score_run(self.gold, answers, backup=self.backup)).items():
+                    for scope, numbers in summary_of(score_run(self.gold, answers, backup=self.backup)).items():
                         rows[scope].append({"run": None, "model": FLOOR_NAMES[name], "mode": "", "kind": "floor",
                                             "status": "reference", "organisation": "", "link": "", "date": "",
                                             "scope": scope, "floor": name, **numbers, "rank": None,
