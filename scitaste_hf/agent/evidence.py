@@ -16,8 +16,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from scitaste_hf.agent.tools import TOOL_NAMES, ToolBox, requested_bibcode
-from scitaste_hf.errors import ScitasteError
+from scitaste_hf.agent.tools import NO_DATA, TOOL_NAMES, ToolBox, requested_bibcode, unavailable
+from scitaste_hf.errors import InvalidInput, ScitasteError
 from scitaste_hf.output import write_bytes_atomic
 
 FILE = "tool_evidence-00000-of-00001.parquet"
@@ -103,12 +103,47 @@ def freeze(toolbox: ToolBox, bibcodes: Iterable[str], out_dir: str | Path, *, so
     return out
 
 
-class FrozenToolBox:
-    """The nine tools answered from frozen evidence (same interface as :class:`ToolBox`: ``call``)."""
+def check_withheld(tool: str | None) -> str | None:
+    """``tool`` as a tool to withhold: None or ``""`` (withhold nothing: None), else one of the nine tools.
 
-    def __init__(self, evidence: Mapping[tuple[str, str], dict[str, Any]]) -> None:
+    Raises
+    ------
+    InvalidInput
+        For a name that is not a tool's.
+    """
+    if not tool:
+        return None
+    if tool not in TOOL_NAMES:
+        raise InvalidInput(f"withhold: {tool!r} is not a tool; the tools are {', '.join(TOOL_NAMES)}")
+    return tool
+
+
+class FrozenToolBox:
+    """The nine tools answered from frozen evidence (same interface as :class:`ToolBox`: ``call``).
+
+    ``withheld`` names a tool whose evidence is kept back (per-tool attribution, docs/evaluation.md#withheld-tools):
+    it answers every paper as a live tool whose service has no data on it (:data:`~scitaste_hf.agent.tools.NO_DATA`).
+    """
+
+    def __init__(self, evidence: Mapping[tuple[str, str], dict[str, Any]], withheld: str | None = None) -> None:
         self.evidence = dict(evidence)
         self.papers = {bibcode for bibcode, _ in self.evidence}
+        self.withheld = check_withheld(withheld)
+
+    def withholding(self, tool: str | None) -> FrozenToolBox:
+        """The same evidence with ``tool``'s withheld (``None`` or ``""``: none withheld); shares the evidence.
+
+        Raises
+        ------
+        InvalidInput
+            For a name that is not a tool's.
+        """
+        tool = check_withheld(tool)
+        if tool == self.withheld:
+            return self
+        box = FrozenToolBox.__new__(FrozenToolBox)
+        box.evidence, box.papers, box.withheld = self.evidence, self.papers, tool
+        return box
 
     @classmethod
     def load(cls, source: str | Path) -> FrozenToolBox:
@@ -165,9 +200,12 @@ class FrozenToolBox:
         return cls({(r["bibcode"], r["tool"]): json.loads(r["payload"]) for r in rows})
 
     def call(self, name: str, arguments: Mapping[str, Any] | str) -> dict[str, Any]:
-        """The stored output; unknown tools, bad arguments and unknown papers answer ``{"error": ...}``."""
+        """The stored output; unknown tools, bad arguments and unknown papers answer ``{"error": ...}``, and so does
+        the withheld tool (that its service has no data on the paper)."""
         bibcode = requested_bibcode(name, arguments, self.papers)
-        return bibcode if isinstance(bibcode, dict) else self.evidence[(bibcode, name)]
+        if isinstance(bibcode, dict):
+            return bibcode
+        return unavailable(name, NO_DATA) if name == self.withheld else self.evidence[(bibcode, name)]
 
 
 def _config_rows(source: str) -> list[dict[str, Any]] | None:

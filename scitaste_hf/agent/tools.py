@@ -78,6 +78,18 @@ def _quantiles(values: list[int]) -> dict[str, float | int]:
             "p75": float(q[2]), "p90": float(q[3])}
 
 
+#: Why a tool has nothing on a paper whose evidence is withheld
+#: (:meth:`scitaste_hf.agent.evidence.FrozenToolBox.withholding`): the words of a live tool whose service has no
+#: data on the paper, so that the model cannot tell the two apart.
+NO_DATA = "the service has no data for this paper"
+
+
+def unavailable(name: str, reason: str) -> dict[str, str]:
+    """A tool's answer when it has no evidence to give: ``{"error": "NAME failed: REASON"}``, as a live tool reports
+    a failed or empty lookup, and as the offline baseline reads a missing result."""
+    return {"error": f"{name} failed: {reason}"}
+
+
 def requested_bibcode(name: str, arguments: Mapping[str, Any] | str, known) -> str | dict[str, str]:
     """The bibcode of a tool call, or the ``{"error": ...}`` the model gets back for an unknown tool, arguments
     that are not a JSON object, or a paper not in ``known``."""
@@ -140,9 +152,9 @@ class ToolBox:
         except SourceError as exc:
             if self.strict and not isinstance(exc, NotFoundError | InvalidIdentifierError):
                 raise
-            return {"error": f"{name} failed: {first_line(exc)}"}
+            return unavailable(name, first_line(exc))
         except ScitasteError as exc:
-            return {"error": f"{name} failed: {first_line(exc)}"}
+            return unavailable(name, first_line(exc))
 
     def _uses_ads(self, paper: PaperRef) -> bool:
         return self.ads is not None and paper.discipline in self.from_ads

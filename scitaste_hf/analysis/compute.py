@@ -1,5 +1,7 @@
 """The paper's analysis of any runs against one gold set: a pure function from runs and gold records to a report
 (a JSON-safe dict), which :mod:`scitaste_hf.analysis.render` writes as Markdown, HTML and PNG (docs/report.md).
+Beside the paper's tables it gives per-tool attribution: for a tool-mode run and its runs with one tool's evidence
+withheld (:attr:`Run.withheld`), each tool's effect on the skill of both schemes and on each dimension's Spearman.
 
 Every number comes from :mod:`scitaste_hf.scoring`: the schemes, grades, coverage and skill from
 :func:`~scitaste_hf.scoring.score_run` (as the leaderboard scores a run), Spearman correlations from
@@ -24,7 +26,16 @@ from scitaste_hf.errors import InvalidInput, ScitasteError
 from scitaste_hf.output import finite_json
 from scitaste_hf.schema import DIMENSIONS, Answer, Failure
 from scitaste_hf.scoring import paired_bootstrap, score_run
-from scitaste_hf.scoring.bootstrap import CONFIDENCE, N_RESAMPLES, SEED, percentile_interval, resample_counts
+from scitaste_hf.scoring.bootstrap import (
+    CONFIDENCE,
+    N_RESAMPLES,
+    SEED,
+    _skill_values,
+    percentile_interval,
+    resample_counts,
+    resampled_statistics,
+)
+from scitaste_hf.scoring.floors import floor_matrices
 from scitaste_hf.scoring.inputs import as_answer_matrix
 from scitaste_hf.scoring.ranks import detectable_difference
 from scitaste_hf.scoring.stats import Counts, Ranked, spearman
@@ -42,17 +53,24 @@ KEPT_SCOPES = 2048
 @dataclass(frozen=True)
 class Run:
     """One run to analyse: the model, its mode and its answers (``{bibcode: Answer or Failure}``, as
-    :func:`~scitaste_hf.predictions.read_predictions` reads them); ``source`` names it in errors."""
+    :func:`~scitaste_hf.predictions.read_predictions` reads them); ``source`` names it in errors; ``withheld``, the
+    tool whose evidence the run went without ("" for none: the run saw every tool)."""
 
     model: str
     mode: str
     predictions: Mapping[str, Answer | Failure]
     source: str = ""
+    withheld: str = ""
 
     @property
     def label(self) -> str:
-        """``model / mode``: how tables and errors name the run."""
-        return f"{self.model} / {self.mode}"
+        """``model / mode`` (``... without TOOL`` for a run with a tool withheld): how tables and errors name it."""
+        return f"{self.model} / {self.mode}" + (f" without {self.withheld}" if self.withheld else "")
+
+    @property
+    def key(self) -> tuple[str, str, str]:
+        """What no two runs of a report share: model, mode and the withheld tool."""
+        return self.model, self.mode, self.withheld
 
 
 def _value(x: float) -> float | None:
@@ -178,6 +196,57 @@ def _tool_effect(tool: Run, base: Run, gold: Sequence[Mapping[str, Any]], n_resa
     return out | {"statistics": stats}
 
 
+def _attribution(full: Run, without: Run, gold: Sequence[Mapping[str, Any]], F: np.ndarray, n_resamples: int,
+                 seed: int, confidence: float) -> dict[str, Any]:
+    """The effect of ``without.withheld``'s evidence: ``full`` minus ``without`` on the papers both scored, for the
+    skill of both schemes over the constant floor ``F`` and each Spearman (innovation score and dimensions); each
+    ``difference``, its paired-bootstrap ``interval`` (both runs and the floor on the same resamples of the papers)
+    and ``detectable``, the smallest true difference found with 80% power (:func:`detectable_difference`)."""
+    from scitaste_hf.scoring.bootstrap import _statistics as scheme_statistics
+    from scitaste_hf.weights import DEFAULT_WEIGHTS
+
+    (PA, scored_a), (PB, scored_b) = _rows(full, gold), _rows(without, gold)
+    keep = scored_a & scored_b
+    out: dict[str, Any] = {"model": full.model, "mode": full.mode, "tool": without.withheld, "n": int(keep.sum())}
+    if out["n"] < 2:
+        return out | {"statistics": None}
+    G = as_answer_matrix([r for r, k in zip(gold, keep) if k], "gold")
+    runs = [PA[keep], PB[keep], F[keep]]
+    ones = Counts(np.ones((1, out["n"])))
+    numbers: dict[str, dict[str, Any]] = {}
+    points = [scheme_statistics(M, G, ones, DEFAULT_WEIGHTS) for M in runs]
+    spread = resampled_statistics(runs, G, DEFAULT_WEIGHTS, n_resamples, seed) if n_resamples else None
+    def skill_gap(stats: list[dict[str, np.ndarray]]) -> dict[str, np.ndarray]:
+        a, b = _skill_values(stats[0], stats[2]), _skill_values(stats[1], stats[2])
+        return {scheme: a[scheme] - b[scheme] for scheme in a}
+
+    point_gap, spread_gap = skill_gap(points), None if spread is None else skill_gap(spread)
+    for scheme in ("scheme1", "scheme2"):
+        numbers[f"{scheme}_skill"] = _difference(point_gap[scheme][0],
+                                                 None if spread_gap is None else spread_gap[scheme], confidence)
+    # The Spearman correlations of the paper's tables, on the same resamples (resampled_statistics draws them from
+    # the same n and seed).
+    counts = Counts(resample_counts(out["n"], n_resamples, seed)) if n_resamples else None
+    rho = [_statistics_of(M, G, ones) for M in runs[:2]]
+    boot = None if counts is None else [_statistics_of(M, G, counts) for M in runs[:2]]
+    for key in rho[0]:
+        numbers[key] = _difference(rho[0][key][0] - rho[1][key][0],
+                                   None if boot is None else boot[0][key] - boot[1][key], confidence)
+    return out | {"statistics": numbers}
+
+
+def _statistics_of(P: np.ndarray, G: np.ndarray, counts: Counts) -> dict[str, np.ndarray]:
+    """The Spearman correlations of :func:`_statistics` (innovation score and each dimension), per resample."""
+    return {k: v for k, v in _statistics(P, G, counts).items() if k.startswith("spearman")}
+
+
+def _difference(point: float, resampled: np.ndarray | None, confidence: float) -> dict[str, Any]:
+    """A paired difference: its value, percentile interval over the resamples and detectable difference."""
+    interval = None if resampled is None else percentile_interval(resampled, confidence)
+    return {"difference": _value(point), "interval": interval,
+            "detectable": None if interval is None else detectable_difference(interval, confidence=confidence)}
+
+
 def analyse(runs: Sequence[Run], gold: Sequence[Mapping[str, Any]], *, backup: Sequence[Mapping[str, Any]] | None
             = None, n_resamples: int = N_RESAMPLES, seed: int = SEED, confidence: float = CONFIDENCE,
             gold_name: str = "gold", results: Sequence[Mapping[str, Any] | None] | None = None) -> dict[str, Any]:
@@ -186,7 +255,7 @@ def analyse(runs: Sequence[Run], gold: Sequence[Mapping[str, Any]], *, backup: S
     Parameters
     ----------
     runs : sequence of Run
-        At least one; no two with the same model and mode.
+        At least one; no two with the same model, mode and withheld tool.
     gold : sequence of records
         The gold set every run is scored against, as :func:`~scitaste_hf.scoring.score_run` takes it.
     backup : sequence of records, optional
@@ -206,8 +275,10 @@ def analyse(runs: Sequence[Run], gold: Sequence[Mapping[str, Any]], *, backup: S
         ``runs`` (per run: ``model``, ``mode``, ``source`` and per scope, overall then each discipline, the
         schemes of :func:`score_run` and ``statistics``: Spearman and the bias statistics, each ``value`` and
         ``ci``), ``disciplines``, ``dimensions``, ``tools`` (each tool mode minus :data:`BASELINE_MODE` of the same
-        model: per statistic ``difference``, ``interval``, ``p_value``, ``detectable``) and ``inputs``. Undefined
-        numbers are None.
+        model: per statistic ``difference``, ``interval``, ``p_value``, ``detectable``), ``attribution`` (per run
+        with a tool withheld beside the same model and mode's full run: ``tool``, ``n`` and per statistic, the skill
+        of both schemes and each Spearman, the full run minus the run without the tool: ``difference``,
+        ``interval``, ``detectable``) and ``inputs``. Undefined numbers are None.
 
     Raises
     ------
@@ -217,12 +288,12 @@ def analyse(runs: Sequence[Run], gold: Sequence[Mapping[str, Any]], *, backup: S
     """
     if not runs:
         raise InvalidInput("no runs to report on")
-    seen: dict[tuple[str, str], Run] = {}
+    seen: dict[tuple[str, str, str], Run] = {}
     for run in runs:
-        if (run.model, run.mode) in seen:
-            raise InvalidInput(f"two runs are {run.label} ({seen[run.model, run.mode].source} and {run.source}); "
+        if run.key in seen:
+            raise InvalidInput(f"two runs are {run.label} ({seen[run.key].source} and {run.source}); "
                                "give each model and mode once")
-        seen[run.model, run.mode] = run
+        seen[run.key] = run
     if results is not None and len(results) != len(runs):
         raise InvalidInput(f"{len(results)} precomputed results for {len(runs)} runs")
     if not gold:
@@ -244,14 +315,21 @@ def analyse(runs: Sequence[Run], gold: Sequence[Mapping[str, Any]], *, backup: S
             keep = scored if scope == OVERALL else scored & (disciplines == scope)
             blocks[scope] = _scheme(block) | {
                 "statistics": _with_intervals(P[keep], G[keep], n_resamples, seed, confidence)}
-        reported.append({"model": run.model, "mode": run.mode, "source": run.source, "scopes": blocks})
-    tools = [_tool_effect(run, seen[run.model, BASELINE_MODE], gold, n_resamples, seed, confidence)
-             for run in runs if run.mode != BASELINE_MODE and (run.model, BASELINE_MODE) in seen]
+        reported.append({"model": run.model, "mode": run.mode, "withheld": run.withheld, "source": run.source,
+                         "scopes": blocks})
+    tools = [_tool_effect(run, seen[run.model, BASELINE_MODE, ""], gold, n_resamples, seed, confidence)
+             for run in runs if run.mode != BASELINE_MODE and not run.withheld
+             and (run.model, BASELINE_MODE, "") in seen]
+    withheld = [run for run in runs if run.withheld and (run.model, run.mode, "") in seen]
+    floor = floor_matrices(G, None, backup)["constant"] if withheld else None
+    attribution = [_attribution(seen[run.model, run.mode, ""], run, gold, floor, n_resamples, seed, confidence)
+                   for run in withheld]
     return finite_json({
         "runs": reported,
         "disciplines": list(result["by_discipline"]),
         "dimensions": list(DIMENSIONS),
         "tools": tools,
+        "attribution": attribution,
         "inputs": {"gold": gold_name, "n_gold": len(gold), "n_resamples": n_resamples, "seed": seed,
                    "confidence": confidence, "floors_from": "backup" if backup is not None else "gold"},
     })

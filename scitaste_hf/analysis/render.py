@@ -57,6 +57,11 @@ def _statistic(block: Mapping[str, Any], key: str, digits: int, scale: float = 1
     return _with_ci(stat["value"], stat["ci"], digits, scale, sign)
 
 
+def _mode(run: Mapping[str, Any]) -> str:
+    """A run's mode as the tables show it: ``dimagent_v3 without citation_baseline`` for a run with a tool withheld."""
+    return run["mode"] + (f" without {run['withheld']}" if run.get("withheld") else "")
+
+
 def _skill(skill: Mapping[str, Any] | None) -> str:
     return "n/a" if not skill else _with_ci(skill["skill"], skill["interval"], 2, sign=True)
 
@@ -75,7 +80,7 @@ def _table8(report: Mapping[str, Any]) -> Section:
     for run in report["runs"]:
         block = run["scopes"][OVERALL]
         s1, s2 = block["scheme1"], block["scheme2"]
-        rows.append((run["model"], run["mode"], _coverage(block),
+        rows.append((run["model"], _mode(run), _coverage(block),
                      "n/a" if s1 is None else _with_ci(s1["score"], s1["ci"]), "" if s1 is None else s1["grade"],
                      _skill(s1 and s1["skill"]),
                      "n/a" if s2 is None else _with_ci(s2["score"], s2["ci"]), "" if s2 is None else s2["grade"],
@@ -95,20 +100,20 @@ def _table9(run: Mapping[str, Any]) -> Section:
         rows.append((scope, _coverage(block), _statistic(block, "spearman", 3),
                      "n/a" if s2 is None else _with_ci(s2["wape"], s2["wape_ci"], scale=100),
                      "n/a" if s2 is None else _with_ci(s2["score"], s2["ci"]), "" if s2 is None else s2["grade"]))
-    return Section(f"Table 9: by discipline, {run['model']} / {run['mode']}",
+    return Section(f"Table 9: by discipline, {run['model']} / {_mode(run)}",
                    "Spearman of the innovation score, WAPE, Scheme 2 and its grade, per discipline.",
                    ("discipline", "coverage", "Spearman", "WAPE %", "Scheme 2", "grade"), tuple(rows))
 
 
 def _by_discipline(report: Mapping[str, Any], title: str, text: str, cell) -> Section:
     disciplines = report["disciplines"]
-    rows = tuple((run["model"], run["mode"], *(cell(run["scopes"][d]) for d in disciplines))
+    rows = tuple((run["model"], _mode(run), *(cell(run["scopes"][d]) for d in disciplines))
                  for run in report["runs"])
     return Section(title, text, ("model", "mode", *disciplines), rows)
 
 
 def _bias(report: Mapping[str, Any]) -> Section:
-    rows = tuple((run["model"], run["mode"], str(run["scopes"][OVERALL]["n_scored"]),
+    rows = tuple((run["model"], _mode(run), str(run["scopes"][OVERALL]["n_scored"]),
                   _statistic(run["scopes"][OVERALL], "mean_signed_error", 2, sign=True),
                   _statistic(run["scopes"][OVERALL], "over_rated", 1, 100),
                   _statistic(run["scopes"][OVERALL], "median_relative_error", 1, 100)) for run in report["runs"])
@@ -119,7 +124,7 @@ def _bias(report: Mapping[str, Any]) -> Section:
 
 
 def _dimensions(report: Mapping[str, Any]) -> Section:
-    rows = tuple((run["model"], run["mode"], *(_statistic(run["scopes"][OVERALL], f"spearman_{k}", 2)
+    rows = tuple((run["model"], _mode(run), *(_statistic(run["scopes"][OVERALL], f"spearman_{k}", 2)
                                                for k in report["dimensions"])) for run in report["runs"])
     return Section("Per-dimension Spearman", "Spearman of each predicted dimension against the gold, over all scored "
                    "papers.", ("model", "mode", *report["dimensions"]), rows, figure=HEATMAP)
@@ -146,9 +151,33 @@ def _tools(report: Mapping[str, Any]) -> Section:
                                              "mean signed error") if rows else (), rows)
 
 
+def _attribution(report: Mapping[str, Any]) -> Section:
+    def cell(stats: Mapping[str, Any] | None, key: str) -> str:
+        if stats is None:
+            return "n/a"
+        s = stats[key]
+        shown = _with_ci(s["difference"], s["interval"], 3, sign=True)
+        return shown if s["detectable"] is None else f"{shown} (detectable {_number(s['detectable'], 3)})"
+
+    dimensions = tuple(f"spearman_{k}" for k in report["dimensions"])
+    rows = tuple((a["model"], a["mode"], a["tool"], str(a["n"]), cell(a["statistics"], "scheme1_skill"),
+                  cell(a["statistics"], "scheme2_skill"), *(cell(a["statistics"], k) for k in dimensions))
+                 for a in report.get("attribution", ()))
+    text = ("Each tool's effect: the full run minus the same model and mode's run with that tool's evidence withheld "
+            "(the tool answered that its service has no data), on the papers both scored, for the skill of both "
+            "schemes over the constant floor and each dimension's Spearman; the paired-bootstrap interval, and the "
+            f"smallest difference a comparison this precise detects with {POWER:.0%} power. A positive effect: the "
+            "run used the tool's evidence.")
+    if not rows:
+        text = ("No run has a tool withheld beside the same model and mode's full run (the task group "
+                "scitaste_dimagent_withheld): there is no per-tool attribution.")
+    header = ("model", "mode", "tool withheld", "papers", "S1 skill", "S2 skill", *report["dimensions"])
+    return Section("Per-tool attribution", text, header if rows else (), rows)
+
+
 def sections(report: Mapping[str, Any]) -> list[Section]:
     """The report's parts in order: Table 8, Table 10, Table 9 per run, the bias analysis, per-dimension Spearman
-    (with its heatmap) and the effect of tools."""
+    (with its heatmap), the effect of tools and per-tool attribution."""
     return [
         _table8(report),
         _by_discipline(report, "Table 10: Scheme 2 by discipline",
@@ -160,6 +189,7 @@ def sections(report: Mapping[str, Any]) -> list[Section]:
                        lambda block: _statistic(block, "mean_signed_error", 2, sign=True)),
         _dimensions(report),
         _tools(report),
+        _attribution(report),
     ]
 
 
@@ -245,7 +275,7 @@ def heatmap_png(report: Mapping[str, Any]) -> bytes:
     FigureCanvasAgg, Figure = check_figures()
 
     dims = report["dimensions"]
-    labels = [f"{run['model']} / {run['mode']}" for run in report["runs"]]
+    labels = [f"{run['model']} / {_mode(run)}" for run in report["runs"]]
     values = np.array([[np.nan if (v := run["scopes"][OVERALL]["statistics"][f"spearman_{k}"]["value"]) is None
                         else v for k in dims] for run in report["runs"]], dtype=float)
     fig = Figure(figsize=(2.2 + 1.1 * len(dims), 1.6 + 0.45 * len(labels)), dpi=110, layout="constrained")

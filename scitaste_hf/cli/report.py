@@ -6,7 +6,9 @@ figure with its 95% bootstrap interval, written to --out as report.md, report.ht
 A RUN is a predictions file, an lm-eval samples log or an Inspect log, named by its model and mode:
 
   model=NAME,mode=MODE,path=FILE    (in any order; mode= may be left out for a samples or Inspect log, which
-                                     records its mode; model= may be left out when --model names it)
+                                     records its mode; model= may be left out when --model names it; add
+                                     withheld=TOOL for a run with one tool's evidence withheld, which a samples
+                                     log records too)
   FILE                              (the same, with only the path)
 
   scitaste report --gold demo/dataset --model scitaste-baseline demo/results/*/samples_scitaste_*.jsonl --out rep
@@ -20,7 +22,7 @@ import re
 from scitaste_hf.cli import whole_number
 
 #: The keys of a RUN written as key=value pairs.
-RUN_KEYS = ("model", "mode", "path")
+RUN_KEYS = ("model", "mode", "path", "withheld")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -37,17 +39,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def parse_run(text: str, model: str | None) -> dict[str, str | None]:
-    """A RUN argument as ``{"model", "mode", "path"}`` (mode None when it is to be read from the log).
+    """A RUN argument as ``{"model", "mode", "path", "withheld"}`` (mode None when it is to be read from the log).
 
     A path may hold commas: the text is split only before a ``model=``, ``mode=`` or ``path=``.
     """
     from scitaste_hf.errors import InvalidInput
 
-    if not re.match(r"(model|mode|path)=", text):
+    if not re.match(r"(model|mode|path|withheld)=", text):
         fields = {"path": text}
     else:
         fields = {}
-        for part in re.split(r",(?=(?:model|mode|path)=)", text):
+        for part in re.split(r",(?=(?:model|mode|path|withheld)=)", text):
             key, _, value = part.partition("=")
             if key in fields:
                 raise InvalidInput(f"run {text!r}: {key}= is given twice")
@@ -60,9 +62,9 @@ def parse_run(text: str, model: str | None) -> dict[str, str | None]:
     return {k: fields.get(k) for k in RUN_KEYS}
 
 
-def logged_mode(path: str) -> str | None:
-    """The mode an lm-eval samples log or an Inspect log records on its first sample (``doc.scitaste_mode``);
-    None for a predictions file, which records none."""
+def logged_mode(path: str, key: str = "scitaste_mode") -> str | None:
+    """The mode an lm-eval samples log or an Inspect log records on its first sample (``doc.scitaste_mode``), or
+    another field ``key`` of its document (``withheld``); None for a predictions file, which records none."""
     import json
     from pathlib import Path
 
@@ -73,7 +75,7 @@ def logged_mode(path: str) -> str | None:
         return None
     first = run_text(data, path).lstrip().split("\n", 1)[0]
     doc = json.loads(first).get("doc")
-    mode = doc.get("scitaste_mode") if isinstance(doc, dict) else None
+    mode = doc.get(key) if isinstance(doc, dict) else None
     return mode if isinstance(mode, str) else None
 
 
@@ -91,7 +93,12 @@ def read_run(fields: dict[str, str | None]):
         raise InvalidInput(f"run {path}: the file records no mode; give it as mode=MODE,path={path}")
     if mode not in MODES:
         raise InvalidInput(f"run {path}: unknown mode {mode!r}; the modes are {', '.join(MODES)}")
-    return Run(str(fields["model"]), mode, predictions, str(path))
+    withheld = fields.get("withheld") or logged_mode(path, "withheld") or ""
+    if withheld:
+        from scitaste_hf.agent.evidence import check_withheld
+
+        check_withheld(withheld)
+    return Run(str(fields["model"]), mode, predictions, str(path), withheld)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -157,11 +157,11 @@ class _LoopLM(LM):
         return request.doc.get("scitaste_mode") or "pure_qa"
 
     def _toolbox(self, request):
-        """The model's own evidence, else the one the request's task found (None when neither has any)."""
-        from scitaste_hf.adapters.lmeval.tasks import toolbox
+        """The model's own evidence, else the one the request's task found (None when neither has any), with the
+        task's withheld tool withheld."""
+        from scitaste_hf.adapters.lmeval.tasks import doc_toolbox
 
-        source = request.doc.get("evidence")
-        return self.tools if self.tools is not None else toolbox(source) if source else None
+        return doc_toolbox(request.doc, self.tools)
 
     def _one(self, request) -> str:
         outcome = run_item(self.chat, self._toolbox(request), request.doc, self._mode(request),
