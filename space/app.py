@@ -27,6 +27,7 @@ from scitaste_hf.leaderboard.details import Details, find_papers
 from scitaste_hf.leaderboard.hub_queue import collect_from_env
 from scitaste_hf.leaderboard.integrity import COPY_SHARE, COPY_TOLERANCE, RANKED_SHARE, RANKED_TOLERANCE
 from scitaste_hf.leaderboard.requests import REQUEST_STATES, operator_endpoints
+from scitaste_hf.leaderboard.sealed import SealedBoard, prospective_split
 from scitaste_hf.leaderboard.service import FLOOR_NAMES, MAX_BYTES, MAX_EVIDENCE_BYTES
 from scitaste_hf.leaderboard.setup import gold_source, open_leaderboard, reported_results
 from scitaste_hf.leaderboard.store import EVIDENCE_CONSISTENT, FLAGGED, SELF_REPORTED, SERVER_RUN, STATUSES
@@ -609,6 +610,55 @@ def submit(board: Leaderboard, file, model, mode, organisation, link, samples, t
     return ("Already submitted: " if result.duplicate else "Accepted: ") + result.message
 
 
+#: The prospective table's columns (docs/prospective.md): what is shown of a sealed run (never its answers) and, once
+#: resolved, its scores as of each resolution date beside the best retrospective run of the same model and mode.
+SEALED_COLUMNS = ["run", "model", "mode", "status", "sealed at", "digest (SHA-256)", "resolved as of", "S1 skill",
+                  "S1 skill interval", "Scheme 1", "Scheme-1 interval", "Scheme 2", "Scheme-2 interval",
+                  "retrospective S1 skill", "retrospective S1 skill interval"]
+
+
+def prospective_table(board: Leaderboard, sealed: SealedBoard | None) -> dict:
+    """The sealed runs, one row per run and resolution date (one row while sealed), newest first."""
+    if sealed is None:
+        return _frame(SEALED_COLUMNS, [])
+    best = {}
+    for r in board.rows():  # in the board's order: the first of a model and mode is its best
+        best.setdefault((r["model"], r["mode"]), r)
+    rows = []
+    for run in sealed.rows():
+        retro = best.get((run["model"], run["mode"]), {})
+        tail = (_round(retro.get("s1_skill"), 3), _ci(retro.get("s1_skill_ci"), digits=3))
+        head = (run["run"], run["model"], run["mode"], run["status"], run["submitted_at"], run["digest"])
+        for as_of, n in (run["resolved"] or {"": {}}).items():
+            rows.append((*head, as_of, _round(n.get("s1_skill"), 3), _ci(n.get("s1_skill_ci"), digits=3),
+                         _round(n.get("scheme1"), 1), _ci(n.get("scheme1_ci")), _round(n.get("scheme2"), 1),
+                         _ci(n.get("scheme2_ci")), *tail))
+    return _frame(SEALED_COLUMNS, rows)
+
+
+def prospective_submit(sealed: SealedBoard | None, file, model, mode, request: gr.Request, profile=None) -> str:
+    """Seal an upload of the prospective split under :func:`_submitter`'s identity; one line."""
+    if sealed is None:
+        return "Rejected: this board has no prospective split."
+    if file is None:
+        return "Rejected: upload a predictions JSONL file of the prospective split."
+    try:
+        result = sealed.submit(Path(file).read_bytes(), model, mode, submitter=_submitter(profile, request))
+    except ScitasteError as exc:
+        return f"Rejected: {exc}"
+    return ("Already sealed: " if result.duplicate else "Sealed: ") + result.message
+
+
+def prospective_answers(sealed: SealedBoard | None, run, request: gr.Request, profile=None) -> str:
+    """A sealed run's answers for its submitter (anyone's after the first resolution), else one line."""
+    if sealed is None:
+        return "Refused: this board has no prospective split."
+    try:
+        return sealed.answers(_run_id(run, "run"), _submitter(profile, request)).decode("utf-8")
+    except (ScitasteError, gr.Error) as exc:
+        return f"Refused: {exc}"
+
+
 def endpoint_names() -> list[str]:
     """The operator's endpoints a request may name (:func:`~scitaste_hf.leaderboard.requests.operator_endpoints`);
     none when their file cannot be read: a request then says why, in one line."""
@@ -618,12 +668,13 @@ def endpoint_names() -> list[str]:
         return []
 
 
-def _requester(profile, name, request) -> str:
-    """Who asks for an evaluation: on the Hub the signed-in account (``hf:<username>``, as :func:`_submitter`
-    names it; signing in is required), locally the typed name (``local:<name>``, not verified)."""
+def _requester(profile, name, request, action: str = "request an evaluation") -> str:
+    """Who asks for an evaluation (or cancels one, ``action``): on the Hub the signed-in account (``hf:<username>``,
+    as :func:`_submitter` names it; signing in is required), locally the typed name (``local:<name>``, not
+    verified)."""
     if on_hub():
         if profile is None:
-            raise ScitasteError("sign in with Hugging Face first (the button above) to request an evaluation")
+            raise ScitasteError(f"sign in with Hugging Face first (the button above) to {action}")
         return _submitter(profile, request)
     return f"local:{check_name(name, 'your name')}"
 
@@ -638,6 +689,18 @@ def request_evaluation(board: Leaderboard, model, revision, modes, name, request
     except ScitasteError as exc:
         return f"Refused: {exc}"
     return f"Queued: {result.message}"
+
+
+def cancel_evaluation(board: Leaderboard, request_id, name, request: gr.Request, profile=None) -> str:
+    """Cancel a pending or running request of the visitor (:func:`_requester`'s identity, the one that asked for
+    it; :meth:`~scitaste_hf.leaderboard.service.Leaderboard.cancel_request`); the line to show."""
+    try:
+        if not re.fullmatch(r"[0-9]{1,18}", str(request_id or "").strip()):
+            raise ScitasteError("request: a request number of the Queue table")
+        canceller = _requester(profile, name, request, "cancel a request")
+        return f"Cancelled: {board.cancel_request(int(str(request_id).strip()), canceller)}"
+    except ScitasteError as exc:
+        return f"Refused: {exc}"
 
 
 #: The Queue tab's columns, and the keys of :meth:`~scitaste_hf.leaderboard.service.Leaderboard.queue`'s rows they
@@ -1119,10 +1182,11 @@ def _papers_tab(papers: Papers) -> None:
 
 
 def build_app(board: Leaderboard, synthetic: bool = False, ratings: Ratings | None = None,
-              papers: Papers | None = None) -> gr.Blocks:
+              papers: Papers | None = None, sealed: SealedBoard | None = None) -> gr.Blocks:
     """The leaderboard app over ``board``, with the Annotate and Expert agreement tabs over ``ratings`` (default: the
     board's folder's, :func:`~scitaste_hf.ratings.open_ratings`) and the Papers tab over ``papers`` (default: the
-    board's details, without frozen evidence)."""
+    board's details, without frozen evidence) and the Prospective tab over ``sealed`` (None: no prospective
+    split; the tab says so)."""
     ratings = open_ratings(board) if ratings is None else ratings
     papers = Papers(board) if papers is None else papers
     # The full window width: the table has twenty-seven columns.
@@ -1268,6 +1332,36 @@ def build_app(board: Leaderboard, synthetic: bool = False, ratings: Ratings | No
                 requested = request_button.click(do_request, [request_model, request_revision, request_modes,
                                                               requester], request_outcome, api_name="request",
                                                  concurrency_limit=SUBMIT_CONCURRENCY)
+            with gr.Tab("Prospective"):
+                gr.Markdown("Sealed runs of the prospective split: papers too young for gold, answered now and "
+                            "scored when the split is resolved, as of each resolution date (docs/prospective.md). "
+                            "Only a sealed run's submitter can read its answers until the first resolution, which "
+                            "closes the split to new runs.")
+                sealed_table = gr.Dataframe(value=prospective_table(board, sealed), interactive=False,
+                                            label="sealed runs: prospective scores beside the retrospective ones")
+                with gr.Row():
+                    sealed_file = gr.File(label="predictions of the prospective split (.jsonl)",
+                                          file_types=[".jsonl"], type="filepath")
+                    sealed_model = gr.Textbox(label="model name")
+                    sealed_mode = gr.Dropdown(list(MODES), value="pure_qa", label="mode")
+                seal_button = gr.Button("Seal", variant="primary")
+                sealed_outcome = gr.Textbox(label="status", interactive=False)
+                sealed_run = gr.Textbox(label="run number")
+                read_button = gr.Button("Read my sealed answers")
+                sealed_answers = gr.Textbox(label="answers", interactive=False)
+
+                def do_seal(file, model, mode, request: gr.Request = None, profile: gr.OAuthProfile | None = None):
+                    return prospective_submit(sealed, file, model, mode, request, profile)
+
+                def do_read(run, request: gr.Request = None, profile: gr.OAuthProfile | None = None):
+                    return prospective_answers(sealed, run, request, profile)
+
+                seal_button.click(do_seal, [sealed_file, sealed_model, sealed_mode], sealed_outcome,
+                                  api_name="prospective_submit", concurrency_limit=SUBMIT_CONCURRENCY).then(
+                    lambda: prospective_table(board, sealed), None, sealed_table, api_name=False)
+                read_button.click(do_read, sealed_run, sealed_answers, api_name="prospective_answers")
+                gr.Button("Refresh").click(lambda: prospective_table(board, sealed), None, sealed_table,
+                                           api_name="prospective")
             with gr.Tab("Queue"):
                 gr.Markdown("Every model asked for (Submit tab), newest first. A request is "
                             + " -> ".join(f"`{s}`" for s in REQUEST_STATES[:3]) + f", or `{REQUEST_STATES[3]}` with "
@@ -1277,6 +1371,20 @@ def build_app(board: Leaderboard, synthetic: bool = False, ratings: Ratings | No
                 queue = gr.Dataframe(value=queue_table(board), interactive=False, label="requests")
                 queue_refresh.click(lambda: queue_table(board), None, queue, api_name="queue")
                 requested.then(lambda: queue_table(board), None, queue, api_name=False)
+                gr.Markdown("Cancel a request of yours, pending or running (its worker stops at once and stores "
+                            "nothing), with the identity that asked for it.")
+                canceller = identity_box()
+                with gr.Row():
+                    cancel_id = gr.Textbox(label="request number")
+                    cancel_button = gr.Button("Cancel the request")
+                cancel_outcome = gr.Textbox(label="cancel", interactive=False)
+
+                def do_cancel(profile: gr.OAuthProfile | None, request_id, name, request: gr.Request = None):
+                    return cancel_evaluation(board, request_id, name, request, profile)
+
+                cancel_button.click(do_cancel, [cancel_id, canceller], cancel_outcome, api_name="cancel",
+                                    concurrency_limit=SUBMIT_CONCURRENCY).then(
+                    lambda: queue_table(board), None, queue, api_name=False)
             with gr.Tab("Annotate"):
                 _annotate_tab(ratings)
             with gr.Tab("Expert agreement"):
@@ -1333,10 +1441,16 @@ def main_evidence() -> str:
     return gold_source(constants.board_data())[0]
 
 
+def main_sealed(board: Leaderboard) -> SealedBoard | None:
+    """The sealed runs of the gold source's prospective split, in the board's data folder (None: no such split)."""
+    split = prospective_split(main_evidence())
+    return None if split is None else SealedBoard(board.store.root, split)
+
+
 def main_app() -> gr.Blocks:
     """The app as a Space runs it: data folder and gold labels from the environment."""
     board, synthetic = main_board()
-    return build_app(board, synthetic, papers=Papers(board, main_evidence()))
+    return build_app(board, synthetic, papers=Papers(board, main_evidence()), sealed=main_sealed(board))
 
 
 def serve(**launch_options) -> None:
@@ -1349,7 +1463,7 @@ def serve(**launch_options) -> None:
         os.environ.setdefault("FORWARDED_ALLOW_IPS", "")
     board, synthetic = main_board()
     papers = Papers(board, main_evidence())
-    app = build_app(board, synthetic, papers=papers)
+    app = build_app(board, synthetic, papers=papers, sealed=main_sealed(board))
     # Everything built so far (Gradio, and every stored run read into the board's cache) lives as long as the
     # server: set it aside from the garbage collector, whose full passes over a board of 10,000 runs otherwise
     # cost a tenth of a second several times a view.

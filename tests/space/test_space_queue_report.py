@@ -82,6 +82,13 @@ def test_requests_are_refused_or_queued_and_the_queue_shows_each_state(queue_spa
     assert (rows[2]["state"], rows[2]["reason"], rows[2]["run"]) == (
         "failed", "the model answered nothing parseable", "")
     assert (rows[3]["state"], rows[3]["position"]) == ("pending", 1)
+    # the Queue tab cancels a pending request for the name that asked for it, and no other's
+    assert client.predict("3", "someone else", api_name="/cancel") == "Refused: no request #3 of yours"
+    assert client.predict("#3", "tester", api_name="/cancel").startswith("Refused: request: a request number")
+    assert client.predict("3", "tester", api_name="/cancel") == "Cancelled: request #3 cancelled"
+    assert client.predict("2", "tester", api_name="/cancel") == (
+        "Refused: request #2 is failed; only a pending or running request is cancelled")
+    assert _queue(client)[3]["state"] == "cancelled"
 
 
 def test_the_report_of_a_stored_run_has_the_boards_schemes(queue_space):
@@ -137,5 +144,10 @@ def test_on_the_hub_a_request_needs_the_signed_in_account(tmp_path, monkeypatch)
         queued = ask(board, "org/model", "", ["pure_qa"], "mallory", None, SimpleNamespace(username="alice"))
         assert queued.startswith("Queued: queued as request #1 (pure_qa)"), queued
         assert board.requests.get(1)["submitter"] == "hf:alice"
+        cancel = app["cancel_evaluation"]
+        assert cancel(board, "1", "alice", None) == (
+            "Refused: sign in with Hugging Face first (the button above) to cancel a request")
+        assert cancel(board, "1", "", None, SimpleNamespace(username="mallory")) == "Refused: no request #1 of yours"
+        assert cancel(board, "1", "", None, SimpleNamespace(username="alice")) == "Cancelled: request #1 cancelled"
     finally:
         board.close()

@@ -1,9 +1,9 @@
 """`scitaste worker` as an operator runs it, real processes on 127.0.0.1: a request for a scripted OpenAI-compatible
 endpoint (one of the operator's) goes pending -> running -> finished and its runs are `server-run` with the scores
-`scitaste eval` gives for that endpoint; a worker killed with `kill -9` mid-request is resumed by the next without a
-paper it had answered asked again; an endpoint that hangs is cut at its time limit, and one that answers 500 for
-ever and a Hub model that is not there end `failed` in one line, and the queue goes on. Ten papers with frozen
-evidence, two modes."""
+`scitaste eval` gives for that endpoint; a worker killed with `kill -9` at 10%, 50% and 90% of a request is resumed
+by the next without a paper it had answered asked again, and the request ends with the same scores; an endpoint
+that hangs is cut at its time limit, and one that answers 500 for ever and a Hub model that is not there end
+`failed` in one line, and the queue goes on. Ten papers with frozen evidence, two modes."""
 
 import json
 import os
@@ -85,20 +85,45 @@ def _state(board, request_id):
     return board.requests.get(request_id)["state"]
 
 
-def test_a_request_becomes_server_run_with_eval_scores_and_survives_kill_9(dataset, servers, scripted_chat,
-                                                                            tmp_path, monkeypatch):
+@pytest.fixture(scope="module")
+def eval_reference(dataset, servers, scripted_chat, tmp_path_factory):
+    """`scitaste eval`'s figures per task for the scripted endpoint over the ten papers (lm-eval's results), run
+    once for the module: what every server run of the same endpoint must score."""
+    from stock_samples import rules
+
+    ds, records = dataset
+    folder = tmp_path_factory.mktemp("eval-reference")
+    proc, url, _ = scripted_chat({"rules": rules(records), "default": "no"}, folder)
+    try:
+        run = subprocess.run([SCITASTE, "eval", "--model", "scitaste-agent", "--model_args",
+                              f"base_url={url}/v1,model=scripted,data_dir={ds}", "--tasks", ",".join(TASKS.values()),
+                              "--metadata", json.dumps({"data_dir": str(ds)}), "--output_path", str(folder / "out")],
+                             cwd=folder, capture_output=True, text=True, timeout=400,
+                             env={**os.environ, "OPENAI_API_KEY": KEY})
+    finally:
+        servers[1](proc)
+    assert run.returncode == 0, run.stderr[-3000:]
+    return json.loads(next((folder / "out").rglob("results_*.json")).read_text())["results"]
+
+
+# The kill lands once the killed run has answered this share of the request's papers; at one half the request's
+# second mode runs too (the others ask for one mode: each mode is a worker's lm-eval run of its own, 10-15 s).
+@pytest.mark.parametrize("share", [0.1, 0.5, 0.9])
+def test_a_request_becomes_server_run_with_eval_scores_and_survives_kill_9(share, dataset, eval_reference, servers,
+                                                                            scripted_chat, tmp_path, monkeypatch):
     from stock_samples import rules
 
     from scitaste_hf.leaderboard.store import SERVER_RUN
 
     ds, records = dataset
+    modes = MODES if share == 0.5 else MODES[:1]
     proc, url, log = scripted_chat({"rules": rules(records), "default": "no", "latency": 0.4}, tmp_path)
     endpoints = _endpoints(tmp_path, {"scripted-endpoint": url})
     data_dir = tmp_path / "board"
     board = _board(data_dir, ds, endpoints, monkeypatch)
     try:
-        ids = board.request("scripted-endpoint", MODES, submitter="alice").ids
-        assert [_state(board, i) for i in ids] == ["pending", "pending"]
+        ids = board.request("scripted-endpoint", modes, submitter="alice").ids
+        assert [_state(board, i) for i in ids] == ["pending"] * len(modes)
         seen = {ids[0]: ["pending"]}
         first = subprocess.Popen(_worker(data_dir, ds, "--once", "--lease", "3"), env=_env(endpoints),
                                  stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
@@ -107,7 +132,7 @@ def test_a_request_becomes_server_run_with_eval_scores_and_survives_kill_9(datas
         while time.monotonic() < deadline and first.poll() is None:
             if _state(board, ids[0]) == "running" and seen[ids[0]][-1] != "running":
                 seen[ids[0]].append("running")
-            if trace.exists() and len(trace.read_text().splitlines()) >= N // 2:
+            if trace.exists() and len(trace.read_text().splitlines()) >= max(1, round(share * N)):
                 break
             time.sleep(0.05)
         assert first.poll() is None, first.stderr.read()[-3000:]
@@ -128,27 +153,20 @@ def test_a_request_becomes_server_run_with_eval_scores_and_survives_kill_9(datas
         seen[ids[0]].append(_state(board, ids[0]))
         assert seen[ids[0]] == ["pending", "running", "finished"], second.stderr[-2000:]
         asked = _asked(log)
-        assert len(set(asked)) == N * len(MODES)
+        assert len(set(asked)) == N * len(modes)
         # no paper answered before the kill is asked again; only one in flight at the kill (asked, never answered)
         again = {p for p in asked if asked.count(p) > 1}
         assert all(asked.count(p) == 2 for p in again) and again <= set(asked_before) - answered, (again, answered)
-        assert answered and all(asked.count(p) == 1 for p in answered)
+        assert len(answered) >= max(1, round(share * N)) and all(asked.count(p) == 1 for p in answered)
         rows = {i: board.requests.get(i) for i in ids}
-        assert rows[ids[0]]["attempts"] == 2 and rows[ids[1]]["attempts"] == 1
-        results = {mode: board.result(rows[i]["run_id"]) for i, mode in zip(ids, MODES)}
-        eval_out = tmp_path / "eval"
-        run = subprocess.run([SCITASTE, "eval", "--model", "scitaste-agent", "--model_args",
-                              f"base_url={url}/v1,model=scripted,data_dir={ds}", "--tasks", ",".join(TASKS.values()),
-                              "--metadata", json.dumps({"data_dir": str(ds)}), "--output_path", str(eval_out)],
-                             cwd=tmp_path, capture_output=True, text=True, timeout=400, env=_env(endpoints))
-        assert run.returncode == 0, run.stderr[-3000:]
+        assert rows[ids[0]]["attempts"] == 2 and all(rows[i]["attempts"] == 1 for i in ids[1:])
+        results = {mode: board.result(rows[i]["run_id"]) for i, mode in zip(ids, modes)}
     finally:
         servers[1](proc)
         board.close()
-    lm = json.loads(next(eval_out.rglob("results_*.json")).read_text())["results"]
     for mode, result in results.items():
         assert result["status"] == SERVER_RUN and result["mode"] == mode and result["model"] == "scripted-endpoint"
-        overall, figures = result["overall"], lm[TASKS[mode]]
+        overall, figures = result["overall"], eval_reference[TASKS[mode]]
         assert overall["scheme1"]["scheme1"] == pytest.approx(figures["scheme1,none"], abs=1e-9)
         assert overall["scheme2"]["score"] == pytest.approx(figures["scheme2,none"], abs=1e-9)
         assert overall["scheme2"]["wape"] == pytest.approx(figures["wape,none"], abs=1e-9)
@@ -181,6 +199,29 @@ def test_a_hung_endpoint_is_cut_at_its_time_limit_with_every_process_it_started(
         servers[1](hang)
     assert 20 <= elapsed < 60, elapsed  # a bound, not a benchmark
     assert left == []  # the child and whatever it started were killed as one process group
+
+
+def test_a_request_cancelled_while_running_stops_its_worker_at_once(dataset, tmp_path, monkeypatch):
+    from scitaste_hf.adapters.lmeval.server_run import Stopped, evaluate
+    from scitaste_hf.leaderboard.requests import Endpoint
+
+    ds, _ = dataset
+    endpoints = _endpoints(tmp_path, {"far": "http://127.0.0.1:9"})
+    board = _board(tmp_path / "board", ds, endpoints, monkeypatch)
+    work = tmp_path / "work"
+    try:
+        request_id = board.request("far", ["pure_qa"], submitter="alice").ids[0]
+        request = board.requests.claim("worker-1")
+        assert board.requests.holds(request_id, "worker-1")
+        board.cancel_request(request_id, None)  # the operator's cancel: any request
+        with pytest.raises(Stopped):  # the worker's check between renewals
+            evaluate(request, str(ds), work, endpoints={"far": Endpoint("far", "http://127.0.0.1:9/v1", "m")},
+                     keep_going=lambda: board.requests.holds(request_id, "worker-1"), poll=0.2)
+        left = [pid for pid in os.listdir("/proc") if pid.isdigit() and _cwd(pid) == work]
+        assert left == [] and board.requests.get(request_id)["state"] == "cancelled" and board.rows() == []
+        assert not board.requests.finish(request_id, "worker-1", 1)  # nothing can be stored for it any more
+    finally:
+        board.close()
 
 
 def _cwd(pid):
