@@ -197,6 +197,23 @@ def fake_hub(tmp_path):
         stop_server(server)
 
 
+@pytest.fixture()
+def hub(fake_hub, monkeypatch):
+    """:func:`fake_hub` for huggingface_hub calls made in the test's own process: its URL, token and output folder,
+    with this process's huggingface_hub allowed online (the suite sets it offline) and its client factory restored
+    afterwards (Hub calls are bounded for the whole process)."""
+    import huggingface_hub
+    from huggingface_hub import constants
+    from huggingface_hub.utils import _http
+
+    env, out = fake_hub
+    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", False)
+    monkeypatch.setattr(constants, "HF_HUB_DISABLE_XET", True)
+    factory = _http._GLOBAL_CLIENT_FACTORY
+    yield env["HF_ENDPOINT"], env["HF_TOKEN"], out
+    huggingface_hub.set_client_factory(factory)
+
+
 def once_per_run(tmp_path_factory, name: str, make):
     """What ``make(folder)`` returns (JSON), made once per test run in a folder of its own and reused by every test
     and xdist worker that asks for ``name`` (the xdist way: a file lock in the folder all workers share). What a

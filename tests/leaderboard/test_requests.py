@@ -265,22 +265,6 @@ def test_concurrent_visitors_and_workers_keep_the_queue_intact(tmp_path, endpoin
     board.close()
 
 
-@pytest.fixture()
-def hub(fake_hub, monkeypatch):
-    """The fake Hub's URL, token and output folder, with this process's huggingface_hub allowed online (the suite
-    sets it offline) and its client factory restored afterwards (the queue bounds Hub calls for the process)."""
-    import huggingface_hub
-    from huggingface_hub import constants
-    from huggingface_hub.utils import _http
-
-    env, out = fake_hub
-    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", False)
-    monkeypatch.setattr(constants, "HF_HUB_DISABLE_XET", True)
-    factory = _http._GLOBAL_CLIENT_FACTORY
-    yield env["HF_ENDPOINT"], env["HF_TOKEN"], out
-    huggingface_hub.set_client_factory(factory)
-
-
 def _copied(board):
     deadline = time.monotonic() + 30
     while board.store.copy_pending() and time.monotonic() < deadline:

@@ -30,22 +30,6 @@ GOLD = [{"bibcode": f"P{i:03d}", "discipline": DISCIPLINES[i % 2], "title": f"Pa
 FAST = {"timeout": 1.0, "retry_after": (0.5, 2.0)}
 
 
-@pytest.fixture()
-def hub(fake_hub, monkeypatch):
-    """The fake Hub's URL, token and output folder, with this process's huggingface_hub allowed online and its
-    client factory restored afterwards (the copy's timeout is set for the whole process)."""
-    import huggingface_hub
-    from huggingface_hub import constants
-    from huggingface_hub.utils import _http
-
-    env, out = fake_hub
-    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", False)
-    monkeypatch.setattr(constants, "HF_HUB_DISABLE_XET", True)
-    factory = _http._GLOBAL_CLIENT_FACTORY
-    yield env["HF_ENDPOINT"], env["HF_TOKEN"], out
-    huggingface_hub.set_client_factory(factory)
-
-
 def _fault(url, mode):
     return httpx.post(f"{url}/_fault", json={"mode": mode}, timeout=5).json()
 
