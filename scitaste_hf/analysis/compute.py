@@ -236,8 +236,10 @@ def _attribution(full: Run, without: Run, gold: Sequence[Mapping[str, Any]], F: 
 
 
 def _statistics_of(P: np.ndarray, G: np.ndarray, counts: Counts) -> dict[str, np.ndarray]:
-    """The Spearman correlations of :func:`_statistics` (innovation score and each dimension), per resample."""
-    return {k: v for k, v in _statistics(P, G, counts).items() if k.startswith("spearman")}
+    """The Spearman correlations of :func:`_statistics` (innovation score and each dimension), per resample; an
+    undefined one (a constant answer, as a run without the tool that a dimension is read from may give) counts as
+    0, no association, as Scheme 1 counts it."""
+    return {k: np.nan_to_num(v) for k, v in _statistics(P, G, counts).items() if k.startswith("spearman")}
 
 
 def _difference(point: float, resampled: np.ndarray | None, confidence: float) -> dict[str, Any]:

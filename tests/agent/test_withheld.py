@@ -4,6 +4,7 @@ service has no data on the paper; the task parameter that asks for it, and the g
 import json
 from pathlib import Path
 
+import numpy as np
 import pytest
 import yaml
 
@@ -83,3 +84,84 @@ def test_the_drop_one_tasks_are_the_generated_files_one_per_tool():
         config = yaml.safe_load(files[f"{withheld_task(tool)}.yaml"])
         assert config["dataset_kwargs"] == {"scitaste_task_mode": WITHHELD_MODE, "scitaste_task_withhold": tool}
         assert config["task"].startswith(TASKS[WITHHELD_MODE]) and config["include"] == "_scitaste_template.yaml"
+
+
+#: The check's build over the shared mirror's world: every paper of each discipline, most of them selected.
+BUILD_QUOTAS = ("--per-discipline", "70", "--selected-per-discipline", "40")
+
+
+@pytest.fixture(scope="module")
+def built_with_evidence(once, mirror):
+    """A build of the shared mirror's world and its frozen evidence, made once per run (slow: a minute or two)."""
+    import subprocess
+    import sys
+
+    scitaste = str(Path(sys.executable).with_name("scitaste"))
+
+    def make(folder):
+        out = folder / "ds"
+        for args in (["build", "--source", "mirror", "--mirror-url", mirror, "--out", str(out), "--seed", "3",
+                      *BUILD_QUOTAS], ["evidence", "freeze", "--dataset", str(out), "--mirror-url", mirror]):
+            done = subprocess.run([scitaste, *args], capture_output=True, text=True, timeout=400)
+            assert done.returncode == 0, done.stderr[-2000:]
+        return str(out)
+
+    return Path(once("withheld-build", make))
+
+
+def _baseline_run(data, records, withheld=""):
+    from scitaste_hf.agent.baseline import BaselineChat
+    from scitaste_hf.agent.loop import run_item
+    from scitaste_hf.analysis import Run
+    from scitaste_hf.predictions import reply_answer
+    from scitaste_hf.records import load_records
+    from scitaste_hf.scoring.floors import PriorBaseline
+
+    chat = BaselineChat(PriorBaseline.fit(load_records(data, "backup")))
+    tools = FrozenToolBox.load(data).withholding(withheld)
+    answers = {r["bibcode"]: reply_answer(run_item(chat, tools, r, WITHHELD_MODE).text) for r in records}
+    return Run("scitaste-baseline", WITHHELD_MODE, answers, "test", withheld)
+
+
+@pytest.mark.slow
+def test_the_offline_baseline_loses_what_it_reads_from_a_withheld_tool_and_nothing_else(built_with_evidence):
+    from scitaste_hf.analysis import analyse
+    from scitaste_hf.records import load_records
+    from scitaste_hf.schema import DIMENSIONS
+    from scitaste_hf.scoring import score_run
+    from scitaste_hf.scoring.stats import Counts, Ranked, spearman
+
+    data = built_with_evidence
+    gold, backup = load_records(data), load_records(data, "backup")
+    full = _baseline_run(data, gold)
+    runs = [full, *(_baseline_run(data, gold, tool) for tool in ("citation_baseline", "paper_metadata",
+                                                                "citation_history"))]
+    report = analyse(runs, gold, backup=backup, n_resamples=300)
+    effect = {a["tool"]: a for a in report["attribution"]}
+    cut = effect["citation_baseline"]["statistics"]
+    # citation impact is read from citation_baseline: without it the answer is the middle for every paper, so its
+    # Spearman falls to no association, by the full run's own Spearman, and clearly so
+    ones = Counts(np.ones((1, len(gold))))
+    k = 1 + DIMENSIONS.index("citation_impact")
+    P = np.array([full.predictions[r["bibcode"]].vector() for r in gold])
+    G = np.array([[r["innovation_score"], *(r["dimension_scores"][d] for d in DIMENSIONS)] for r in gold])
+    rho = float(spearman(Ranked(P[:, k]), Ranked(G[:, k]), ones)[0])
+    assert rho > 0.25
+    assert cut["spearman_citation_impact"]["difference"] == pytest.approx(rho)
+    assert cut["spearman_citation_impact"]["interval"][0] > 0.1
+    assert cut["spearman_citation_impact"]["interval"][0] > cut["spearman_citation_impact"]["detectable"] / 2
+    # ... and every other dimension's answer is the same, so their Spearman is unchanged to the last bit
+    without = runs[1].predictions
+    for r in gold:
+        a, b = full.predictions[r["bibcode"]], without[r["bibcode"]]
+        assert b.dimension_scores.citation_impact == 50.0
+        assert [getattr(a.dimension_scores, d) for d in DIMENSIONS if d != "citation_impact"] == \
+            [getattr(b.dimension_scores, d) for d in DIMENSIONS if d != "citation_impact"]
+    for key in (f"spearman_{d}" for d in DIMENSIONS if d != "citation_impact"):
+        assert cut[key]["difference"] == 0.0 and cut[key]["interval"] == [0.0, 0.0]
+    # the baseline never reads paper_metadata or citation_history: withholding either changes no score
+    scored = score_run(gold, full.predictions, backup=backup, n_resamples=200)
+    for run in runs[2:]:
+        assert run.predictions == full.predictions
+        assert score_run(gold, run.predictions, backup=backup, n_resamples=200) == scored
+        assert all(v["difference"] == 0.0 for v in effect[run.withheld]["statistics"].values())
