@@ -647,6 +647,14 @@ def _rtaste_protocol() -> str:
     return "Owner: `scitaste_hf.rtaste_protocol`, the module named.\n\n" + table(("constant", "value"), rows)
 
 
+@generator("rtaste-review")
+def _rtaste_review() -> str:
+    labels = constants("scitaste_hf.rtaste_protocol.labels")
+    return ("Owner: `scitaste_hf.rtaste_protocol.labels` (`REVIEW_QUESTIONS`, `REVIEW_ANSWERS`). Answers: "
+            + ", ".join(f"`{a}`" for a in labels["REVIEW_ANSWERS"]) + ".\n\n"
+            + "\n".join(f"{n}. {q}" for n, q in enumerate(labels["REVIEW_QUESTIONS"], start=1)))
+
+
 @generator("layers")
 def _layers() -> str:
     order = const("tests.test_layers", "ORDER")

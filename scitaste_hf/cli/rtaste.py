@@ -1,7 +1,8 @@
 """rTaste: run the protocol's stages on a study folder, and score research agents' registered-event experiments.
 
-`scitaste rtaste propose|seal|judge|rerun|audit|novelty|release STUDY` run one stage each on a study folder
-(docs/rtaste-protocol.md), resumable and replaceable one at a time; `scitaste rtaste report` prints the study's
+`scitaste rtaste propose|seal|judge|rerun|audit|novelty|review|release STUDY` run one stage each on a study folder
+(docs/rtaste-protocol.md), resumable and replaceable one at a time; `scitaste rtaste run` runs them all on a folder
+of seed papers (by default the bundled synthetic study) and reports; `scitaste rtaste report` prints the study's
 headline table from a release in the rTaste schema; without --data it reports the bundled synthetic release
 (simulated data, not study results).
 """
@@ -19,8 +20,12 @@ STAGES = (
     ("rerun", "re-run each delivered MVE under protection; its value alone decides the event"),
     ("audit", "three auditors, blind to proposer and rank, judge each re-run MVE: faithful, valid, value 0-3, ranks"),
     ("novelty", "obvious follow-up lists, the MVEs that hit them, and two novelty judges' labels (with arXiv)"),
+    ("review", "three reviewers answer the fixed questions of each re-run MVE; the answer two give stands"),
     ("release", "join the stages' records into the release table (STUDY/release.jsonl) for `rtaste report`"),
 )
+
+RUN_HELP = ("every stage on a folder of seed papers (propose, seal, judge, rerun, audit, novelty, review, release), "
+            "resumable, ending in the report")
 
 
 def _stage_arguments(actions) -> None:
@@ -28,13 +33,30 @@ def _stage_arguments(actions) -> None:
     for name, text in STAGES:
         parsers[name] = actions.add_parser(name, help=text, description=text[0].upper() + text[1:] + ".")
         parsers[name].add_argument("study", metavar="STUDY", help="the study folder (docs/rtaste-protocol.md)")
-    for name in ("propose", "judge", "audit", "novelty"):
+    parsers["run"] = actions.add_parser("run", help=RUN_HELP, description=RUN_HELP[0].upper() + RUN_HELP[1:] + ".")
+    run = parsers["run"]
+    run.add_argument("--seed-papers", metavar="DIR",
+                     help="a folder of SEED.json seed papers (or one with seeds/), with toy MVEs for the toy executor "
+                          "where it ships them (default: the bundled synthetic study)")
+    run.add_argument("--study", default="rtaste-study", help="the study folder, made or resumed (default: "
+                                                             "rtaste-study)")
+    run.add_argument("--models", required=True, metavar="M1,M2@URL,...", help="the agents' models")
+    run.add_argument("--organisations", default="single_researcher", metavar="O1,O2",
+                     help="single_researcher and/or research_team, comma-separated (default: single_researcher)")
+    run.add_argument("--judges", default="", metavar="M1,...",
+                     help="judges beside the agents' own models (each agent is its own same-model judge)")
+    run.add_argument("--listers", default="", metavar="M1,...",
+                     help="the models that list obvious follow-ups (default: the agents' models)")
+    run.add_argument("--matcher", help="the model that marks the MVEs the lists name (default: the first novelty "
+                                       "judge)")
+    run.add_argument("--json", metavar="OUT", dest="json_out", help="also write the report as JSON")
+    for name in ("propose", "judge", "audit", "novelty", "review", "run"):
         parsers[name].add_argument("--base-url", required=True, help="the OpenAI-compatible endpoint, ending in /v1")
         parsers[name].add_argument("--profile", default="default", help="a provider profile (default: default)")
         parsers[name].add_argument("--timeout", type=float, default=120.0, help="seconds per request (default 120)")
         parsers[name].add_argument("--max-retries", type=int, default=4,
                                    help="attempts after the first on 429, 5xx and connection errors (default 4)")
-    for name in ("propose", "judge", "rerun", "audit", "novelty"):
+    for name in ("propose", "judge", "rerun", "audit", "novelty", "review"):
         parsers[name].add_argument("--force", action="store_true",
                                    help="do again what is already done (never a sealed registration)")
     propose = parsers["propose"]
@@ -43,31 +65,38 @@ def _stage_arguments(actions) -> None:
                          default="single_researcher",
                          help="one researcher in one context, or two proposers, a critic and a lead (default: "
                               "single_researcher)")
-    for name in ("propose", "novelty"):
+    for name in ("propose", "novelty", "run"):
         parsers[name].add_argument("--mirror", metavar="URL", help="search the arXiv of an offline mirror (`scitaste "
                                                                    "mirror serve`) instead of the live service")
         parsers[name].add_argument("--no-search", action="store_true", help="skip the literature search")
-    propose.add_argument("--usd-per-m-prompt", type=float, default=0.0,
-                         help="US dollars per million prompt tokens, for the condition's cost (default 0)")
-    propose.add_argument("--usd-per-m-completion", type=float, default=0.0,
-                         help="US dollars per million completion tokens (default 0)")
+    for name in ("propose", "run"):
+        parsers[name].add_argument("--usd-per-m-prompt", type=float, default=0.0,
+                                   help="US dollars per million prompt tokens, for the costs (default 0)")
+        parsers[name].add_argument("--usd-per-m-completion", type=float, default=0.0,
+                                   help="US dollars per million completion tokens (default 0)")
     parsers["judge"].add_argument("--judges", required=True, metavar="M1,M2@URL,...",
                                   help="the judge models, comma-separated, each on --base-url or on the endpoint "
                                        "after its @; must include each proposer's model")
-    parsers["audit"].add_argument("--auditors", required=True, metavar="A1,A2,A3",
-                                  help="the three auditor models, comma-separated (MODEL@URL for another endpoint)")
+    for name in ("audit", "run"):
+        parsers[name].add_argument("--auditors", required=True, metavar="A1,A2,A3",
+                                   help="the three auditor models, comma-separated (MODEL@URL for another endpoint)")
+    for name in ("review", "run"):
+        parsers[name].add_argument("--reviewers", required=True, metavar="R1,R2,R3",
+                                   help="the three reviewer models, comma-separated (MODEL@URL for another endpoint)")
     novelty = parsers["novelty"]
     novelty.add_argument("--listers", required=True, metavar="M1,...", help="the models that list obvious follow-ups")
     novelty.add_argument("--matcher", required=True, help="the model that marks the MVEs the lists name")
-    novelty.add_argument("--novelty-judges", required=True, metavar="J1,J2", help="the two novelty judges")
-    rerun = parsers["rerun"]
+    for name in ("novelty", "run"):
+        parsers[name].add_argument("--novelty-judges", required=True, metavar="J1,J2", help="the two novelty judges")
     from scitaste_hf.rtaste_protocol.limits import DEFAULT_LIMITS
 
-    for flag, value, text in (("--wall-s", DEFAULT_LIMITS.wall_s, "wall seconds per MVE"),
-                              ("--memory-mb", DEFAULT_LIMITS.memory_mb, "address space per process, MB"),
-                              ("--output-mb", DEFAULT_LIMITS.output_mb, "largest file it writes, output included, MB"),
-                              ("--disk-mb", DEFAULT_LIMITS.disk_mb, "most its folder may hold, MB")):
-        rerun.add_argument(flag, type=type(value), default=value, help=f"{text} (default {value:g})")
+    for name in ("rerun", "run"):
+        for flag, value, text in (("--wall-s", DEFAULT_LIMITS.wall_s, "wall seconds per MVE"),
+                                  ("--memory-mb", DEFAULT_LIMITS.memory_mb, "address space per process, MB"),
+                                  ("--output-mb", DEFAULT_LIMITS.output_mb,
+                                   "largest file it writes, output included, MB"),
+                                  ("--disk-mb", DEFAULT_LIMITS.disk_mb, "most its folder may hold, MB")):
+            parsers[name].add_argument(flag, type=type(value), default=value, help=f"{text} (default {value:g})")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -121,20 +150,60 @@ def _arxiv(args: argparse.Namespace):
     return ArxivClient(**mirror_clients(args.mirror)["arxiv"]) if args.mirror else ArxivClient()
 
 
+def _limits(args: argparse.Namespace):
+    from scitaste_hf.rtaste_protocol.limits import Limits
+
+    return Limits(args.wall_s, args.memory_mb, args.output_mb, args.disk_mb)
+
+
+def _prices(args: argparse.Namespace):
+    from scitaste_hf.errors import InvalidInput
+    from scitaste_hf.rtaste_protocol.propose import Prices
+
+    if min(args.usd_per_m_prompt, args.usd_per_m_completion) < 0:
+        raise InvalidInput("token prices must be >= 0")
+    return Prices(args.usd_per_m_prompt, args.usd_per_m_completion)
+
+
+def run_all(args: argparse.Namespace) -> int:
+    """``scitaste rtaste run``: every stage on the seed papers, then the report of the release it made."""
+    from scitaste_hf.errors import InvalidInput
+    from scitaste_hf.rtaste.schema import ORGANISATIONS
+    from scitaste_hf.rtaste_protocol.run import Roles, run_protocol
+    from scitaste_hf.rtaste_protocol.toy import example_study_dir
+
+    organisations = tuple(_models(args.organisations, "--organisations"))
+    unknown = [o for o in organisations if o not in ORGANISATIONS]
+    if unknown:
+        raise InvalidInput(f"unknown organisation {unknown[0]!r}; use one of {', '.join(ORGANISATIONS)}")
+    if args.seed_papers is None:
+        print("Running the bundled SYNTHETIC study (toy seed papers and MVEs, not study data); use --seed-papers "
+              "for your own.")
+    agents = _clients(args, _models(args.models, "--models"))
+    roles = Roles(agents=agents, auditors=_clients(args, _models(args.auditors, "--auditors")),
+                  novelty_judges=_clients(args, _models(args.novelty_judges, "--novelty-judges")),
+                  reviewers=_clients(args, _models(args.reviewers, "--reviewers")),
+                  judges=_clients(args, _models(args.judges, "--judges")) if args.judges.strip() else {},
+                  listers=_clients(args, _models(args.listers, "--listers")) if args.listers.strip() else {},
+                  matcher=next(iter(_clients(args, [args.matcher]).values())) if args.matcher else None)
+    done = run_protocol(args.study, args.seed_papers or example_study_dir(), roles, organisations=organisations,
+                        arxiv=_arxiv(args), prices=_prices(args), limits=_limits(args))
+    if done["release"] is None:
+        return 0
+    return print_report(done["release"], n_resamples=None, json_out=args.json_out)
+
+
 def run_stage(args: argparse.Namespace) -> int:
     """Run one stage on the study folder and print what it did in one line."""
-    from scitaste_hf.errors import InvalidInput
     from scitaste_hf.rtaste_protocol.study import Study
 
     study = Study(args.study)
     if args.action == "propose":
-        from scitaste_hf.rtaste_protocol.propose import Prices, propose
+        from scitaste_hf.rtaste_protocol.propose import propose
 
-        arxiv = _arxiv(args)
-        if min(args.usd_per_m_prompt, args.usd_per_m_completion) < 0:
-            raise InvalidInput("token prices must be >= 0")
+        arxiv, prices = _arxiv(args), _prices(args)
         done = propose(study, _clients(args, [args.model])[args.model], organisation=args.organisation, arxiv=arxiv,
-                       force=args.force, prices=Prices(args.usd_per_m_prompt, args.usd_per_m_completion))
+                       force=args.force, prices=prices)
     elif args.action == "seal":
         from scitaste_hf.rtaste_protocol.seal import seal
 
@@ -154,11 +223,14 @@ def run_stage(args: argparse.Namespace) -> int:
         done = novelty(study, _clients(args, _models(args.listers, "--listers")), next(iter(matcher.values())),
                        _clients(args, _models(args.novelty_judges, "--novelty-judges")), arxiv=_arxiv(args),
                        force=args.force)
+    elif args.action == "review":
+        from scitaste_hf.rtaste_protocol.labels import review
+
+        done = review(study, _clients(args, _models(args.reviewers, "--reviewers")), force=args.force)
     elif args.action == "rerun":
-        from scitaste_hf.rtaste_protocol.limits import Limits
         from scitaste_hf.rtaste_protocol.rerun import rerun
 
-        done = rerun(study, Limits(args.wall_s, args.memory_mb, args.output_mb, args.disk_mb), force=args.force)
+        done = rerun(study, _limits(args), force=args.force)
     else:
         from scitaste_hf.rtaste_protocol.assemble import write_release
 
@@ -172,15 +244,23 @@ def run_stage(args: argparse.Namespace) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Run a stage, or load and validate the release, print the report, and write ``--json`` atomically."""
+    """Run a stage or the whole protocol, or load and validate the release and print the report."""
+    if args.action == "run":
+        return run_all(args)
     if args.action != "report":
         return run_stage(args)
+    return print_report(args.data, n_resamples=args.n_resamples, json_out=args.json_out, seed=args.seed)
+
+
+def print_report(data: str | None, *, n_resamples: int | None, json_out: str | None, seed: int = 0) -> int:
+    """Load and validate a release (default the bundled synthetic one), print the report, and write ``json_out``
+    atomically when given."""
     from scitaste_hf.errors import InvalidInput
     from scitaste_hf.scoring.bootstrap import N_RESAMPLES
 
-    if args.n_resamples is None:
-        args.n_resamples = N_RESAMPLES
-    if args.n_resamples < 0:
+    if n_resamples is None:
+        n_resamples = N_RESAMPLES
+    if n_resamples < 0:
         raise InvalidInput("--n-resamples must be >= 0")
     import sys
 
@@ -188,23 +268,23 @@ def run(args: argparse.Namespace) -> int:
 
     from scitaste_hf.output import check_writable, write_json_atomic
 
-    if args.json_out:
-        check_writable(args.json_out)
+    if json_out:
+        check_writable(json_out)
     from scitaste_hf.rtaste.release import example_release_dir, load_release
     from scitaste_hf.rtaste.report import report
 
     console = Console(width=None if sys.stdout.isatty() else 120)
-    data = args.data or example_release_dir()
-    if args.data is None:
+    source = data or example_release_dir()
+    if data is None:
         console.print("[dim]Reporting the bundled example: a SYNTHETIC rTaste release (simulated, not study "
                       "data). Use --data for a real release.[/dim]")
-    result = report(load_release(data), n_resamples=args.n_resamples, seed=args.seed)
-    result["inputs"] = {"data": str(data), "n_resamples": args.n_resamples, "seed": args.seed}
+    result = report(load_release(source), n_resamples=n_resamples, seed=seed)
+    result["inputs"] = {"data": str(source), "n_resamples": n_resamples, "seed": seed}
     for table in report_tables(result):
         console.print(table)
-    if args.json_out:
-        write_json_atomic(args.json_out, result)
-        console.print(f"wrote {args.json_out}")
+    if json_out:
+        write_json_atomic(json_out, result)
+        console.print(f"wrote {json_out}")
     return 0
 
 

@@ -16,13 +16,21 @@ from typing import Any
 from scitaste_hf.agent.chat import ChatClient, ChatError
 from scitaste_hf.errors import InvalidInput, ScitasteError
 from scitaste_hf.rtaste.judge import event_text
-from scitaste_hf.rtaste.schema import N_AUDITORS, N_MVES, N_NOVELTY_JUDGES, NOVELTY_LABELS, VALUE_MAX, MVERegistration
+from scitaste_hf.rtaste.schema import (
+    N_AUDITORS,
+    N_MVES,
+    N_NOVELTY_JUDGES,
+    N_REVIEWERS,
+    NOVELTY_LABELS,
+    VALUE_MAX,
+    MVERegistration,
+)
 from scitaste_hf.rtaste_protocol.propose import ConditionRun, ask_valid, reply_field, seed_block
 from scitaste_hf.rtaste_protocol.rerun import MVE_FILE
 from scitaste_hf.rtaste_protocol.seal import sealed_conditions
 from scitaste_hf.rtaste_protocol.study import MVES, RERUNS, Study, condition_digest, read_json, write
 
-AUDITORS, NOVELTY = "auditors", "novelty"
+AUDITORS, NOVELTY, REVIEWS = "auditors", "novelty", "reviews"
 #: Obvious follow-ups each listing model writes.
 N_OBVIOUS = 10
 #: Characters of an MVE's delivered code an auditor reads (its text files, in name order).
@@ -44,6 +52,19 @@ NOVELTY_JUDGE = ("You judge whether proposed experiments are new against the lit
                  "the arxiv_search tool.")
 LABEL = (f"For each MVE, in order, label it against the literature: {', '.join(NOVELTY_LABELS)}. Reply with one JSON "
          f'object: {{"labels": [{N_MVES} labels]}}.')
+#: The reviewers' fixed questions, asked of every MVE, and the answers they may give.
+REVIEW_QUESTIONS = (
+    "Does the delivered experiment test the hypothesis it registered?",
+    "Does the evaluation alone decide the registered event, with no choice left to make after the result?",
+    "Is the MVE cheap enough to run before the larger study it would justify?",
+    "Would either outcome change what the larger study does?",
+)
+REVIEW_ANSWERS = ("yes", "no", "unclear")
+REVIEWER = ("You are a reviewer of minimal viable experiments (MVEs) that follow up a new paper. You have no tools. "
+            "You are not told who proposed them or how they were ranked.")
+REVIEW = ("Answer these questions for each MVE, in order, each with one of " + ", ".join(REVIEW_ANSWERS) + ":\n"
+          + "\n".join(f"{n}. {q}" for n, q in enumerate(REVIEW_QUESTIONS, start=1))
+          + f'\nReply with one JSON object: {{"answers": [{N_MVES} lists of {len(REVIEW_QUESTIONS)} answers]}}.')
 
 
 def _mve_block(number: int, registration: MVERegistration) -> list[str]:
@@ -74,6 +95,16 @@ def _rerun_text(record: dict[str, Any]) -> str:
         return f"unresolved: {record['reason']}"
     occurred = "occurred" if record["occurred"] else "did not occur"
     return f"value {record['rerun_value']:g} ({record['value_unit']}); the registered event {occurred}"
+
+
+def delivered_text(summary: str, registrations, folders, reruns: list[dict[str, Any]]) -> str:
+    """What an auditor or a reviewer reads of a condition: the seed paper's summary and, per MVE, its registration,
+    its delivered code and what the protected re-run gave (nothing of the proposer, its forecasts or ranks)."""
+    parts = [f"Seed paper: {summary}", ""]
+    for number, (registration, folder, record) in enumerate(zip(registrations, folders, reruns), start=1):
+        parts += [*_mve_block(number, registration), f"Delivered code:\n{_code(folder)}",
+                  f"Protected re-run: {_rerun_text(record)}", ""]
+    return "\n".join(parts) + "\n"
 
 
 def _answer(client: ChatClient, system: str, text: str, check, turn: str, run: ConditionRun | None = None,
@@ -132,6 +163,18 @@ def _check_labels(text: str) -> list[str]:
     return found
 
 
+def check_review(text: str) -> list[list[str]]:
+    """A reviewer's reply: per MVE one answer of :data:`REVIEW_ANSWERS` to each fixed question, or ``InvalidInput``."""
+    found = reply_field(text, "answers")
+    if not isinstance(found, list) or len(found) != N_MVES or not all(
+            isinstance(a, list) and len(a) == len(REVIEW_QUESTIONS) for a in found):
+        raise InvalidInput(f"'answers' must be {N_MVES} lists of {len(REVIEW_QUESTIONS)} answers")
+    unknown = [a for answers in found for a in answers if a not in REVIEW_ANSWERS]
+    if unknown:
+        raise InvalidInput(f"unknown answer {unknown[0]!r}; use one of {', '.join(REVIEW_ANSWERS)}")
+    return found
+
+
 def _reruns(study: Study, cid: str) -> list[dict[str, Any]] | None:
     paths = [study.path(RERUNS, cid, f"{p}.json") for p in range(1, N_MVES + 1)]
     return [read_json(p, "re-run") for p in paths] if all(p.exists() for p in paths) else None
@@ -153,28 +196,42 @@ def audit(study: Study, auditors: dict[str, ChatClient], *, force: bool = False)
     """
     if len(auditors) != N_AUDITORS:
         raise ScitasteError(f"the study has {N_AUDITORS} auditors; {len(auditors)} given")
+    return _labelled(study, AUDITORS, "audit", auditors, AUDITOR, AUDIT, check_audit, force)
+
+
+def _labelled(study: Study, stage: str, turn: str, models: dict[str, ChatClient], system: str, question: str,
+              check, force: bool) -> dict[str, int]:
+    """Ask every model of a stage that reads the delivered MVEs (the auditors, the reviewers) about every re-run
+    condition, writing ``STAGE/CONDITION.json``; a model that answered is not asked again unless ``force``."""
     counts = {"answered": 0, "failed": 0, "skipped": 0, "not_rerun": 0}
     for cid, (condition, summary) in sealed_conditions(study).items():
         reruns = _reruns(study, cid)
         if reruns is None:
             counts["not_rerun"] += 1
             continue
-        parts = [f"Seed paper: {summary}", ""]
-        for number, (registration, record) in enumerate(zip(condition.registrations, reruns), start=1):
-            code = _code(study.path(MVES, cid, str(number)))
-            parts += [*_mve_block(number, registration), f"Delivered code:\n{code}",
-                      f"Protected re-run: {_rerun_text(record)}", ""]
-        prompt = "\n".join(parts) + "\n" + AUDIT
-        path, digest = study.path(AUDITORS, f"{cid}.json"), condition_digest(condition)["digest"]
-        done = _resumed(path, digest, AUDITORS)
-        for name, client in auditors.items():
+        prompt = delivered_text(summary, condition.registrations,
+                                [study.path(MVES, cid, str(p)) for p in range(1, N_MVES + 1)], reruns) + question
+        path, digest = study.path(stage, f"{cid}.json"), condition_digest(condition)["digest"]
+        done = _resumed(path, digest, stage)
+        for name, client in models.items():
             if not force and (done.get(name) or {}).get("answer") is not None:
                 counts["skipped"] += 1
                 continue
-            done[name] = _answer(client, AUDITOR, prompt, check_audit, "audit")
+            done[name] = _answer(client, system, prompt, check, turn)
             _count(counts, done[name])
-        write(path, {"digest": digest, AUDITORS: done})
+        write(path, {"digest": digest, stage: done})
     return counts
+
+
+def review(study: Study, reviewers: dict[str, ChatClient], *, force: bool = False) -> dict[str, int]:
+    """The three reviewers' answers to the fixed questions (:data:`REVIEW_QUESTIONS`) for every re-run condition,
+    writing ``reviews/CONDITION.json``; each reads what an auditor reads, in a fresh context without tools.
+
+    Returns ``answered``, ``failed``, ``skipped`` (reviewer, condition) counts and ``not_rerun`` conditions.
+    """
+    if len(reviewers) != N_REVIEWERS:
+        raise ScitasteError(f"the study has {N_REVIEWERS} reviewers; {len(reviewers)} given")
+    return _labelled(study, REVIEWS, "review", reviewers, REVIEWER, REVIEW, check_review, force)
 
 
 def novelty(study: Study, listers: dict[str, ChatClient], matcher: ChatClient, judges: dict[str, ChatClient], *,
@@ -221,30 +278,37 @@ def novelty(study: Study, listers: dict[str, ChatClient], matcher: ChatClient, j
     return counts
 
 
+def _stage_record(study: Study, stage: str, cid: str, digest: str) -> dict[str, Any]:
+    """A labelling stage's answers for condition ``cid``, each model's answer there."""
+    path = study.path(stage, f"{cid}.json")
+    record = read_json(path, f"the {stage} of {cid}")
+    if record.get("digest") != digest:
+        raise ScitasteError(f"{path} was made for another registration of {cid}: run its stage again")
+    failed = [k for k, v in record[stage].items() if v["answer"] is None and not k.startswith("list:")]
+    if failed:
+        raise ScitasteError(f"{path}: {failed[0]} did not answer ({record[stage][failed[0]]['reason']})")
+    return record[stage]
+
+
 def audits_of(study: Study, cid: str, digest: str) -> list[dict[str, Any]]:
     """The five :class:`~scitaste_hf.rtaste.schema.Audit` objects of a condition, from the audit and novelty
-    stages' records (the auditors' labels in the order given, the novelty judges' labels, the matcher's flags).
+    stages' records (the auditors' labels in the order given, the novelty judges' labels, the matcher's flags) and,
+    where the review stage ran, the reviewers' answers.
 
     Raises
     ------
     ScitasteError
         When a stage is missing, was made for another registration, or has a model that did not answer.
     """
-    found = {}
-    for stage in (AUDITORS, NOVELTY):
-        path = study.path(stage, f"{cid}.json")
-        record = read_json(path, f"the {stage} of {cid}")
-        if record.get("digest") != digest:
-            raise ScitasteError(f"{path} was made for another registration of {cid}: run its stage again")
-        failed = [k for k, v in record[stage].items() if v["answer"] is None and not k.startswith("list:")]
-        if failed:
-            raise ScitasteError(f"{path}: {failed[0]} did not answer ({record[stage][failed[0]]['reason']})")
-        found[stage] = record[stage]
+    found = {stage: _stage_record(study, stage, cid, digest) for stage in (AUDITORS, NOVELTY)}
+    reviewed = (_stage_record(study, REVIEWS, cid, digest) if study.path(REVIEWS, f"{cid}.json").exists() else {})
     auditors = [a["answer"]["mves"] for a in found[AUDITORS].values()]
     judged = [v["answer"] for k, v in found[NOVELTY].items() if k.startswith("judge:")]
-    if len(auditors) != N_AUDITORS or len(judged) != N_NOVELTY_JUDGES or "match" not in found[NOVELTY]:
-        raise ScitasteError(f"the labels of {cid} are incomplete: run audit and novelty")
+    reviews = [r["answer"] for r in reviewed.values()]
+    if (len(auditors) != N_AUDITORS or len(judged) != N_NOVELTY_JUDGES or "match" not in found[NOVELTY]
+            or len(reviews) not in (0, N_REVIEWERS)):
+        raise ScitasteError(f"the labels of {cid} are incomplete: run audit, novelty and review")
     obvious = found[NOVELTY]["match"]["answer"]
     return [{"faithful": [a[k]["faithful"] for a in auditors], "valid": [a[k]["valid"] for a in auditors],
              "value": [a[k]["value"] for a in auditors], "novelty": [j[k] for j in judged], "obvious": obvious[k],
-             "reviewer_answers": []} for k in range(N_MVES)]
+             "reviewer_answers": [r[k] for r in reviews]} for k in range(N_MVES)]

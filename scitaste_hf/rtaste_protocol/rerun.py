@@ -181,7 +181,8 @@ def _kill_all(group: int, token: str) -> int:
     return len(strays)
 
 
-def _statistic(stdout: bytes) -> tuple[float | None, str | None]:
+def read_statistic(stdout: bytes) -> tuple[float | None, str | None]:
+    """The statistic of a command's output (its one ``STATISTIC_PREFIX`` line), or ``None`` and why there is none."""
     lines = [line.strip()[len(STATISTIC_PREFIX):] for line in stdout.decode("utf-8", "replace").splitlines()
              if line.strip().startswith(STATISTIC_PREFIX)]
     if not lines:
@@ -288,7 +289,7 @@ def run_protected(folder: Path, limits: Limits, *, work_parent: str | Path | Non
         if result["reason"] is None and proc.returncode != 0:
             result["reason"] = f"the command {_describe_exit(proc.returncode)}"
         if result["reason"] is None:
-            result["value"], result["reason"] = _statistic(stdout)
+            result["value"], result["reason"] = read_statistic(stdout)
     finally:
         shutil.rmtree(place, ignore_errors=True)
     return result

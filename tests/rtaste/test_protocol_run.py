@@ -1,0 +1,130 @@
+"""`scitaste rtaste run` on the bundled synthetic study with scripted models on 127.0.0.1: every stage's records
+validate against the release schema, the report gives the figures the script implies (an agent that always says
+0.5 scores Brier 0.25, a judge that knows the outcomes scores 0), the costs are the calls' tokens, and a second run
+asks and runs nothing again."""
+
+import contextlib
+import io
+import json
+from pathlib import Path
+
+import pytest
+
+from scitaste_hf.cli import main
+from scitaste_hf.rtaste.release import load_release
+from scitaste_hf.rtaste.schema import Condition
+from scitaste_hf.rtaste_protocol.labels import REVIEW_QUESTIONS
+from scitaste_hf.rtaste_protocol.toy import example_study_dir
+
+MODEL = "scripted-agent"
+THRESHOLD = 0.5
+# The toy MVEs' statistics, from running toy_mve.py on each scenario of toy_mves.json by hand (three seeds each).
+VALUES = {"toy-imbalance": (0.9733, 0.265, 0.595, 0.995, 0.08), "toy-noise": (0.9917, 0.77, 0.5817, 0.72, 0.7917),
+          "toy-shift": (0.9767, 0.4617, 0.26, 0.66, 0.9317)}
+OUTCOMES = {seed: [int(v > THRESHOLD) for v in values] for seed, values in VALUES.items()}
+REGISTRATION = {"hypothesis": "h", "nearest_prior_work": "w", "inputs": "i", "method": "m",
+                "event": {"statistic": "accuracy", "relation": "greater", "threshold": THRESHOLD, "unit": "fraction"},
+                "evaluation_plan": "e", "resources": "r", "follow_up": "f"}
+RANKS = (2, 1, 3, 4, 5)  # the agent's first choice is MVE 2, which the auditors value 0
+# Values 3, 0, 1, 2, 2, MVE 3 invalid, MVE 3 equivalent to prior work: sound+valuable+new are MVEs 1, 4 and 5.
+AUDIT = {"mves": [{"faithful": True, "valid": k != 2, "value": v} for k, v in enumerate((3, 0, 1, 2, 2))],
+         "ranks": [1, 5, 4, 2, 3]}
+LABELS = ["distinct", "close_variant", "equivalent", "distinct", "distinct"]
+
+
+def _script() -> dict:
+    seeds = {p.stem: json.loads(p.read_text())["title"] for p in (example_study_dir() / "seeds").glob("*.json")}
+    assert set(seeds) == set(VALUES)
+    return {"rules": [
+        {"contains": "judge whether the delivered experiment is faithful", "reply": json.dumps(AUDIT)},
+        {"contains": "Answer these questions for each MVE",
+         "reply": json.dumps({"answers": [["yes"] * len(REVIEW_QUESTIONS)] * 5})},
+        # the judge's prompt: the seed paper's title and abstract, which only it and the auditors' carry so
+        *({"contains": f"Seed paper: {title}.", "reply": json.dumps({"probabilities": OUTCOMES[seed]})}
+          for seed, title in seeds.items()),
+        {"contains": "most obvious follow-up experiments",
+         "reply": json.dumps({"follow_ups": [f"obvious {k}" for k in range(10)]})},
+        {"contains": "is one of the listed obvious follow-ups", "reply": json.dumps({"obvious": [False] * 5})},
+        {"contains": "label it against the literature", "reply": json.dumps({"labels": LABELS})},
+        {"contains": "rank them 1-5", "reply": json.dumps({"probabilities": [0.5] * 5, "ranks": list(RANKS)})},
+        {"contains": "Register exactly 5 MVEs", "reply": json.dumps({"registrations": [REGISTRATION] * 5})}],
+        "default": "The paper opens three directions."}
+
+
+def _requests(log: Path) -> list[dict]:
+    return [json.loads(line) for line in log.read_text().splitlines()]
+
+
+@pytest.fixture(scope="module")
+def ran(tmp_path_factory, scripted_chat, servers):
+    """The bundled study run once end to end, then again: the study folder, the report, the printed lines, the
+    request log, the number of requests and run.json after the first run, and the lines of the second."""
+    folder = tmp_path_factory.mktemp("run")
+    proc, url, log = scripted_chat(_script(), folder, "run")
+    args = ["rtaste", "run", "--study", str(folder / "study"), "--models", MODEL, "--base-url", url + "/v1",
+            "--auditors", "a1,a2,a3", "--novelty-judges", "n1,n2", "--reviewers", "r1,r2,r3", "--no-search",
+            "--usd-per-m-prompt", "1000", "--wall-s", "60", "--max-retries", "0"]
+    try:
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            assert main([*args, "--json", str(folder / "report.json")]) == 0
+        first, recorded = len(_requests(log)), json.loads((folder / "study" / "run.json").read_text())
+        again = io.StringIO()
+        with contextlib.redirect_stdout(again):
+            assert main(args) == 0
+    finally:
+        servers[1](proc)
+    return {"study": folder / "study", "report": json.loads((folder / "report.json").read_text()),
+            "printed": out.getvalue(), "log": log, "first": first, "again": again.getvalue(), "record": recorded}
+
+
+def test_the_report_gives_the_figures_the_script_implies(ran):
+    report = ran["report"]
+    brier = report["brier"]
+    assert brier["n_scored"] == 15 and report["n_seed_papers"] == 3
+    assert brier["agent"]["estimate"] == pytest.approx(0.25)
+    assert brier["same_model_judge"]["estimate"] == pytest.approx(0.0)
+    assert brier["agent_minus_judge"]["estimate"] == pytest.approx(0.25)
+    assert brier["event_rate"] == pytest.approx(sum(map(sum, OUTCOMES.values())) / 15)
+    assert report["rerun_agreement"]["n_same_value"] == report["rerun_agreement"]["n_compared"] == 15
+    assert report["top1"]["agent"]["estimate"] == 0.0 and report["top1"]["first_written"]["estimate"] == 1.0
+    assert report["yield"][0]["svn_per_condition"] == 3.0
+    assert report["reviews"] == {"n_reviewed": 15, "questions": [{"yes": 15}] * len(REVIEW_QUESTIONS)}
+
+
+def test_every_stage_validates_and_the_reruns_decide_the_events(ran):
+    study = ran["study"]
+    release = load_release(study / "release.jsonl")
+    assert len(release.records) == 15
+    for record in release.records:
+        seed = record.seed_paper
+        assert record.outcome.rerun_value == VALUES[seed][record.position - 1]
+        assert record.outcome.executor_value == record.outcome.rerun_value
+    for path in (study / "conditions").glob("*.json"):
+        Condition.model_validate(json.loads(path.read_text())["condition"])
+    delivered = json.loads((study / "mves" / f"toy-shift.{MODEL}.single_researcher" / "2" / "registration.json")
+                           .read_text())
+    assert delivered == REGISTRATION
+
+
+def test_progress_and_costs_are_printed_and_recorded(ran):
+    printed, first, record = ran["printed"], ran["first"], ran["record"]
+    assert list(record["stages"]) == ["seeds", f"propose {MODEL} single_researcher", "seal", "judge", "toy executor",
+                                      "rerun", "audit", "novelty", "review", "release"]
+    assert record["stages"]["rerun"]["resolved"] == 15 and record["stages"]["toy executor"]["delivered"] == 15
+    assert "rtaste run [6/10] rerun: resolved 15" in printed
+    requests = _requests(ran["log"])[:first]
+    texts = ["\n".join(m["content"] for m in r["messages"] if isinstance(m.get("content"), str)) for r in requests]
+    # the scripted server counts len(text) // 4 prompt tokens a call: the run's total is the sum over the log
+    assert record["costs"]["total"]["prompt_tokens"] == sum(len(t) // 4 for t in texts)
+    assert record["costs"]["total"]["calls"] == first
+    proposing = record["costs"]["propose"]
+    assert proposing["usd"] == pytest.approx(proposing["prompt_tokens"] * 1000 / 1e6)
+    assert f"{first} model calls" in printed
+
+
+def test_a_second_run_asks_and_runs_nothing_again(ran):
+    again = ran["again"]
+    assert len(_requests(ran["log"])) == ran["first"]
+    assert "rerun: resolved 0, unresolved 0, failed 0, skipped 15" in again
+    assert "toy executor: delivered 0, skipped 15" in again
