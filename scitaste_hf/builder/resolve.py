@@ -51,7 +51,7 @@ def resolve(args: argparse.Namespace) -> dict:
     from scitaste_hf.weights import DEFAULT_WEIGHTS, load_weights
 
     release = read_release(Path(args.dataset), "--dataset")
-    window = release.recorded.get("prospective")
+    window = release.provenance.get("prospective")
     split = prospective_split(args.dataset)
     if not window or split is None:
         raise InvalidInput(f"--dataset {args.dataset} has no prospective split (build it with --prospective-months)")
