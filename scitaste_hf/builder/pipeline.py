@@ -559,9 +559,10 @@ class Build:
             return self.licensed
         return mirror_table(self.config.mirror_url or "", self.config.work, self.config.max_retries)
 
-    def indexed_records(self) -> list[dict[str, Any]]:
-        """Run the stages up to the index (reusing finished ones when resuming) and return every scored record of
-        the pool, writing no dataset: what a resolution of a prospective split scores (``scitaste resolve``).
+    def indexed_records(self) -> dict[str, Any]:
+        """Run the stages up to the index (reusing finished ones when resuming) and return what the index stage
+        made, writing no dataset: ``records`` (every scored record of the pool) and ``graph`` (what it was computed
+        on, as :attr:`BuildResult.graph`); what a resolution of a prospective split scores (``scitaste resolve``).
 
         Raises
         ------
@@ -572,7 +573,7 @@ class Build:
         check_folders(Path(cfg.out), cfg.work)
         with claimed(cfg.work):
             try:
-                return self._up_to_index()[-1]["records"]
+                return self._up_to_index()[-1]
             finally:
                 self.clients.close()
 

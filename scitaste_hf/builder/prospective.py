@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from datetime import date, timedelta
 from typing import Any
 
-from scitaste_hf.errors import ScitasteError
+from scitaste_hf.errors import InvalidInput
 from scitaste_hf.schema import PROSPECTIVE
 
 __all__ = ["GOLD_FIELDS", "MAX_MONTHS", "PROSPECTIVE", "Window", "blank_records", "months_before", "split_young"]
@@ -49,11 +49,11 @@ class Window:
 
         Raises
         ------
-        ScitasteError
+        InvalidInput
             When ``months`` is not a whole number between 1 and :data:`MAX_MONTHS`.
         """
         if isinstance(months, bool) or not isinstance(months, int) or not 1 <= months <= MAX_MONTHS:
-            raise ScitasteError(f"prospective months must be a whole number from 1 to {MAX_MONTHS}, got {months!r}")
+            raise InvalidInput(f"prospective months must be a whole number from 1 to {MAX_MONTHS}, got {months!r}")
         return cls(months_before(end, months), end)
 
     def holds(self, day: str | None) -> bool:

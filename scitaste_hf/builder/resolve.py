@@ -70,13 +70,12 @@ def resolve(args: argparse.Namespace) -> dict:
                          cohort=cohort)
     build = Build(config, taxonomy=taxonomy)
     check_out(out, args.overwrite)  # before the rebuild, not after it
-    records = build.indexed_records()
+    indexed = build.indexed_records()
+    records = indexed["records"]
     ids = {r["bibcode"] for r in split}
     gold = [r for r in records if r["bibcode"] in ids]
     same_age = [r for r in records if r["bibcode"] not in ids]
-    recorded = provenance(args.as_of, weights or DEFAULT_WEIGHTS, taxonomy,
-                          {"papers": len(records), "works_around": 0, "citations": sum(r["citation_count"]
-                                                                                       for r in records)})
+    recorded = provenance(args.as_of, weights or DEFAULT_WEIGHTS, taxonomy, indexed["graph"])
     recorded["resolves"] = {**window, "release": str(args.dataset)}
     write_dataset(out, {"selected": gold, "backup": same_age}, weights or DEFAULT_WEIGHTS,
                   synthetic=not args.live, overwrite=args.overwrite, provenance=recorded,

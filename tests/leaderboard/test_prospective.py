@@ -1,0 +1,130 @@
+"""The prospective split's parts without a build (issue 33, item 1): its window's calendar arithmetic, the sealed
+board (digest, who reads a sealed run, refusal after a resolution, scores against the resolved gold, nothing of it
+in the Hub copy of the board) and `scitaste resolve`'s one-line refusals. The whole cycle against the mirror and a
+Space is tests/space/test_space_prospective.py."""
+
+import argparse
+import json
+from datetime import date
+from importlib import resources
+
+import pytest
+
+from scitaste_hf.builder.prospective import Window, blank_records, months_before, split_young
+from scitaste_hf.errors import InvalidInput
+from scitaste_hf.leaderboard.sealed import FILE, SEALED, SealedBoard
+from scitaste_hf.leaderboard.service import run_key
+from scitaste_hf.leaderboard.store import Store
+from scitaste_hf.net.guard import SubmissionError
+from scitaste_hf.predictions import parse_predictions
+from scitaste_hf.records import jsonl_lines, load_records
+from scitaste_hf.scoring import score_run
+
+EXAMPLES = resources.files("scitaste_hf").joinpath("data/examples")
+
+
+def test_the_window_counts_calendar_months_and_holds_the_days_after_its_start_up_to_its_end():
+    assert months_before(date(2021, 12, 31), 24) == date(2019, 12, 31)
+    assert months_before(date(2021, 3, 31), 1) == date(2021, 2, 28)  # the shorter month's last day
+    assert months_before(date(2024, 3, 30), 1) == date(2024, 2, 29)
+    assert months_before(date(2021, 1, 15), 13) == date(2019, 12, 15)
+    w = Window.before(date(2021, 12, 31), 24)
+    assert [w.holds(d) for d in ("2019-12-31", "2020-01-01", "2021-12-31", "2022-01-01", None, "")] == \
+        [False, True, True, False, False, False]
+    assert w.cohort_filter == "from_publication_date:2020-01-01,to_publication_date:2021-12-31"
+    assert w.years == (2020, 2021)
+    for bad in (0, -3, 61, 2.5, True):
+        with pytest.raises(InvalidInput, match="prospective months must be a whole number from 1 to 60"):
+            Window.before(date(2021, 12, 31), bad)
+
+
+def test_young_papers_leave_the_pool_and_keep_every_field_but_the_gold():
+    gold = load_records(str(EXAMPLES.joinpath("gold.jsonl")))[:6]
+    dated = [{**r, "date": d} for r, d in zip(gold, ["2019-05-01", "2020-02-02", "2021-12-31", "2022-01-01",
+                                                      None, "2020-01-01"])]
+    old, young = split_young(dated, Window.before(date(2021, 12, 31), 24))
+    assert [p["date"] for p in young] == ["2020-02-02", "2021-12-31", "2020-01-01"]
+    assert [p["date"] for p in old] == ["2019-05-01", "2022-01-01", None]
+    blank = blank_records(young, ["Q2", None, "Q1"])
+    for record, paper, tier in zip(blank, young, ["Q2", None, "Q1"]):
+        assert record["innovation_score"] is None and record["dimension_scores"] is None
+        assert record["journal_tier"] == tier
+        assert {k: record[k] for k in ("bibcode", "title", "abstract", "discipline", "subcategory_id", "year")} == \
+            {k: paper[k] for k in ("bibcode", "title", "abstract", "discipline", "subcategory_id", "year")}
+
+
+def _lines(records, score) -> bytes:
+    return "".join(json.dumps({"bibcode": r["bibcode"], "innovation_score": score(r),
+                               "dimension_scores": r["dimension_scores"]}) + "\n" for r in records).encode()
+
+
+def test_a_sealed_run_is_its_submitters_until_resolved_then_scored_against_the_resolved_gold(tmp_path):
+    gold = load_records(str(EXAMPLES.joinpath("gold.jsonl")))
+    split = blank_records(gold, [r["journal_tier"] for r in gold])
+    board = SealedBoard(tmp_path, split)
+    honest = _lines(gold, lambda r: min(100.0, r["innovation_score"] + 7.0))
+    sealed = board.submit(honest, "m", "pure_qa", submitter="hf:ann")
+    digest = run_key(parse_predictions(jsonl_lines(honest.decode()), "x"), "pure_qa")
+    assert (sealed.run_id, sealed.digest, sealed.duplicate) == (1, digest, False)
+    assert board.submit(honest, "m", "pure_qa", submitter="hf:bob").duplicate
+    [row] = board.rows()
+    assert (row["model"], row["mode"], row["status"], row["digest"], row["resolved"]) == \
+        ("m", "pure_qa", SEALED, digest, {})
+    assert "answers" not in row
+    assert board.answers(1, "hf:ann") == honest
+    with pytest.raises(SubmissionError, match="only its submitter may read its answers"):
+        board.answers(1, "hf:bob")
+    with pytest.raises(SubmissionError, match="not in the prospective split"):
+        board.submit(_lines(gold[:5], lambda r: 1.0).replace(b"2010SynEx", b"2099Other"), "m", "pure_qa",
+                     submitter="hf:ann")
+    # the Hub copy of the board uploads its own database and submissions only
+    store = Store(tmp_path)
+    assert all(FILE not in path for path, _ in store.hub_files([])[0])
+    store.close()
+
+    resolved = gold[:200]  # a resolution that could rebuild only some papers scores the run on those
+    results = board.resolve("2022-12-31", resolved, gold[200:])
+    predictions = parse_predictions(jsonl_lines(honest.decode()), "x")
+    expected = score_run(resolved, {b: a for b, a in predictions.items() if b in {r["bibcode"] for r in resolved}},
+                         backup=gold[200:])
+    assert results[1] == json.loads(json.dumps(expected))
+    assert board.result(1, "2022-12-31") == results[1]
+    [row] = board.rows()
+    assert row["status"] == "resolved" and row["resolved"]["2022-12-31"]["scheme1"] == \
+        expected["overall"]["scheme1"]["scheme1"]
+    assert board.resolutions()[0] | {"resolved_at": ""} == {"as_of": "2022-12-31", "resolved_at": "",
+                                                             "n_resolved": 200, "n_total": 300}
+    with pytest.raises(SubmissionError, match="resolved as of 2022-12-31: it takes no sealed run after"):
+        board.submit(_lines(gold, lambda r: 50.0), "late", "pure_qa", submitter="hf:ann")
+    assert board.answers(1, "hf:bob") == honest  # no longer sealed
+    board.close()
+
+
+def test_resolve_refuses_a_release_without_a_prospective_split_or_a_date_inside_its_window(tmp_path):
+    from scitaste_hf.builder.layout import write_dataset
+    from scitaste_hf.builder.resolve import resolve
+    from scitaste_hf.release.folder import provenance
+    from scitaste_hf.taxonomy import load_taxonomy
+    from scitaste_hf.weights import DEFAULT_WEIGHTS
+
+    gold = load_records(str(EXAMPLES.joinpath("gold.jsonl")))
+    recorded = provenance(date(2021, 12, 31), DEFAULT_WEIGHTS, load_taxonomy(),
+                          {"papers": 300, "works_around": 0, "citations": 0})
+    plain = write_dataset(tmp_path / "plain", {"selected": gold}, DEFAULT_WEIGHTS, synthetic=True,
+                          provenance=recorded)
+    young = write_dataset(tmp_path / "young", {"selected": gold[:100]}, DEFAULT_WEIGHTS, synthetic=True,
+                          provenance={**recorded, "prospective": Window.before(date(2021, 12, 31), 12).record()},
+                          prospective=blank_records(gold[100:], [None] * 200))
+
+    def args(dataset, as_of, **more):
+        return argparse.Namespace(data=str(tmp_path / "board"), dataset=str(dataset), as_of=as_of, mirror_url=None,
+                                  live=False, out=None, work_dir=None, per_discipline=60, taxonomy=None,
+                                  weights=None, overwrite=False, **more)
+
+    with pytest.raises(InvalidInput, match="has no prospective split"):
+        resolve(args(plain, date(2022, 12, 31)))
+    with pytest.raises(InvalidInput, match="must come after the split's release date 2021-12-31"):
+        resolve(args(young, date(2021, 12, 31)))
+    with pytest.raises(InvalidInput, match="give --mirror-url"):
+        resolve(args(young, date(2022, 12, 31)))
+    assert not (tmp_path / "board").exists()
