@@ -240,7 +240,8 @@ class HubQueue:
                 changed += board.requests.held_elsewhere(request_id, f"hub:{entry['owner']}", entry["until"],
                                                          entry["attempts"], entry["started_at"])
             elif entry["state"] == FAILED:
-                changed += board.requests.settle(request_id, FAILED, entry.get("reason") or "failed", None)
+                changed += board.requests.settle(request_id, FAILED, entry.get("reason") or "failed", None,
+                                                 attempts=entry["attempts"], started_at=entry["started_at"])
             elif entry["state"] == FINISHED:
                 changed += self._take_run(board, {**row, "started_at": entry["started_at"]}, entry, head)
         if changed:
@@ -248,7 +249,10 @@ class HubQueue:
         return changed
 
     def _take_run(self, board, request: dict[str, Any], entry: dict[str, Any], head: str) -> bool:
+        """Score and store a finished request's run when its seal holds, else fail the request; False when its files
+        could not be read (collected on a later call)."""
         folder = f"{RESULTS}/request-{request['id']}"
+        ended = {"attempts": entry["attempts"], "started_at": entry["started_at"]}
         try:
             samples = self._download(f"{folder}/samples.jsonl", head)
             result = json.loads(self._download(f"{folder}/result.json", head) or b"{}")
@@ -261,12 +265,12 @@ class HubQueue:
         if samples is None or not seal_holds(board.worker_secret, result.get("seal", ""),
                                              **_seal_fields(request, entry["started_at"], provenance, samples, trace)):
             return board.requests.settle(request["id"], FAILED, "the worker's result on the Hub does not carry a "
-                                         "seal that holds (not the board's worker, or edited)", None)
+                                         "seal that holds (not the board's worker, or edited)", None, **ended)
         try:
             stored = board.store_server_run(request, samples, provenance, trace=trace)
         except (SubmissionError, ScitasteError) as exc:
-            return board.requests.settle(request["id"], FAILED, first_line(exc), None)
-        return board.requests.settle(request["id"], FINISHED, "", stored.run_id)
+            return board.requests.settle(request["id"], FAILED, first_line(exc), None, **ended)
+        return board.requests.settle(request["id"], FINISHED, "", stored.run_id, **ended)
 
 
 

@@ -244,14 +244,17 @@ class RequestQueue:
             self._changed(db, request_id)
             return True
 
-    def settle(self, request_id: int, state: str, reason: str, run_id: int | None) -> bool:
+    def settle(self, request_id: int, state: str, reason: str, run_id: int | None, *, attempts: int | None = None,
+               started_at: str = "") -> bool:
         """End a pending or running request as ``state`` (finished or failed) whoever holds it: the outcome a worker
-        of the Hub's queue reported (:mod:`scitaste_hf.leaderboard.hub_queue`), which the board has checked. False
-        when it had already ended."""
+        of the Hub's queue reported (:mod:`scitaste_hf.leaderboard.hub_queue`), which the board has checked, with the
+        ``attempts`` and start it reported. False when it had already ended."""
         with self.store.transaction() as db:
             row = db.execute("SELECT state FROM requests WHERE id = ?", (request_id,)).fetchone()
             if row is None or row["state"] not in (PENDING, RUNNING):
                 return False
+            db.execute("UPDATE requests SET attempts = COALESCE(?, attempts), started_at = CASE started_at WHEN ''"
+                       " THEN ? ELSE started_at END WHERE id = ?", (attempts, started_at, request_id))
             self._close(db, request_id, state, reason, run_id)
             return True
 

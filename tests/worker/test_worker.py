@@ -179,6 +179,53 @@ def test_a_request_becomes_server_run_with_eval_scores_and_survives_kill_9(share
             assert KEY.encode() not in path.read_bytes(), path  # the operator's key is in no stored file
 
 
+def test_workers_elsewhere_share_the_hub_queue_and_the_space_stores_their_run(dataset, eval_reference, hub, servers,
+                                                                              scripted_chat, tmp_path, monkeypatch):
+    from stock_samples import rules
+
+    from scitaste_hf.leaderboard import Leaderboard
+    from scitaste_hf.leaderboard.hub_queue import HubQueue
+    from scitaste_hf.leaderboard.setup import backup_split
+    from scitaste_hf.leaderboard.store import SERVER_RUN
+    from scitaste_hf.net.hub_copy import HubMirror
+    from scitaste_hf.records import load_records
+
+    hub_url, token, _ = hub
+    ds, records = dataset
+    proc, url, log = scripted_chat({"rules": rules(records), "default": "no"}, tmp_path)
+    endpoints = _endpoints(tmp_path, {"scripted-endpoint": url})
+    for key, value in _env(endpoints).items():
+        if key.startswith(("SCITASTE_", "OPENAI_")):
+            monkeypatch.setenv(key, value)
+    board = Leaderboard(tmp_path / "space", load_records(str(ds), "selected"), backup=backup_split(str(ds)),
+                        mirror=HubMirror("org/results", token, endpoint=hub_url), background_upgrade=False)
+    env = _env(endpoints, HF_ENDPOINT=hub_url, HF_TOKEN=token, HF_HUB_OFFLINE="0", HF_HUB_DISABLE_XET="1")
+    try:
+        request_id = board.request("scripted-endpoint", ["pure_qa"], submitter="alice").ids[0]
+        assert board.store.copy_pending() == []  # the request is on the Hub
+        # two workers on other machines (their own folders), started together: one runs the request, once
+        workers = [subprocess.Popen([SCITASTE, "worker", "--queue", "org/results", "--gold", str(ds), "--data",
+                                     str(tmp_path / f"elsewhere-{k}"), "--once"], env=env, stdout=subprocess.DEVNULL,
+                                    stderr=subprocess.PIPE, text=True) for k in range(2)]
+        said = [w.communicate(timeout=400)[1] for w in workers]
+        assert [w.returncode for w in workers] == [0, 0], said
+        assert sum("handed to the Space on org/results" in line for line in said) == 1, said
+        asked = _asked(log)
+        assert len(asked) == len(set(asked)) == N  # every paper asked once: never two workers on one request
+        assert board.requests.get(request_id)["state"] == "pending"  # until the Space collects (no look yet)
+        assert HubQueue("org/results", token, tmp_path / "space-cache", endpoint=hub_url).collect(board) == 1
+        row = board.requests.get(request_id)
+        result = board.result(row["run_id"])
+    finally:
+        servers[1](proc)
+        board.close()
+    assert (row["state"], row["attempts"], result["status"]) == ("finished", 1, SERVER_RUN)
+    figures = eval_reference[TASKS["pure_qa"]]
+    assert result["overall"]["scheme1"]["scheme1"] == pytest.approx(figures["scheme1,none"], abs=1e-9)
+    assert result["overall"]["scheme2"]["score"] == pytest.approx(figures["scheme2,none"], abs=1e-9)
+    assert result["provenance"]["endpoint"] == "scripted-endpoint" and result["provenance"]["attempt"] == 1
+
+
 def test_a_hung_endpoint_is_cut_at_its_time_limit_with_every_process_it_started(dataset, servers, scripted_chat,
                                                                                tmp_path):
     from scitaste_hf.adapters.lmeval.server_run import RunFailed, evaluate
