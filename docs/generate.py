@@ -647,6 +647,15 @@ def _rtaste_protocol() -> str:
     return "Owner: `scitaste_hf.rtaste_protocol`, the module named.\n\n" + table(("constant", "value"), rows)
 
 
+@generator("rtaste-flaws")
+def _rtaste_flaws() -> str:
+    from scitaste_hf.rtaste_protocol.calibrate import FLAWS
+
+    return ("Owner: `scitaste_hf.rtaste_protocol.calibrate.FLAWS`.\n\n"
+            + table(("flaw", "files", "what is planted"), [(f"`{n}`", f"`{files}`", what)
+                                                         for n, (what, files, _) in FLAWS.items()]))
+
+
 @generator("rtaste-review")
 def _rtaste_review() -> str:
     labels = constants("scitaste_hf.rtaste_protocol.labels")

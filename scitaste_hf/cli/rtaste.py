@@ -20,6 +20,7 @@ STAGES = (
     ("rerun", "re-run each delivered MVE under protection; its value alone decides the event"),
     ("audit", "three auditors, blind to proposer and rank, judge each re-run MVE: faithful, valid, value 0-3, ranks"),
     ("novelty", "obvious follow-up lists, the MVEs that hit them, and two novelty judges' labels (with arXiv)"),
+    ("calibrate", "plant known flaws in copies of delivered MVEs; the auditors' catch and false-positive rates"),
     ("review", "three reviewers answer the fixed questions of each re-run MVE; the answer two give stands"),
     ("release", "join the stages' records into the release table (STUDY/release.jsonl) for `rtaste report`"),
 )
@@ -50,13 +51,13 @@ def _stage_arguments(actions) -> None:
     run.add_argument("--matcher", help="the model that marks the MVEs the lists name (default: the first novelty "
                                        "judge)")
     run.add_argument("--json", metavar="OUT", dest="json_out", help="also write the report as JSON")
-    for name in ("propose", "judge", "audit", "novelty", "review", "run"):
+    for name in ("propose", "judge", "audit", "calibrate", "novelty", "review", "run"):
         parsers[name].add_argument("--base-url", required=True, help="the OpenAI-compatible endpoint, ending in /v1")
         parsers[name].add_argument("--profile", default="default", help="a provider profile (default: default)")
         parsers[name].add_argument("--timeout", type=float, default=120.0, help="seconds per request (default 120)")
         parsers[name].add_argument("--max-retries", type=int, default=4,
                                    help="attempts after the first on 429, 5xx and connection errors (default 4)")
-    for name in ("propose", "judge", "rerun", "audit", "novelty", "review"):
+    for name in ("propose", "judge", "rerun", "audit", "calibrate", "novelty", "review"):
         parsers[name].add_argument("--force", action="store_true",
                                    help="do again what is already done (never a sealed registration)")
     propose = parsers["propose"]
@@ -77,7 +78,7 @@ def _stage_arguments(actions) -> None:
     parsers["judge"].add_argument("--judges", required=True, metavar="M1,M2@URL,...",
                                   help="the judge models, comma-separated, each on --base-url or on the endpoint "
                                        "after its @; must include each proposer's model")
-    for name in ("audit", "run"):
+    for name in ("audit", "calibrate", "run"):
         parsers[name].add_argument("--auditors", required=True, metavar="A1,A2,A3",
                                    help="the three auditor models, comma-separated (MODEL@URL for another endpoint)")
     for name in ("review", "run"):
@@ -90,7 +91,10 @@ def _stage_arguments(actions) -> None:
         parsers[name].add_argument("--novelty-judges", required=True, metavar="J1,J2", help="the two novelty judges")
     from scitaste_hf.rtaste_protocol.limits import DEFAULT_LIMITS
 
-    for name in ("rerun", "run"):
+    parsers["calibrate"].add_argument("--flaws", metavar="F1,F2",
+                                      help="the flaws to plant (default: the whole catalogue, docs/rtaste-protocol.md"
+                                           "#calibration)")
+    for name in ("rerun", "calibrate", "run"):
         for flag, value, text in (("--wall-s", DEFAULT_LIMITS.wall_s, "wall seconds per MVE"),
                                   ("--memory-mb", DEFAULT_LIMITS.memory_mb, "address space per process, MB"),
                                   ("--output-mb", DEFAULT_LIMITS.output_mb,
@@ -190,7 +194,18 @@ def run_all(args: argparse.Namespace) -> int:
                         arxiv=_arxiv(args), prices=_prices(args), limits=_limits(args))
     if done["release"] is None:
         return 0
+    from scitaste_hf.rtaste_protocol.calibrate import calibration_summary
+    from scitaste_hf.rtaste_protocol.study import Study
+
+    print_calibration(calibration_summary(Study(args.study)))
     return print_report(done["release"], n_resamples=None, json_out=args.json_out)
+
+
+def print_calibration(summary: dict[str, Any]) -> None:
+    """One line per auditor (and their majority): catch rate on planted flaws, false positives on delivered MVEs."""
+    for name, rates in summary["raters"].items():
+        print(f"calibration {name}: catches {_estimate(rates['catch_rate'])} of {rates['n_planted']} planted flaws, "
+              f"flags {_estimate(rates['false_positive_rate'])} of {rates['n_delivered']} delivered MVEs")
 
 
 def run_stage(args: argparse.Namespace) -> int:
@@ -223,6 +238,13 @@ def run_stage(args: argparse.Namespace) -> int:
         done = novelty(study, _clients(args, _models(args.listers, "--listers")), next(iter(matcher.values())),
                        _clients(args, _models(args.novelty_judges, "--novelty-judges")), arxiv=_arxiv(args),
                        force=args.force)
+    elif args.action == "calibrate":
+        from scitaste_hf.rtaste_protocol.calibrate import FLAWS, calibrate, calibration_summary
+
+        flaws = tuple(_models(args.flaws, "--flaws")) if args.flaws is not None else tuple(FLAWS)
+        done = calibrate(study, _clients(args, _models(args.auditors, "--auditors")), _limits(args), flaws=flaws,
+                         force=args.force)
+        print_calibration(calibration_summary(study))
     elif args.action == "review":
         from scitaste_hf.rtaste_protocol.labels import review
 

@@ -107,8 +107,8 @@ def delivered_text(summary: str, registrations, folders, reruns: list[dict[str, 
     return "\n".join(parts) + "\n"
 
 
-def _answer(client: ChatClient, system: str, text: str, check, turn: str, run: ConditionRun | None = None,
-            role: str = "") -> dict[str, Any]:
+def answer_fresh(client: ChatClient, system: str, text: str, check, turn: str, run: ConditionRun | None = None,
+                 role: str = "") -> dict[str, Any]:
     """One model's checked reply in a fresh context (with the search turn first when ``run`` has the arXiv tool):
     ``answer`` (or None and the ``reason``), its ``calls`` and ``searches``."""
     run = run or ConditionRun(client, None)
@@ -175,7 +175,8 @@ def check_review(text: str) -> list[list[str]]:
     return found
 
 
-def _reruns(study: Study, cid: str) -> list[dict[str, Any]] | None:
+def reruns_of(study: Study, cid: str) -> list[dict[str, Any]] | None:
+    """The five re-run records of condition ``cid``, in written order, or ``None`` until all five exist."""
     paths = [study.path(RERUNS, cid, f"{p}.json") for p in range(1, N_MVES + 1)]
     return [read_json(p, "re-run") for p in paths] if all(p.exists() for p in paths) else None
 
@@ -205,7 +206,7 @@ def _labelled(study: Study, stage: str, turn: str, models: dict[str, ChatClient]
     condition, writing ``STAGE/CONDITION.json``; a model that answered is not asked again unless ``force``."""
     counts = {"answered": 0, "failed": 0, "skipped": 0, "not_rerun": 0}
     for cid, (condition, summary) in sealed_conditions(study).items():
-        reruns = _reruns(study, cid)
+        reruns = reruns_of(study, cid)
         if reruns is None:
             counts["not_rerun"] += 1
             continue
@@ -217,7 +218,7 @@ def _labelled(study: Study, stage: str, turn: str, models: dict[str, ChatClient]
             if not force and (done.get(name) or {}).get("answer") is not None:
                 counts["skipped"] += 1
                 continue
-            done[name] = _answer(client, system, prompt, check, turn)
+            done[name] = answer_fresh(client, system, prompt, check, turn)
             _count(counts, done[name])
         write(path, {"digest": digest, stage: done})
     return counts
@@ -256,7 +257,7 @@ def novelty(study: Study, listers: dict[str, ChatClient], matcher: ChatClient, j
         for name, client in listers.items():
             key = f"list:{name}"
             if force or (done.get(key) or {}).get("answer") is None:
-                done[key] = _answer(client, LISTER, f"{paper}\n\n{LIST}", _check_list, "obvious list")
+                done[key] = answer_fresh(client, LISTER, f"{paper}\n\n{LIST}", _check_list, "obvious list")
                 _count(counts, done[key])
             else:
                 counts["skipped"] += 1
@@ -272,7 +273,7 @@ def novelty(study: Study, listers: dict[str, ChatClient], matcher: ChatClient, j
             if not force and (done.get(key) or {}).get("answer") is not None:
                 counts["skipped"] += 1
                 continue
-            done[key] = _answer(client, system, prompt, check, key.split(":")[0], run, key)
+            done[key] = answer_fresh(client, system, prompt, check, key.split(":")[0], run, key)
             _count(counts, done[key])
         write(path, {"digest": digest, NOVELTY: done})
     return counts

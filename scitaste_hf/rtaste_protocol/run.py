@@ -2,9 +2,9 @@
 
 The seed papers are copied into the study folder (a seed paper already there must be the same: a proposed
 condition rests on it), then propose (each agent model in each organisation), seal, judge, the toy executor where
-the seed-paper folder ships toy MVEs (:mod:`~scitaste_hf.rtaste_protocol.toy`), rerun, audit, novelty, review and
-release run in turn. Each stage skips what the study already holds, so a run that was stopped, or that stopped
-itself, is resumed by running it again: nothing finished is asked or run twice. A run whose MVEs are not all
+the seed-paper folder ships toy MVEs (:mod:`~scitaste_hf.rtaste_protocol.toy`), rerun, audit, calibrate, novelty,
+review and release run in turn. Each stage skips what the study already holds, so a run that was stopped, or that
+stopped itself, is resumed by running it again: nothing finished is asked or run twice. A run whose MVEs are not all
 delivered stops after the re-run and says so; the user's executor delivers them and the run is started again.
 ``run.json`` records each stage's counts and seconds, and every model call's tokens and cost by stage.
 """
@@ -22,6 +22,7 @@ from scitaste_hf.errors import InvalidInput, ScitasteError
 from scitaste_hf.output import write_bytes_atomic
 from scitaste_hf.rtaste.schema import N_AUDITORS, N_NOVELTY_JUDGES, N_REVIEWERS, ORGANISATIONS
 from scitaste_hf.rtaste_protocol.assemble import write_release
+from scitaste_hf.rtaste_protocol.calibrate import CALIBRATION, calibrate
 from scitaste_hf.rtaste_protocol.judges import judge
 from scitaste_hf.rtaste_protocol.labels import AUDITORS, NOVELTY, REVIEWS, audit, novelty, review
 from scitaste_hf.rtaste_protocol.limits import Limits
@@ -100,6 +101,8 @@ def _calls(study: Study) -> dict[str, list[dict[str, Any]]]:
     found["judge"] = [c for r in records(JUDGES) for j in r["judges"].values() for c in j["calls"]]
     for stage in (AUDITORS, NOVELTY, REVIEWS):
         found[stage] = [c for r in records(stage) for a in r[stage].values() for c in a["calls"]]
+    planted = [read_json(p, CALIBRATION) for p in sorted(study.path(CALIBRATION).glob("*/*.json"))]
+    found[CALIBRATION] = [c for r in planted for a in r.get(AUDITORS, {}).values() for c in a["calls"]]
     return found
 
 
@@ -159,6 +162,7 @@ def run_protocol(root: str | Path, seed_papers: str | Path, roles: Roles, *,
         stages.append(("toy executor", lambda: deliver_toy(study, folder)))
     stages += [("rerun", lambda: rerun(study, limits)),
                ("audit", lambda: audit(study, roles.auditors)),
+               ("calibrate", lambda: calibrate(study, roles.auditors, limits)),
                ("novelty", lambda: novelty(study, roles.listers or roles.agents,
                                            roles.matcher or next(iter(roles.novelty_judges.values())),
                                            roles.novelty_judges, arxiv=arxiv)),

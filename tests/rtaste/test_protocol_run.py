@@ -6,14 +6,18 @@ asks and runs nothing again."""
 import contextlib
 import io
 import json
+import shutil
 from pathlib import Path
 
 import pytest
 
+from scitaste_hf.agent.chat import ChatClient
 from scitaste_hf.cli import main
 from scitaste_hf.rtaste.release import load_release
 from scitaste_hf.rtaste.schema import Condition
+from scitaste_hf.rtaste_protocol.calibrate import calibrate, calibration_summary
 from scitaste_hf.rtaste_protocol.labels import REVIEW_QUESTIONS
+from scitaste_hf.rtaste_protocol.study import Study
 from scitaste_hf.rtaste_protocol.toy import example_study_dir
 
 MODEL = "scripted-agent"
@@ -110,9 +114,9 @@ def test_every_stage_validates_and_the_reruns_decide_the_events(ran):
 def test_progress_and_costs_are_printed_and_recorded(ran):
     printed, first, record = ran["printed"], ran["first"], ran["record"]
     assert list(record["stages"]) == ["seeds", f"propose {MODEL} single_researcher", "seal", "judge", "toy executor",
-                                      "rerun", "audit", "novelty", "review", "release"]
+                                      "rerun", "audit", "calibrate", "novelty", "review", "release"]
     assert record["stages"]["rerun"]["resolved"] == 15 and record["stages"]["toy executor"]["delivered"] == 15
-    assert "rtaste run [6/10] rerun: resolved 15" in printed
+    assert "rtaste run [6/11] rerun: resolved 15" in printed
     requests = _requests(ran["log"])[:first]
     texts = ["\n".join(m["content"] for m in r["messages"] if isinstance(m.get("content"), str)) for r in requests]
     # the scripted server counts len(text) // 4 prompt tokens a call: the run's total is the sum over the log
@@ -128,3 +132,46 @@ def test_a_second_run_asks_and_runs_nothing_again(ran):
     assert len(_requests(ran["log"])) == ran["first"]
     assert "rerun: resolved 0, unresolved 0, failed 0, skipped 15" in again
     assert "toy executor: delivered 0, skipped 15" in again
+    assert "calibrate: planted 0, answered 0, failed 0, skipped 45" in again
+
+
+ALL_FLAGGED = json.dumps({"mves": [{"faithful": True, "valid": False, "value": 1}] * 5, "ranks": [1, 2, 3, 4, 5]})
+CLEAN = json.dumps({"mves": [{"faithful": True, "valid": True, "value": 2}] * 5, "ranks": [1, 2, 3, 4, 5]})
+# What each planted flaw leaves in the toy MVE's files (toy_mve.py's settings, the registration's threshold 0.5).
+MARKERS = {"changed_metric": 'METRIC = "balanced_accuracy"', "leaked_test_split": 'TRAIN_SPLIT = "train+test"',
+           "moved_threshold": '"threshold": 0.25', "wrong_baseline": 'BASELINE = "first_class"',
+           "dropped_seed": "SEEDS = [0, 1]\n"}
+# Auditors with known catch rates: a1 sees every flaw, a2 the three in the code's settings, a3 none.
+CATCHES = {"a1": tuple(MARKERS), "a2": ("changed_metric", "leaked_test_split", "dropped_seed"), "a3": ()}
+
+
+def test_scripted_auditors_are_measured_at_their_catch_rates(ran, tmp_path, scripted_chat, servers):
+    shutil.copytree(ran["study"], tmp_path / "study")
+    study = Study(tmp_path / "study")
+    for path in study.path("calibration").glob("*/*.json"):  # keep the planted copies, ask the auditors again
+        record = json.loads(path.read_text())
+        record.pop("auditors")
+        path.write_text(json.dumps(record))
+    started = {name: scripted_chat({"rules": [{"contains": MARKERS[f], "reply": ALL_FLAGGED} for f in flaws],
+                                    "default": CLEAN}, tmp_path, name) for name, flaws in CATCHES.items()}
+    try:
+        counts = calibrate(study, {name: ChatClient(url + "/v1", name, max_retries=0, timeout=30)
+                                   for name, (_, url, _) in started.items()})
+    finally:
+        for proc, _, _ in started.values():
+            servers[1](proc)
+    assert counts == {"planted": 0, "answered": 45, "failed": 0, "skipped": 0, "not_plantable": 0, "not_audited": 0}
+    raters = calibration_summary(study)["raters"]
+    known = {name: len(flaws) / len(MARKERS) for name, flaws in CATCHES.items()}
+    known["majority"] = 3 / 5  # two of three flag exactly the three flaws a2 sees
+    for name, rate in known.items():
+        measured = raters[name]["catch_rate"]
+        assert measured["estimate"] == pytest.approx(rate) and raters[name]["n_planted"] == 15
+        assert measured["interval"][0] - 1e-9 <= rate <= measured["interval"][1] + 1e-9
+        # on the delivered MVEs the run's auditors all flagged MVE 3 (AUDIT): one false positive in five
+        assert raters[name]["false_positive_rate"]["estimate"] == pytest.approx(0.2)
+    by_flaw = raters["a2"]["catch_rate_by_flaw"]
+    assert {f: by_flaw[f]["estimate"] for f in MARKERS} == {f: float(f in CATCHES["a2"]) for f in MARKERS}
+    planted = json.loads(study.path("calibration", f"toy-shift.{MODEL}.single_researcher",
+                                    "leaked_test_split.json").read_text())
+    assert planted["position"] == 2 and planted["rerun"]["rerun_value"] > VALUES["toy-shift"][1]  # the leak helps
