@@ -1,0 +1,107 @@
+"""The second rank interval, with the gold redrawn: equal to the first where the weights are known exactly, wider
+as their intervals widen; the draws of the gold; the noise ceiling; the weights file's intervals."""
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from scitaste_hf.errors import InvalidInput
+from scitaste_hf.records import load_records
+from scitaste_hf.schema import DIMENSIONS
+from scitaste_hf.scoring.gold_uncertainty import GOLD_DRAWS, GoldDraws, gold_replicates, noise_ceiling, weight_intervals
+from scitaste_hf.scoring.ranks import RANK_RESAMPLES, rank_intervals, replicates
+from scitaste_hf.weights import DEFAULT_WEIGHTS, composite
+
+GOLD = Path(__file__).resolve().parents[2] / "scitaste_hf" / "data" / "examples" / "gold.jsonl"
+
+
+@pytest.fixture(scope="module")
+def board():
+    """The example gold, its constant floor, and eight runs close to one another (noise around the gold)."""
+    gold = load_records(GOLD)
+    G = np.array([[r["innovation_score"], *(r["dimension_scores"][k] for k in DIMENSIONS)] for r in gold])
+    F = np.tile(G.mean(axis=0), (len(G), 1))
+    rng = np.random.default_rng(11)
+    runs = [np.clip(G + rng.normal(0, 14 + k / 2, G.shape), 0, 100) for k in range(8)]
+    return G, F, runs
+
+
+def _around(width):
+    return {k: (max(0.0, w - width / 2), w + width / 2) for k, w in DEFAULT_WEIGHTS.items()}
+
+
+def _ranks(board, draws):
+    G, F, runs = board
+    paper = np.stack([replicates(P, G, F, weights=DEFAULT_WEIGHTS) for P in runs])
+    both = np.stack([gold_replicates(P, G, F, draws, weights=DEFAULT_WEIGHTS, n_resamples=RANK_RESAMPLES)
+                     for P in runs])
+    return rank_intervals(paper), rank_intervals(both), paper, both
+
+
+def test_with_weights_known_exactly_both_rank_intervals_are_equal(board):
+    exact, redrawn, paper, both = _ranks(board, GoldDraws(DEFAULT_WEIGHTS, _around(0.0)))
+    assert np.array_equal(paper, both) and np.array_equal(exact, redrawn)
+    # the general path, with a width too small to move a score by more than it breaks the gold's ties, gives the
+    # same ranks and nearly the same values
+    exact, redrawn, paper, both = _ranks(board, GoldDraws(DEFAULT_WEIGHTS, _around(1e-12)))
+    assert np.array_equal(exact, redrawn) and np.allclose(paper, both, atol=1e-3)
+
+
+def test_wider_weight_intervals_widen_the_second_rank_interval(board):
+    width = {}
+    for w in (0.0, 0.1, 0.4):
+        _, redrawn, _, _ = _ranks(board, GoldDraws(DEFAULT_WEIGHTS, _around(w)))
+        width[w] = redrawn[:, 1] - redrawn[:, 0]
+    # the board's rank intervals widen with the weights' uncertainty (a single run's may not: a percentile of
+    # ranks can move either way by one)
+    assert width[0.0].sum() <= width[0.1].sum() < width[0.4].sum()
+
+
+def test_a_draw_moves_the_composite_by_what_its_weights_change_and_another_release_is_drawn_too(board):
+    G, _, _ = board
+    draws = GoldDraws(DEFAULT_WEIGHTS, _around(0.2))
+    vectors, golds = draws.vectors(5), draws.golds(G, 5)
+    assert np.allclose(vectors.sum(axis=1), 1.0) and (vectors >= 0).all()
+    point = np.array([DEFAULT_WEIGHTS[k] for k in DIMENSIONS])
+    expected = np.clip(G[:, 0] + G[:, 1:] @ (vectors[2] - point), 0, 100)
+    assert np.allclose(golds[2][:, 0], expected) and np.array_equal(golds[2][:, 1:], G[:, 1:])
+    # the composite of the drawn weights, where the gold's own score is its composite
+    dims = dict(zip(DIMENSIONS, G[0, 1:]))
+    moved = composite(dims, dict(zip(DIMENSIONS, vectors[2]))) - composite(dims, DEFAULT_WEIGHTS)
+    assert golds[2][0, 0] == pytest.approx(np.clip(G[0, 0] + moved, 0, 100), abs=0.01)
+    other = G.copy()
+    other[:, 1] = np.clip(G[:, 1] + 7, 0, 100)
+    picked = GoldDraws(DEFAULT_WEIGHTS, None, [other]).golds(G, 40)
+    sources = {"board" if np.array_equal(g, G) else "other" if np.array_equal(g, other) else "?" for g in picked}
+    assert sources == {"board", "other"}
+    with pytest.raises(InvalidInput, match="same papers in the same order"):
+        GoldDraws(DEFAULT_WEIGHTS, None, [other[:10]]).golds(G, 2)
+
+
+def test_the_noise_ceiling_is_perfect_for_known_gold_and_falls_as_the_weights_are_less_known(board):
+    G, F, _ = board
+    exact = noise_ceiling(G, F, GoldDraws(DEFAULT_WEIGHTS), weights=DEFAULT_WEIGHTS)
+    assert exact["scheme1"]["value"] == pytest.approx(100.0) and exact["scheme2"]["value"] == pytest.approx(100.0)
+    assert exact["scheme1_skill"]["value"] == pytest.approx(1.0)
+    loose = noise_ceiling(G, F, GoldDraws(DEFAULT_WEIGHTS, _around(0.1)), weights=DEFAULT_WEIGHTS, n_draws=60)
+    looser = noise_ceiling(G, F, GoldDraws(DEFAULT_WEIGHTS, _around(0.4)), weights=DEFAULT_WEIGHTS, n_draws=60)
+    for key in ("scheme1", "scheme2", "scheme1_skill", "scheme2_skill"):
+        assert looser[key]["value"] < loose[key]["value"] < exact[key]["value"] + 1e-9
+        low, high = loose[key]["interval"]
+        assert low <= loose[key]["value"] <= high
+
+
+def test_the_weights_files_intervals_are_read_and_checked():
+    interval = {k: [0.1, 0.2] for k in DIMENSIONS}
+    assert weight_intervals({"weights": dict(DEFAULT_WEIGHTS), "weights_interval": interval})["disruptiveness"] \
+        == (0.1, 0.2)
+    assert weight_intervals({"weights": dict(DEFAULT_WEIGHTS)}) is None
+    with pytest.raises(InvalidInput, match=r"w\.json: weights_interval of journal_impact must be"):
+        weight_intervals({"weights_interval": {**interval, "journal_impact": [0.3, 0.2]}}, "w.json")
+    with pytest.raises(InvalidInput, match="for each of citation_impact"):
+        weight_intervals({"weights_interval": {"citation_impact": [0, 1]}})
+    with pytest.raises(InvalidInput, match="cannot be shared equally"):
+        G = np.full((4, 8), 50.0)
+        gold_replicates(G, G, G, GoldDraws(DEFAULT_WEIGHTS, _around(0.1)), weights=DEFAULT_WEIGHTS,
+                        n_resamples=GOLD_DRAWS + 1)
