@@ -304,6 +304,8 @@ def print_report(data: str | None, *, n_resamples: int | None, json_out: str | N
     result["inputs"] = {"data": str(source), "n_resamples": n_resamples, "seed": seed}
     for table in report_tables(result):
         console.print(table)
+    for caveat in result["caveats"]:
+        console.print(f"Caveat: {caveat}.")
     if json_out:
         write_json_atomic(json_out, result)
         console.print(f"wrote {json_out}")

@@ -40,6 +40,9 @@ from scitaste_hf.scoring.bootstrap import N_RESAMPLES, SEED
 
 #: Lowest median auditor value (0-3) that counts as valuable.
 VALUABLE_MIN = 2
+#: The caveat of a release with a single seed paper.
+ONE_SEED_PAPER = ("one seed paper: no intervals (they are across seed papers) and no base rate (it forecasts each "
+                  "event from the other seed papers); the figures describe this paper only")
 
 
 def labels(records: list[MVERecord] | tuple[MVERecord, ...]) -> dict[str, np.ndarray]:
@@ -102,21 +105,25 @@ def brier_table(release: Release, *, n_resamples: int = N_RESAMPLES, seed: int =
         ``n_scored`` (MVEs scored: resolved and, when the release has judges, forecast by the same-model
         judge), ``n_resolved``, ``event_rate``; per forecaster (``agent``, ``same_model_judge``,
         ``judge_mean``, ``base_rate``) a :func:`~scitaste_hf.rtaste.metrics.grouped_mean` of squared errors,
-        or ``None`` when the release has no judge forecasts; ``agent_minus_judge``, the same for the
-        difference of the agent's and the same-model judge's squared errors.
+        or ``None`` when the release has no judge forecasts (for the base rate: a single seed paper);
+        ``agent_minus_judge``, the same for the difference of the agent's and the same-model judge's squared
+        errors.
     """
     resolved = [(r, o) for r in release.records if (o := resolve(r)) is not None]
     if not resolved:
         raise ScitasteError("no MVE has a resolved event (a delivered MVE with a re-run value): nothing to score")
     data = _forecasts(resolved)
     outcomes, groups = data["outcomes"], [r.seed_paper for r in data["records"]]
-    # The base rate of an MVE is the event rate of every resolved MVE of the other seed papers.
+    # The base rate of an MVE is the event rate of every resolved MVE of the other seed papers: with one seed
+    # paper there are none, and the base rate is left out (ONE_SEED_PAPER says so).
     all_outcomes = np.array([o for _, o in resolved], dtype=np.float64)
-    base = base_rate_forecast(all_outcomes, [r.seed_paper for r, _ in resolved])
-    base_by_id = dict(zip((r.mve_id for r, _ in resolved), base))
+    papers = [r.seed_paper for r, _ in resolved]
+    base_by_id = (dict(zip((r.mve_id for r, _ in resolved), base_rate_forecast(all_outcomes, papers)))
+                  if len(set(papers)) > 1 else None)
     forecasts = {"agent": data["agent"], "same_model_judge": data["same_model_judge"],
                  "judge_mean": data["judge_mean"],
-                 "base_rate": np.array([base_by_id[r.mve_id] for r in data["records"]])}
+                 "base_rate": None if base_by_id is None else np.array([base_by_id[r.mve_id]
+                                                                        for r in data["records"]])}
     options = {"n_resamples": n_resamples, "seed": seed}
     out: dict[str, Any] = {"n_scored": len(outcomes), "n_resolved": len(resolved),
                            "event_rate": float(all_outcomes.mean())}
@@ -260,10 +267,12 @@ def report(release: Release, *, n_resamples: int = N_RESAMPLES, seed: int = SEED
         Not used by the intervals (kept for callers that pass it).
     """
     all_labels = labels(release.records)
+    n_papers = len({c.seed_paper for c in release.conditions.values()})
     return {
         "n_mves": len(release.records),
         "n_conditions": len(release.conditions),
-        "n_seed_papers": len({c.seed_paper for c in release.conditions.values()}),
+        "n_seed_papers": n_papers,
+        "caveats": [ONE_SEED_PAPER] if n_papers == 1 else [],
         "n_delivered": sum(r.outcome.status == "delivered" for r in release.records),
         "n_sound_valuable_new": int(all_labels["svn"].sum()),
         "rerun_agreement": rerun_agreement(release.records),

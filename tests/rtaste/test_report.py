@@ -8,7 +8,7 @@ import pytest
 from scitaste_hf.errors import ScitasteError
 from scitaste_hf.rtaste.events import resolve
 from scitaste_hf.rtaste.release import load_release, validate_rows
-from scitaste_hf.rtaste.report import labels, report
+from scitaste_hf.rtaste.report import ONE_SEED_PAPER, labels, report
 
 
 def _rows(make_condition):
@@ -76,10 +76,17 @@ def test_top1_yield_and_labels_by_hand(make_condition):
     assert result["agreement"]["value"]["cohen"]["auditor1~auditor2"] == 1.0  # identical auditors
 
 
-def test_release_without_a_second_seed_paper_or_same_model_judge(make_condition):
-    rows = _rows(make_condition)[:5]
-    with pytest.raises(ScitasteError, match="at least two seed papers"):
-        report(validate_rows(rows), n_resamples=0)
+def test_a_release_of_one_seed_paper_is_reported_with_its_caveat(make_condition):
+    result = report(validate_rows(_rows(make_condition)[:5]), n_resamples=2000)
+    assert result["caveats"] == [ONE_SEED_PAPER] and result["n_seed_papers"] == 1
+    brier = result["brier"]
+    assert brier["agent"]["estimate"] == pytest.approx(0.25) and brier["same_model_judge"]["estimate"] == 0.0
+    assert brier["base_rate"] is None and brier["agent"]["interval"] is None
+    assert result["top1"]["agent"]["estimate"] == 1.0  # A's rank 1 is MVE 2, valued 3
+    assert report(validate_rows(_rows(make_condition)), n_resamples=0)["caveats"] == []
+
+
+def test_release_without_the_same_model_judge(make_condition):
     rows = _rows(make_condition)
     for row in rows:
         row["judge_predictions"] = [j for j in row["judge_predictions"] if j["judge_model"] != "m1"]
