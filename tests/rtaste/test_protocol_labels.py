@@ -12,7 +12,14 @@ from scitaste_hf.errors import InvalidInput, ScitasteError
 from scitaste_hf.rtaste.release import load_release
 from scitaste_hf.rtaste.report import top1_table, yield_table
 from scitaste_hf.rtaste_protocol.assemble import write_release
-from scitaste_hf.rtaste_protocol.labels import audit, check_audit, novelty
+from scitaste_hf.rtaste_protocol.labels import (
+    REVIEW_ANSWERS,
+    REVIEW_QUESTIONS,
+    audit,
+    check_audit,
+    check_review,
+    novelty,
+)
 from scitaste_hf.rtaste_protocol.propose import propose
 from scitaste_hf.rtaste_protocol.rerun import rerun
 from scitaste_hf.rtaste_protocol.seal import seal
@@ -133,3 +140,15 @@ def test_a_novelty_judge_searches_arxiv_before_it_labels(sealed, mirror):
 def test_an_auditor_reply_is_checked_strictly(mves, ranks, reason):
     with pytest.raises(InvalidInput, match=reason):
         check_audit(json.dumps({"mves": mves, "ranks": ranks}))
+
+
+@pytest.mark.parametrize(("answers", "reason"), [
+    ([["yes"] * len(REVIEW_QUESTIONS)] * 4, f"'answers' must be 5 lists of {len(REVIEW_QUESTIONS)} answers"),
+    ([["yes"] * (len(REVIEW_QUESTIONS) + 1)] * 5, f"'answers' must be 5 lists of {len(REVIEW_QUESTIONS)} answers"),
+    ([["yes"] * (len(REVIEW_QUESTIONS) - 1) + ["maybe"]] * 5, "unknown answer 'maybe'; use one of yes, no, unclear"),
+    ("yes", "'answers' must be 5 lists"),
+])
+def test_a_reviewer_reply_is_checked_strictly(answers, reason):
+    with pytest.raises(InvalidInput, match=reason):
+        check_review(json.dumps({"answers": answers}))
+    assert check_review(json.dumps({"answers": [list(REVIEW_ANSWERS[:1]) * len(REVIEW_QUESTIONS)] * 5}))[0][0] == "yes"
