@@ -105,12 +105,21 @@ def check_model(model: str, revision: str, endpoints: Sequence[str]) -> tuple[st
         if revision:
             raise SubmissionError(f"model {model} is one of the board's endpoints, which have no revision")
         return model, "endpoint", ""
-    if not _HUB_ID.match(model):
-        named = f" or one of the board's endpoints ({', '.join(endpoints)})" if endpoints else ""
-        raise SubmissionError(f"model: a Hub model id (owner/name){named}")
+    named = f" or one of the board's endpoints ({', '.join(endpoints)})" if endpoints else ""
+    model, revision = check_hub_model(model, revision, f"model: a Hub model id (owner/name){named}")
+    return model, "hub", revision
+
+
+def check_hub_model(model: str, revision: str, what: str = "Hub model id: owner/name") -> tuple[str, str]:
+    """A Hub model id and an optional revision (a branch, tag or commit), stripped; :class:`SubmissionError` with
+    ``what`` for a malformed id, in one line."""
+    model = (model or "").strip() if isinstance(model, str) else model
+    revision = (revision or "").strip() if isinstance(revision, str) else revision
+    if not (isinstance(model, str) and _HUB_ID.match(model)):
+        raise SubmissionError(what)
     if revision and not (isinstance(revision, str) and _REVISION.match(revision)):
         raise SubmissionError("revision: a branch, tag or commit hash (letters, digits and ._/- only)")
-    return model, "hub", revision
+    return model, revision
 
 
 class RequestQueue:
@@ -131,9 +140,10 @@ class RequestQueue:
         if self.copy:
             db.execute("INSERT OR IGNORE INTO hub_pending (sha256) VALUES (?)", (f"{REQUEST_KEY}{request_id}",))
 
-    def add(self, model: str, source: str, revision: str, modes: Sequence[str], submitter: str) -> list[int]:
-        """Queue one request per mode, all or none; refused (:class:`SubmissionError`) when one of them duplicates a
-        request of :data:`DUPLICATE_STATES`."""
+    def add(self, model: str, source: str, revision: str, modes: Sequence[str], submitter: str,
+            knowledge_cutoff: str = "") -> list[int]:
+        """Queue one request per mode, all or none, with the model's knowledge cutoff as the submitter states it;
+        refused (:class:`SubmissionError`) when one of them duplicates a request of :data:`DUPLICATE_STATES`."""
         with self.store.transaction() as db:
             for mode in modes:
                 row = db.execute("SELECT id, state FROM requests WHERE model = ? AND revision = ? AND mode = ? AND"
@@ -144,9 +154,9 @@ class RequestQueue:
                                           f"request #{row['id']} ({row['state']}); nothing queued")
             ids = []
             for mode in modes:
-                cur = db.execute("INSERT INTO requests (model, source, revision, mode, submitter, state, created_at)"
-                                 " VALUES (?, ?, ?, ?, ?, ?, ?)", (model, source, revision, mode, submitter, PENDING,
-                                                                   _now()))
+                cur = db.execute("INSERT INTO requests (model, source, revision, mode, submitter, state, created_at,"
+                                 " knowledge_cutoff) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                                 (model, source, revision, mode, submitter, PENDING, _now(), knowledge_cutoff))
                 ids.append(int(cur.lastrowid))
                 self._changed(db, ids[-1])
             return ids

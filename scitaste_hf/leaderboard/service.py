@@ -27,7 +27,8 @@ import numpy as np
 from scitaste_hf import constants
 from scitaste_hf.errors import ScitasteError
 from scitaste_hf.leaderboard.integrity import RULE_VERSION, near_gold, seal, seal_holds, verify_evidence
-from scitaste_hf.leaderboard.requests import RequestQueue, check_model, operator_endpoints
+from scitaste_hf.leaderboard.metadata import check_cutoff, model_metadata
+from scitaste_hf.leaderboard.requests import RequestQueue, check_hub_model, check_model, operator_endpoints
 from scitaste_hf.leaderboard.store import (
     EVIDENCE_CONSISTENT,
     FLAGGED,
@@ -151,8 +152,8 @@ def summary_of(result: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _view_key(mode: str | None, discipline: str | None, grade: str | None, status: str | None,
-              include_flagged: bool) -> tuple:
-    return mode or None, discipline or OVERALL, grade or None, status or None, bool(include_flagged)
+              include_flagged: bool, open_weights: bool) -> tuple:
+    return mode or None, discipline or OVERALL, grade or None, status or None, bool(include_flagged), bool(open_weights)
 
 
 def _answer_rows(predictions: Mapping[str, Answer | Failure], gold: Sequence[Mapping[str, Any]]) -> np.ndarray:
@@ -314,8 +315,13 @@ class Leaderboard:
 
     def submit(self, data: bytes, model: str, mode: str, organisation: str = "", link: str = "", *,
                submitter: str = "", samples: bytes | None = None, trace: bytes | None = None,
-               kind: str = "submission") -> SubmitResult:
+               kind: str = "submission", hub_id: str = "", revision: str = "", knowledge_cutoff: str = ""
+               ) -> SubmitResult:
         """Validate, score and store a predictions file; the same answers twice in a mode are a no-op.
+
+        ``hub_id`` and ``revision`` name the model on the Hub, whose card and repo give the run's model metadata
+        when the Hub answers (:func:`~scitaste_hf.leaderboard.metadata.model_metadata`; else it is stored as given,
+        unverified), and ``knowledge_cutoff`` is the submitter's statement of it.
 
         Scoring and the evidence check run before the lock that serialises writes, so a large submission does not
         hold up others; a replay is answered before any scoring.
@@ -336,6 +342,9 @@ class Leaderboard:
             self._attempts.check(submitter or "anonymous")
             self._accepted.check(submitter or "anonymous", record=False)  # refused before any scoring
         model, mode, organisation, link = check_meta(model, mode, organisation, link)
+        if hub_id or revision:
+            hub_id, revision = check_hub_model(hub_id, revision)
+        knowledge_cutoff = check_cutoff(knowledge_cutoff)
         evidence = {k: v for k, v in (("samples", samples), ("trace", trace)) if v}
         for name, blob in evidence.items():
             _check_size(f"the {_EVIDENCE_NAMES[name]}", blob, self.max_evidence_bytes)
@@ -348,6 +357,7 @@ class Leaderboard:
             return existing
         status, note = self._status(predictions, evidence, mode)
         derived = self._derive(predictions)
+        model_meta = model_metadata(hub_id, revision, knowledge_cutoff)
         with self._submit_lock:
             existing = self._stored(keys)  # the same answers may have been stored while these were scored
             if existing is not None:
@@ -355,7 +365,8 @@ class Leaderboard:
             if limited:  # counted with the storing, so that concurrent uploads of one submitter cannot pass it
                 self._accepted.check(submitter or "anonymous")
             meta = Meta(model=model, mode=mode, organisation=organisation, link=link, kind=kind,
-                        submitter=submitter, submitted_at=datetime.now(UTC).isoformat(timespec="seconds"))
+                        submitter=submitter, submitted_at=datetime.now(UTC).isoformat(timespec="seconds"),
+                        model_meta=model_meta)
             self.store.store_submission(key, data, meta, evidence)
             run_id = self._insert(key, meta, status, *derived)
         message = f"scored as run #{run_id}: {status}" + (f" ({note})" if note else "")
@@ -517,8 +528,8 @@ class Leaderboard:
 
     # -- requests and the worker's runs -------------------------------------------------------------
 
-    def request(self, model: str, modes: str | Sequence[str], *, revision: str = "", submitter: str = ""
-                ) -> RequestResult:
+    def request(self, model: str, modes: str | Sequence[str], *, revision: str = "", submitter: str = "",
+                knowledge_cutoff: str = "") -> RequestResult:
         """Queue a model for the board to evaluate itself, one request per mode (what the Submit tab's request
         calls).
 
@@ -526,7 +537,7 @@ class Leaderboard:
         operator's endpoints (:func:`~scitaste_hf.leaderboard.requests.operator_endpoints`); a Hub model runs in the
         modes any chat model can (no live tool loop, no provider search). ``submitter`` is the visitor's identity
         (the signed-in account, else the address): requests count against the same limit as submissions, in a
-        window of their own.
+        window of their own. ``knowledge_cutoff`` is the submitter's statement of the model's, kept with the run.
 
         Raises
         ------
@@ -538,6 +549,7 @@ class Leaderboard:
         if self._requested is not None:
             self._requested.check(who, record=False)
         model, source, revision = check_model(model, revision, list(operator_endpoints()))
+        knowledge_cutoff = check_cutoff(knowledge_cutoff)
         modes = list(dict.fromkeys([modes] if isinstance(modes, str) else modes or []))
         if not modes:
             raise SubmissionError(f"modes: choose one or more of {', '.join(MODES)}")
@@ -553,7 +565,7 @@ class Leaderboard:
         with self._submit_lock:
             if self._requested is not None:
                 self._requested.check(who, record=False)
-            ids = self.requests.add(model, source, revision, modes, submitter)
+            ids = self.requests.add(model, source, revision, modes, submitter, knowledge_cutoff)
             if self._requested is not None:
                 self._requested.check(who)
         queued = ", ".join(f"#{i} ({m})" for i, m in zip(ids, modes))
@@ -614,13 +626,17 @@ class Leaderboard:
             return existing
         status = self._worker_status(predictions)
         derived = self._derive(predictions)
-        link = f"{constants.hf_endpoint()}/{request['model']}" if request["source"] == "hub" else ""
+        hub = request["source"] == "hub"
+        link = f"{constants.hf_endpoint()}/{request['model']}" if hub else ""
+        model_meta = model_metadata(request["model"] if hub else "", provenance.get("revision") or "",
+                                    request.get("knowledge_cutoff") or "")
         with self._submit_lock:
             existing = self._stored([key])
             if existing is not None:
                 return existing
             meta = Meta(model=request["model"], mode=mode, link=link, submitter=request["submitter"],
-                        submitted_at=datetime.now(UTC).isoformat(timespec="seconds"), provenance=dict(provenance))
+                        submitted_at=datetime.now(UTC).isoformat(timespec="seconds"), provenance=dict(provenance),
+                        model_meta=model_meta)
             meta = replace(meta, seal=seal(self.worker_secret, sha256=key, model=meta.model, mode=mode,
                                            submitted_at=meta.submitted_at, provenance=meta.provenance, answers=data))
             self.store.store_submission(key, data, meta, {"trace": trace} if trace else {})
@@ -631,25 +647,28 @@ class Leaderboard:
     # -- reading -------------------------------------------------------------------------------------
 
     def rows(self, *, mode: str | None = None, discipline: str | None = None, grade: str | None = None,
-             status: str | None = None, include_flagged: bool = False) -> list[dict[str, Any]]:
+             status: str | None = None, include_flagged: bool = False, open_weights: bool = False
+             ) -> list[dict[str, Any]]:
         """Table rows, one per run, the scores of ``discipline`` (default overall), in the board's order: best
         Scheme-1 skill over the constant floor first (:func:`~scitaste_hf.leaderboard.views.order_key`).
 
         Flagged runs are left out unless ``include_flagged``, and then come last, unranked; ``grade`` matches the
-        Scheme-2 grade. Each ranked run has ``rank``, its 95% rank interval ``(best, worst)`` among the view's
-        ranked runs, and ``top_group``, whether that interval reaches the leader's (None for a run not ranked,
-        or whose replicates are not computed yet). Computed once per view until the store changes; the floors
-        are never among the rows (see :meth:`floors`).
+        Scheme-2 grade; ``open_weights`` keeps the runs whose model the Hub shows with its weights
+        (:mod:`~scitaste_hf.leaderboard.metadata`), ranked among themselves. Each ranked run has ``rank``, its 95% rank
+        interval ``(best, worst)`` among the view's ranked runs, and ``top_group``, whether that interval reaches the
+        leader's (None for a run not ranked, or whose replicates are not computed yet). Computed once per view until the
+        store changes; the floors are never among the rows (see :meth:`floors`).
         """
-        return self._cache.view(_view_key(mode, discipline, grade, status, include_flagged))
+        return self._cache.view(_view_key(mode, discipline, grade, status, include_flagged, open_weights))
 
     def map_rows(self, row, *, mode: str | None = None, discipline: str | None = None, grade: str | None = None,
-                 status: str | None = None, include_flagged: bool = False) -> list[Any]:
+                 status: str | None = None, include_flagged: bool = False, open_weights: bool = False) -> list[Any]:
         """``row(meta, numbers, rank, top_group)`` for each row of :meth:`rows`, without building its dict: the run's
-        metadata (``run``, ``model``, ``mode``, ``kind``, ``status``, ``organisation``, ``link``, ``date``), the
+        metadata (``run``, ``model``, ``mode``, ``kind``, ``status``, ``organisation``, ``link``, ``date``,
+        ``model_meta``), the
         numbers of the scope, the rank interval and the top group (the first two shared: not to be changed). For
         what renders thousands of rows."""
-        key = _view_key(mode, discipline, grade, status, include_flagged)
+        key = _view_key(mode, discipline, grade, status, include_flagged, open_weights)
         return [row(*entry) for entry in self._cache.entries(key)]
 
     def generation(self) -> int:
@@ -666,7 +685,8 @@ class Leaderboard:
         return self._cache.per_run(run_id, key, build)
 
     def floors(self, *, mode: str | None = None, discipline: str | None = None, grade: str | None = None,
-               status: str | None = None, include_flagged: bool = False) -> list[dict[str, Any]]:
+               status: str | None = None, include_flagged: bool = False, open_weights: bool = False
+               ) -> list[dict[str, Any]]:
         """The no-information floors of a view as reference rows, never runs: each floor's answers
         (:func:`~scitaste_hf.scoring.floors.floor_matrices` over the board's gold, learned from the backup split
         when there is one) scored by :func:`score_run` like a run, on the papers of ``discipline``.
@@ -677,7 +697,8 @@ class Leaderboard:
         """
         scope = discipline or OVERALL
         runs = [r for r in self.rows(mode=mode, discipline=discipline, grade=grade, status=status,
-                                     include_flagged=include_flagged) if r["status"] != FLAGGED]
+                                     include_flagged=include_flagged, open_weights=open_weights)
+                if r["status"] != FLAGGED]
         out = []
         for floor in self._floors().get(scope, []):
             above = sum(order_key(r) < order_key(floor) for r in runs)

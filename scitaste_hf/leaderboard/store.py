@@ -47,7 +47,8 @@ CREATE TABLE IF NOT EXISTS runs (
     integrity_version INTEGER NOT NULL DEFAULT 0,
     derived TEXT NOT NULL DEFAULT '',
     provenance TEXT NOT NULL DEFAULT '',
-    seal TEXT NOT NULL DEFAULT ''
+    seal TEXT NOT NULL DEFAULT '',
+    model_meta TEXT NOT NULL DEFAULT ''
 );
 CREATE TABLE IF NOT EXISTS hub_pending (sha256 TEXT PRIMARY KEY);
 CREATE TABLE IF NOT EXISTS replicates (
@@ -72,18 +73,23 @@ CREATE TABLE IF NOT EXISTS requests (
     attempts INTEGER NOT NULL DEFAULT 0,
     lease_owner TEXT NOT NULL DEFAULT '',
     lease_until REAL NOT NULL DEFAULT 0,
-    run_id INTEGER
+    run_id INTEGER,
+    knowledge_cutoff TEXT NOT NULL DEFAULT ''
 );
 CREATE INDEX IF NOT EXISTS requests_state ON requests (state, id);
 """
 #: Version of the layout above (SQLite's ``user_version``): 1 added ``integrity_version``, ``derived`` and the
 #: ``replicates`` table (keyed by scope first: a view reads one scope's replicates of every run at once); 2 added the
 #: ``requests`` table (the queue of :mod:`scitaste_hf.leaderboard.requests`) and a run's ``provenance`` and ``seal``
-#: (what the evaluation worker ran, and its HMAC: :func:`scitaste_hf.leaderboard.integrity.seal`).
-SCHEMA_VERSION = 2
-#: Columns added since the first layout, with their definitions, for stores written before them.
+#: (what the evaluation worker ran, and its HMAC: :func:`scitaste_hf.leaderboard.integrity.seal`); 3 added a run's
+#: ``model_meta`` (its model's size, licence, base model, open weights and stated knowledge cutoff:
+#: :mod:`scitaste_hf.leaderboard.metadata`) and a request's ``knowledge_cutoff``.
+SCHEMA_VERSION = 3
+#: Columns added since a table's first layout, with their definitions, for stores written before them.
 _ADDED_COLUMNS = {"integrity_version": "INTEGER NOT NULL DEFAULT 0", "derived": "TEXT NOT NULL DEFAULT ''",
-                  "provenance": "TEXT NOT NULL DEFAULT ''", "seal": "TEXT NOT NULL DEFAULT ''"}
+                  "provenance": "TEXT NOT NULL DEFAULT ''", "seal": "TEXT NOT NULL DEFAULT ''",
+                  "model_meta": "TEXT NOT NULL DEFAULT ''"}
+_ADDED_REQUEST_COLUMNS = {"knowledge_cutoff": "TEXT NOT NULL DEFAULT ''"}
 #: How replicates are stored: half precision (a skill's resampled values only decide ranks), 2 bytes a value.
 REPLICATE_DTYPE = np.float16
 #: The prefix of a request's key in ``hub_pending`` (no run's key, a hex digest, has it): a request whose state
@@ -106,7 +112,7 @@ RENAMED_STATUSES = {"reproducible": EVIDENCE_CONSISTENT}
 
 #: The columns of a table row (everything but the full result).
 _ROW_COLUMNS = ("id, sha256, model, mode, organisation, link, kind, status, submitted_at, n_scored, n_total, summary,"
-                " derived")
+                " derived, model_meta")
 
 
 def _without_submitter(meta_file: Path) -> bytes:
@@ -146,6 +152,7 @@ class Meta:
     submitted_at: str = ""
     provenance: dict[str, Any] | None = None
     seal: str = ""
+    model_meta: dict[str, Any] | None = None
 
 
 class Store(Database):
@@ -173,7 +180,8 @@ class Store(Database):
             self._check_layout()
             return
         self.files.mkdir(parents=True, exist_ok=True)
-        super().__init__(self.root / "leaderboard.sqlite", _SCHEMA, SCHEMA_VERSION, {"runs": _ADDED_COLUMNS})
+        super().__init__(self.root / "leaderboard.sqlite", _SCHEMA, SCHEMA_VERSION,
+                         {"runs": _ADDED_COLUMNS, "requests": _ADDED_REQUEST_COLUMNS})
         self._rename_statuses()
 
     def _check_layout(self) -> None:
@@ -252,11 +260,12 @@ class Store(Database):
                 return int(row["id"])
             cur = db.execute(
                 "INSERT INTO runs (sha256, model, mode, organisation, link, kind, status, submitter, submitted_at,"
-                " n_scored, n_total, summary, result, integrity_version, derived, provenance, seal)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                " n_scored, n_total, summary, result, integrity_version, derived, provenance, seal, model_meta)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (sha256, meta.model, meta.mode, meta.organisation, meta.link, meta.kind, status, meta.submitter,
                  meta.submitted_at, n_scored, n_total, json.dumps(summary), json.dumps(result), integrity_version,
-                 derived, json.dumps(meta.provenance) if meta.provenance else "", meta.seal),
+                 derived, json.dumps(meta.provenance) if meta.provenance else "", meta.seal,
+                 json.dumps(meta.model_meta) if meta.model_meta else ""),
             )
             run_id = int(cur.lastrowid)
             self._touched.append(run_id)

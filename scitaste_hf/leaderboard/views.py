@@ -1,11 +1,11 @@
 """The board's views, kept fast as the store fills: every run's table numbers held in memory, each view's rows
 ranked once and kept until the store changes.
 
-A *view* is one combination of the board's filters (mode, scope, Scheme-2 grade, status, flagged runs shown or
-not). Its runs are ordered by Scheme-1 skill over the constant floor, best first (see :func:`order_key`); flagged
-runs, shown on request, come last and are never ranked. Each ranked run gets a 95% rank interval from the joint
-paired bootstrap of :mod:`scitaste_hf.scoring.ranks` (its stored replicates, on resamples shared by every run of the
-board) and whether it shares the top group.
+A *view* is one combination of the board's filters (mode, scope, Scheme-2 grade, status, flagged runs shown or not,
+open-weight models only). Its runs are ordered by Scheme-1 skill over the constant floor, best first (see
+:func:`order_key`); flagged runs, shown on request, come last and are never ranked. Each ranked run gets a 95% rank
+interval from the joint paired bootstrap of :mod:`scitaste_hf.scoring.ranks` (its stored replicates, on resamples shared
+by every run of the board) and whether it shares the top group.
 
 The cache follows the store, whoever writes to it (this process, or another one on the same folder): on each
 read it asks the store whether anything changed (:meth:`~scitaste_hf.leaderboard.store.Store.change_marker`), and
@@ -25,8 +25,13 @@ import numpy as np
 from scitaste_hf.leaderboard.store import FLAGGED, Store
 from scitaste_hf.scoring.ranks import rank_intervals, top_group
 
-#: A view: (mode or None, scope, Scheme-2 grade or None, status or None, flagged runs included).
-ViewKey = tuple[str | None, str, str | None, str | None, bool]
+#: What a scope's replicates against redrawn gold are stored under, before the scope's name
+#: (:func:`~scitaste_hf.scoring.gold_uncertainty.gold_replicates`; the board's second rank interval).
+GOLD_REDRAWN = "gold-redrawn:"
+
+#: A view: (mode or None, scope, Scheme-2 grade or None, status or None, flagged runs included, only runs whose model
+#: the Hub shows with open weights).
+ViewKey = tuple[str | None, str, str | None, str | None, bool, bool]
 #: Views (and what is built from them) kept at once, the least recently used dropped first: a board of 10,000 runs
 #: has 735 filter combinations, and a crawler visiting all of them must not fill the memory.
 MEMO_SIZE = 64
@@ -55,7 +60,8 @@ def _record(row: Any) -> dict[str, Any]:
                for scope, numbers in json.loads(row["summary"]).items()}
     return {"meta": {"run": int(row["id"]), "model": row["model"], "mode": row["mode"], "kind": row["kind"],
                      "status": row["status"], "organisation": row["organisation"], "link": row["link"],
-                     "date": row["submitted_at"][:10]},
+                     "date": row["submitted_at"][:10],
+                     "model_meta": json.loads(row["model_meta"]) if row["model_meta"] else None},
             "derived": row["derived"], "summary": summary, "memo": {}}
 
 
@@ -146,9 +152,23 @@ class RunCache:
     def view(self, key: ViewKey) -> list[dict[str, Any]]:
         """The rows of a view, ordered and ranked: per run its metadata, the numbers of the view's scope (intervals as
         pairs), ``rank`` and ``top_group`` (new dicts; the cache keeps only references to what it holds)."""
-        scope = key[1]
-        return [{**meta, "scope": scope, **numbers, "rank": rank, "top_group": top}
+        scope, gold = key[1], self.gold_ranks(key)
+        return [{**meta, "scope": scope, **numbers, "rank": rank, "rank_gold": gold.get(meta["run"]), "top_group": top}
                 for meta, numbers, rank, top in self.entries(key)]
+
+    def gold_ranks(self, key: ViewKey) -> dict[int, tuple[int, int]]:
+        """Each ranked run's second rank interval in a view: its ranks on the same resamples of the papers, each
+        against a draw of the gold (the replicates stored under :data:`GOLD_REDRAWN`; a run without them, on a
+        board whose gold is taken as known, has its papers-only replicates, so the two intervals are the same)."""
+        return self.memo(("gold", key), lambda: self._gold_ranks(key))
+
+    def _gold_ranks(self, key: ViewKey) -> dict[int, tuple[int, int]]:
+        runs = [meta["run"] for meta, _, rank, _ in self.entries(key) if rank is not None]
+        if not runs:
+            return {}
+        papers, gold = self._scope_replicates(key[1]), self._scope_replicates(GOLD_REDRAWN + key[1])
+        values = np.stack([gold.get(run, papers[run]) for run in runs]).astype(np.float32)
+        return {run: tuple(interval) for run, interval in zip(runs, rank_intervals(values).tolist())}
 
     def entries(self, key: ViewKey) -> list[tuple[dict[str, Any], dict[str, Any], tuple[int, int] | None,
                                                    bool | None]]:
@@ -163,11 +183,13 @@ class RunCache:
 
     def _build(self, key: ViewKey) -> list[tuple[dict[str, Any], dict[str, Any], tuple[int, int] | None, bool | None]]:
         """A view as (metadata, the scope's numbers, rank interval, top group) per run, in the board's order."""
-        mode, scope, grade, status, include_flagged = key
+        mode, scope, grade, status, include_flagged, open_weights = key
         ranked, flagged = [], []
         for run in self._runs.values():
             meta = run["meta"]
             if (mode and meta["mode"] != mode) or (status and meta["status"] != status):
+                continue
+            if open_weights and (meta["model_meta"] or {}).get("open_weights") is not True:
                 continue
             if meta["status"] == FLAGGED and not include_flagged:
                 continue
