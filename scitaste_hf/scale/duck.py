@@ -282,15 +282,17 @@ class DuckIndex:
         return counts
 
     # --- stage 5 ---
-    def embed(self, tables_key: str) -> tuple[str, np.ndarray, np.ndarray]:
-        """Unit vectors of the works with text: (stage key, w of each row, vectors as a memory map)."""
+    def embedder(self):
+        """The run's embedder (WordLlama unless the options name one) and the embed stage's key part for it."""
         from scitaste_hf.index.embed import WordLlamaEmbedder
-        from scitaste_hf.snapshot.reader import paper_text
-        from scitaste_hf.sources.openalex import abstract_from_inverted_index
 
         embedder = self.options.embedder or WordLlamaEmbedder()
-        key = key_of("embed", tables_key, type(embedder).__qualname__, vars(embedder).get("dim"),
-                     vars(embedder).get("model"))
+        return embedder, (type(embedder).__qualname__, vars(embedder).get("dim"), vars(embedder).get("model"))
+
+    def embed(self, tables_key: str) -> tuple[str, np.ndarray, np.ndarray]:
+        """Unit vectors of the works with text: (stage key, w of each row, vectors as a memory map)."""
+        embedder, described = self.embedder()
+        key = key_of("embed", tables_key, *described)
         vectors_path, rows_path = self.stages.path("vectors.f32"), self.stages.path("vector_rows.npy")
         info = self.stages.done("embed", key)
         if not info:
@@ -298,25 +300,12 @@ class DuckIndex:
             tmp = vectors_path.with_suffix(".tmp")
             kept, dim = [], None
             with open(tmp, "wb") as fh, self.progress.step("embedding texts", texts.metadata.num_rows) as advance:
-                import orjson
-
                 for batch in texts.iter_batches(batch_size=EMBED_CHUNK):
-                    w = batch.column("w").to_numpy()
-                    focal = batch.column("focal").to_pylist()
-                    titles = batch.column("title").to_pylist()
-                    abstracts = batch.column("abstract_json").to_pylist()
-                    docs = [paper_text(t, abstract_from_inverted_index(orjson.loads(a)) if a else None) if f else t
-                            for f, t, a in zip(focal, titles, abstracts)]
-                    # As the in-memory engine: a work without text gets no embedding.
-                    ok = np.array([bool(d and d.strip()) for d in docs], dtype=bool)
-                    if ok.any():
-                        vectors = np.asarray(embedder.embed([d for d, o in zip(docs, ok) if o]), dtype=np.float32)
-                        norms = np.linalg.norm(vectors, axis=1)
-                        good = np.isfinite(norms) & (norms > 0)
-                        unit = vectors[good] / norms[good, None]
+                    w, unit = embed_rows(embedder, batch)
+                    if w.size:
                         dim = unit.shape[1]
-                        fh.write(np.ascontiguousarray(unit, dtype=np.float32).tobytes())
-                        kept.append(w[ok][good])
+                        fh.write(unit.tobytes())
+                        kept.append(w)
                     advance(batch.num_rows)
             rows = np.concatenate(kept) if kept else np.zeros(0, dtype=np.int64)
             np.save(rows_path, rows.astype(np.int64))
@@ -324,16 +313,20 @@ class DuckIndex:
             info = self.stages.finish("embed", key, rows=int(rows.size), dim=int(dim or 1))
         else:
             self.progress.note("embed: done before, skipped")
-        rows = np.load(rows_path)
-        vectors = np.memmap(vectors_path, dtype=np.float32, mode="r", shape=(rows.size, info["dim"])) \
-            if rows.size else np.zeros((0, info["dim"]), dtype=np.float32)
-        return key, rows, vectors
+        return key, *self._vectors(info)
+
+    def _vectors(self, info: dict) -> tuple[np.ndarray, np.ndarray]:
+        """The embed stage's output: the w of each vector and the vectors (a memory map)."""
+        rows = np.load(self.stages.path("vector_rows.npy"))
+        vectors = np.memmap(self.stages.path("vectors.f32"), dtype=np.float32, mode="r",
+                            shape=(rows.size, info["dim"])) if rows.size else np.zeros((0, info["dim"]), np.float32)
+        return rows, vectors
 
     # --- stage 6 ---
     def neighbours(self, embed_key: str, paper_rows: np.ndarray, vectors: np.ndarray) -> tuple[np.ndarray, dict]:
         """nn_distance and knn10_distance per focal paper (NaN without an embedding), and the search's report."""
         from scitaste_hf.index.dimensions import NEIGHBOURS
-        from scitaste_hf.scale.neighbours import EXACT_LIMIT, nearest_papers
+        from scitaste_hf.scale.neighbours import EXACT_LIMIT
 
         n = paper_rows.size
         have = np.flatnonzero(paper_rows >= 0)
@@ -347,10 +340,9 @@ class DuckIndex:
             k = min(NEIGHBOURS, have.size - 1)
             report: dict = {"method": chosen, "papers": int(have.size)}
             if k >= 1:
-                unit = np.ascontiguousarray(vectors[paper_rows[have]])
                 total = have.size * (3 if chosen == "ann" else 1)
                 with self.progress.step(f"nearest papers ({chosen})", total) as advance:
-                    found = nearest_papers(unit, k, chosen, threads=self.options.threads, advance=advance)
+                    found = self._search(paper_rows[have], vectors, k, chosen, advance)
                 out[have, 0], out[have, 1] = found.nn_distance, found.knn_distance
                 if found.recall:
                     report["recall"] = found.recall
@@ -363,6 +355,14 @@ class DuckIndex:
         else:
             self.progress.note("neighbours: done before, skipped")
         return np.load(target), info["report"]
+
+    def _search(self, rows: np.ndarray, vectors: np.ndarray, k: int, method: str, advance):
+        """The nearest papers among ``vectors[rows]`` (:func:`scitaste_hf.scale.neighbours.nearest_papers`), in
+        this process."""
+        from scitaste_hf.scale.neighbours import nearest_papers
+
+        unit = np.ascontiguousarray(vectors[rows])
+        return nearest_papers(unit, k, method, threads=self.options.threads, advance=advance)
 
     # --- stage 7 ---
     def semantic(self, embed_key: str, n_focal: int, n_works: int, rows: np.ndarray, vectors: np.ndarray
@@ -432,6 +432,29 @@ class DuckIndex:
                    "citations": counts["citations"], "blank_lines": blank_lines, "neighbours": report,
                    "memory_limit": self.options.memory_limit}
         return table, summary
+
+
+def embed_rows(embedder, batch: pa.RecordBatch) -> tuple[np.ndarray, np.ndarray]:
+    """The w and unit float32 vectors of a batch of the ``texts`` table's rows (w, focal, title, abstract_json):
+    a focal paper's text is its title and abstract, another work's its title; as in the in-memory engine, a
+    work without text, or whose vector is zero or not finite, gets none. Both SQL engines embed through this,
+    the Spark engine on its executors, so the vectors are the same for the same embedder."""
+    import orjson
+
+    from scitaste_hf.snapshot.reader import paper_text
+    from scitaste_hf.sources.openalex import abstract_from_inverted_index
+
+    w = batch.column("w").to_numpy()
+    docs = [paper_text(t, abstract_from_inverted_index(orjson.loads(a)) if a else None) if f else t
+            for f, t, a in zip(batch.column("focal").to_pylist(), batch.column("title").to_pylist(),
+                               batch.column("abstract_json").to_pylist())]
+    ok = np.array([bool(d and d.strip()) for d in docs], dtype=bool)
+    if not ok.any():
+        return np.zeros(0, dtype=np.int64), np.zeros((0, 0), dtype=np.float32)
+    vectors = np.asarray(embedder.embed([d for d, o in zip(docs, ok) if o]), dtype=np.float32)
+    norms = np.linalg.norm(vectors, axis=1)
+    good = np.isfinite(norms) & (norms > 0)
+    return w[ok][good].astype(np.int64), np.ascontiguousarray(vectors[good] / norms[good, None], dtype=np.float32)
 
 
 def _column(table: pa.Table, name: str) -> np.ndarray:

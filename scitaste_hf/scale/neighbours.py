@@ -94,7 +94,8 @@ def exact_search(unit: np.ndarray, k: int, queries: np.ndarray | None = None) ->
     return sims_out, keys_out
 
 
-def _distances(sims: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def distances(sims: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """nn_distance and knn_distance (float64) from each row's similarities, largest first."""
     dist = np.clip(1.0 - sims, 0.0, 2.0)
     return dist[:, 0].astype(np.float64), dist.mean(axis=1).astype(np.float64)
 
@@ -125,10 +126,43 @@ def _centroids(sample: np.ndarray, lists: int, seed: int) -> np.ndarray:
     return np.ascontiguousarray(np.vstack(out), dtype=np.float32)
 
 
+def lists_for(m: int) -> int:
+    """Inverted lists for ``m`` papers: about :data:`LIST_SIZE` papers a list."""
+    return max(1, m // LIST_SIZE)
+
+
+def training_rows(m: int, seed: int = 0) -> np.ndarray:
+    """The rows (sorted) of ``m`` papers whose vectors train the index: :data:`TRAIN_PER_LIST` a list."""
+    return np.sort(np.random.default_rng(seed).choice(m, size=min(m, TRAIN_PER_LIST * lists_for(m)), replace=False))
+
+
+def coarse_quantizer(sample: np.ndarray, m: int, seed: int = 0):
+    """The inverted lists' centroids for ``m`` papers, trained on ``sample`` (the rows :func:`training_rows`
+    chose), in an HNSW graph searched with :data:`HNSW_EF` candidates.
+
+    Built on one thread: k-means in many small parts spends more on waking threads than it gains (29 s instead
+    of 2 s at 10^5 papers on a loaded 2-core machine), and HNSW's parallel insertion makes the graph, hence the
+    lists probed, depend on thread timing.
+
+    Returns
+    -------
+    faiss.IndexHNSWFlat
+        Inner product; one centroid a list.
+    """
+    import faiss
+
+    faiss.omp_set_num_threads(1)
+    centroids = _centroids(sample, lists_for(m), seed)
+    quantizer = faiss.IndexHNSWFlat(sample.shape[1], HNSW_LINKS, faiss.METRIC_INNER_PRODUCT)
+    quantizer.add(centroids)
+    quantizer.hnsw.efSearch = HNSW_EF
+    return quantizer
+
+
 def ivf_index(unit: np.ndarray, threads: int = 0, seed: int = 0):
     """A trained, empty FAISS inverted-file index for ``unit`` (inner product): lists of about
     :data:`LIST_SIZE` papers, k-means centroids (:data:`TRAIN_PER_LIST` sampled papers a list) found through an
-    HNSW graph, :data:`NPROBE` lists probed.
+    HNSW graph (:func:`coarse_quantizer`), :data:`NPROBE` lists probed.
 
     Parameters
     ----------
@@ -145,19 +179,10 @@ def ivf_index(unit: np.ndarray, threads: int = 0, seed: int = 0):
     import faiss
 
     m, d = unit.shape
-    lists = max(1, m // LIST_SIZE)
-    train = np.random.default_rng(seed).choice(m, size=min(m, TRAIN_PER_LIST * lists), replace=False)
-    # One thread while training and building the graph: k-means in many small parts spends more on waking
-    # threads than it gains (29 s instead of 2 s at 10^5 papers on a loaded 2-core machine), and HNSW's parallel
-    # insertion makes the graph, hence the lists probed, depend on thread timing.
-    faiss.omp_set_num_threads(1)
-    centroids = _centroids(unit[np.sort(train)], lists, seed)
-    quantizer = faiss.IndexHNSWFlat(d, HNSW_LINKS, faiss.METRIC_INNER_PRODUCT)
-    quantizer.add(centroids)
-    quantizer.hnsw.efSearch = HNSW_EF
+    quantizer = coarse_quantizer(unit[training_rows(m, seed)], m, seed)
     faiss.omp_set_num_threads(threads or os.cpu_count() or 1)
-    index = faiss.IndexIVFFlat(quantizer, d, centroids.shape[0], faiss.METRIC_INNER_PRODUCT)
-    index.nprobe = min(NPROBE, centroids.shape[0])
+    index = faiss.IndexIVFFlat(quantizer, d, quantizer.ntotal, faiss.METRIC_INNER_PRODUCT)
+    index.nprobe = min(NPROBE, quantizer.ntotal)
     return index
 
 
@@ -232,9 +257,29 @@ def _refine(unit: np.ndarray, found: np.ndarray, k: int, advance: Callable[[int]
     return sims_out, keys_out
 
 
+def recall_queries(m: int, sample: int = RECALL_SAMPLE, seed: int = 0) -> np.ndarray:
+    """The rows (sorted) of ``m`` papers on which :func:`recall` compares with exact search."""
+    return np.sort(np.random.default_rng(seed).choice(m, size=min(sample, m), replace=False))
+
+
+def recall_figures(keys: np.ndarray, sims: np.ndarray, exact_keys: np.ndarray, exact_sims: np.ndarray) -> dict:
+    """:func:`recall`'s figures from the sampled queries' approximate and exact neighbours (rows of the same
+    queries, each shape (q, k), any row numbering both share)."""
+    k = keys.shape[1]
+    found = [len(set(a.tolist()) & set(b.tolist())) for a, b in zip(keys, exact_keys)]
+    nn_a, knn_a = distances(sims)
+    nn_e, knn_e = distances(exact_sims)
+    return {"sample": int(keys.shape[0]), "k": int(k), "recall_at_k": float(np.mean(found) / k),
+            "recall_at_1": float(np.mean(keys[:, 0] == exact_keys[:, 0])),
+            "nn_distance_max_abs_diff": float(np.max(np.abs(nn_a - nn_e))),
+            "knn_distance_max_abs_diff": float(np.max(np.abs(knn_a - knn_e))),
+            "knn_distance_mean_abs_diff": float(np.mean(np.abs(knn_a - knn_e)))}
+
+
 def recall(unit: np.ndarray, keys: np.ndarray, sims: np.ndarray, sample: int = RECALL_SAMPLE,
            seed: int = 0) -> dict:
-    """Recall of approximate neighbours against exact search on a random sample of queries.
+    """Recall of approximate neighbours against exact search on a random sample of queries
+    (:func:`recall_queries`).
 
     Returns
     -------
@@ -242,17 +287,9 @@ def recall(unit: np.ndarray, keys: np.ndarray, sims: np.ndarray, sample: int = R
         ``sample`` (queries), ``recall_at_k`` (share of the exact k nearest found), ``recall_at_1`` (share of
         queries whose nearest was found) and the largest and mean absolute differences of the two distances.
     """
-    m, k = keys.shape
-    queries = np.sort(np.random.default_rng(seed).choice(m, size=min(sample, m), replace=False))
-    exact_sims, exact_keys = exact_search(unit, k, queries)
-    found = [len(set(a.tolist()) & set(b.tolist())) for a, b in zip(keys[queries], exact_keys)]
-    nn_a, knn_a = _distances(sims[queries])
-    nn_e, knn_e = _distances(exact_sims)
-    return {"sample": int(queries.size), "k": int(k), "recall_at_k": float(np.mean(found) / k),
-            "recall_at_1": float(np.mean(keys[queries, 0] == exact_keys[:, 0])),
-            "nn_distance_max_abs_diff": float(np.max(np.abs(nn_a - nn_e))),
-            "knn_distance_max_abs_diff": float(np.max(np.abs(knn_a - knn_e))),
-            "knn_distance_mean_abs_diff": float(np.mean(np.abs(knn_a - knn_e)))}
+    queries = recall_queries(keys.shape[0], sample, seed)
+    exact_sims, exact_keys = exact_search(unit, keys.shape[1], queries)
+    return recall_figures(keys[queries], sims[queries], exact_keys, exact_sims)
 
 
 def nearest_papers(unit: np.ndarray, k: int, method: str = "auto", threads: int = 0,
@@ -286,5 +323,5 @@ def nearest_papers(unit: np.ndarray, k: int, method: str = "auto", threads: int 
             advance(m)
         return Neighbours(nn.astype(np.float64), knn.astype(np.float64), "exact", None)
     sims, keys = approximate_search(unit, k, threads=threads, advance=advance)
-    nn, knn = _distances(sims)
+    nn, knn = distances(sims)
     return Neighbours(nn, knn, "ann", recall(unit, keys, sims))

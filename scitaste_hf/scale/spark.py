@@ -169,11 +169,6 @@ class SparkIndex(DuckIndex):
                     if not n_focal:
                         raise ScitasteError(f"--focal {focal.spec!r} selects no work of the snapshot")
                 advance(1)
-            # The embedding stage reads the texts in work order from one file.
-            target = self.stages.path("texts.parquet")
-            tmp = target.with_suffix(".tmp")
-            self.con.execute(f"COPY (SELECT * FROM texts ORDER BY w) TO {_literal(tmp)} (FORMAT parquet)")
-            replace(tmp, target)
             shutil.rmtree(self.folder / "sorted_works")
         n_works, n_papers = self._rows("SELECT COUNT(*), SUM(CASE WHEN focal THEN 1 ELSE 0 END) FROM works")[0]
         info = self.stages.finish("tables", key, works=int(n_works), papers=int(n_papers),
@@ -209,6 +204,73 @@ class SparkIndex(DuckIndex):
         for j, name in enumerate(("n_i", "n_j", "n_k")):
             counts[w, j] = table.column(name).to_numpy()
         return counts
+
+    # --- stage 5 ---
+    def embed(self, tables_key: str) -> tuple[str, np.ndarray, np.ndarray]:
+        """The texts' unit vectors, embedded on the executors (the embedder and its weights broadcast once), then
+        copied to the driver's vector file for the semantic stage: (stage key, w of each row, vectors)."""
+        from functools import partial
+
+        from scitaste_hf.scale.spark_vectors import VECTOR_SCHEMA, embed_batches
+
+        embedder, described = self.embedder()
+        key = key_of("embed", tables_key, *described)
+        info = self.stages.done("embed", key)
+        if not info:
+            n = self._rows("SELECT COUNT(*) FROM texts")[0][0]
+            with self.progress.step("embedding texts (Spark)", n) as advance:
+                embedder.embed([])  # an embedder that loads lazily loads here, so that its weights are broadcast
+                shared = self.spark.sparkContext.broadcast(embedder)
+                try:
+                    frame = self.spark.sql("SELECT * FROM texts ORDER BY w")
+                    self._write(frame.mapInArrow(partial(embed_batches, embedder=shared), VECTOR_SCHEMA), "vectors")
+                finally:
+                    shared.unpersist()
+                rows, dim = self._driver_vectors()
+                advance(n)
+            info = self.stages.finish("embed", key, rows=rows, dim=dim)
+        else:
+            self.progress.note("embed: done before, skipped")
+        return key, *self._vectors(info)
+
+    def _driver_vectors(self) -> tuple[int, int]:
+        """Spark's vectors (in work order: sorted, one file a partition) as the DuckDB engine's vector file and
+        rows, streamed; returns their number and dimension."""
+        from scitaste_hf.scale.spark_vectors import matrix
+
+        vectors_path, rows_path = self.stages.path("vectors.f32"), self.stages.path("vector_rows.npy")
+        tmp = vectors_path.with_suffix(".tmp")
+        kept, dim = [], 1
+        files = sorted(p for p in (self.folder / "vectors").glob("part-*.parquet"))
+        with open(tmp, "wb") as fh:
+            for path in files:
+                for batch in pq.ParquetFile(path).iter_batches():
+                    unit = matrix(batch.column("v"))
+                    if len(unit):
+                        dim = unit.shape[1]
+                        fh.write(unit.tobytes())
+                        kept.append(batch.column("w").to_numpy())
+        rows = np.concatenate(kept) if kept else np.zeros(0, dtype=np.int64)
+        np.save(rows_path, rows.astype(np.int64))
+        replace(tmp, vectors_path)
+        return int(rows.size), int(dim)
+
+    # --- stage 6 ---
+    def _search(self, rows: np.ndarray, vectors: np.ndarray, k: int, method: str, advance):
+        """The approximate search as Spark jobs (:mod:`scitaste_hf.scale.spark_vectors`); exact search on the
+        driver, as the DuckDB engine (quadratic: for a focal set that fits one machine)."""
+        if method != "ann":
+            return super()._search(rows, vectors, k, method, advance)
+        from scitaste_hf.scale.spark_vectors import approximate_search
+
+        self.spark.read.parquet(str(self.folder / "vectors")).createOrReplaceTempView("vectors")
+        focal_w = np.load(self.stages.path("vector_rows.npy"))[rows]
+        try:
+            return approximate_search(self.spark, self._write, "vectors", focal_w,
+                                      lambda r: np.ascontiguousarray(vectors[rows[r]]), k, advance=advance)
+        finally:
+            for name in ("nn_assigned", "nn_found", "nn_result"):
+                shutil.rmtree(self.folder / name, ignore_errors=True)
 
     def disciplines(self, n_focal: int) -> list[str | None] | None:
         """Each focal paper's discipline for per-discipline weights (None with one vector), from Spark's tables."""

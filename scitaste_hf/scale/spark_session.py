@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
+import sys
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -23,6 +24,10 @@ from scitaste_hf.scale.options import IndexOptions, size_bytes
 
 #: What to install for the Spark engine, named in every error about it.
 EXTRA = install_hint("spark")
+#: Java options every JVM of a session gets: Arrow, which carries the embedding and nearest-paper jobs' rows to
+#: Python, needs reflective access to direct buffers on Java 9 and later (the netty under pyspark 3.5's Arrow
+#: fails on Java 21 even so: Java 17 serves).
+ARROW_JAVA_OPTIONS = "-Dio.netty.tryReflectionSetAccessible=true"
 #: Seconds a new session's first task may wait for an executor: a master that accepts the driver but never runs
 #: a task (no worker, no free core) would otherwise keep the run waiting without end.
 START_TIMEOUT = 300
@@ -98,6 +103,8 @@ def spark_session(options: IndexOptions, spill: Path) -> Iterator:
     home = java_home(pyspark.__version__)
     if home:
         os.environ["JAVA_HOME"] = home
+    # The executors' Python jobs run this interpreter, which has scitaste-hf (Spark's default is python3 on PATH).
+    os.environ["PYSPARK_PYTHON"] = os.environ.get("PYSPARK_PYTHON") or sys.executable
     builder = SparkSession.builder.appName("scitaste index")
     master = options.spark_master or (None if _under_spark_submit() else f"local[{options.threads or '*'}]")
     settings = dict(options.spark_conf)
@@ -106,6 +113,8 @@ def spark_session(options: IndexOptions, spill: Path) -> Iterator:
         if master.startswith("local"):
             spill.mkdir(parents=True, exist_ok=True)
             settings = {**local_defaults(options, spill), **settings}
+    for name in ("spark.driver.extraJavaOptions", "spark.executor.extraJavaOptions"):
+        settings[name] = f"{settings.get(name, '')} {ARROW_JAVA_OPTIONS}".strip()
     # Dates and days are computed in UTC whatever the machine's zone.
     for key, value in {"spark.sql.session.timeZone": "UTC", **settings}.items():
         builder = builder.config(key, value)

@@ -1,0 +1,318 @@
+"""Embedding and nearest papers as Spark jobs (docs/scale.md#spark): the functions the executors run, and the
+driver's side of each job.
+
+Embedding: the texts in work order, each partition embedded with the run's embedder, which the driver loads once
+and broadcasts with its weights; the rows go through :func:`scitaste_hf.scale.duck.embed_rows`, as in the DuckDB
+engine, so the vectors are the same.
+
+Nearest papers (the approximate search of :mod:`scitaste_hf.scale.neighbours`, spread over the executors):
+
+1. the driver trains the coarse quantizer on the same sample as the DuckDB engine
+   (:func:`~scitaste_hf.scale.neighbours.training_rows`, :func:`~scitaste_hf.scale.neighbours.coarse_quantizer`)
+   and broadcasts it (the centroids in their HNSW graph, a few MB per 10^5 lists);
+2. ``assign``: each paper's :data:`~scitaste_hf.scale.neighbours.NPROBE` nearest lists, found through the graph on
+   the executors; the first is its own list (FAISS's inverted file assigns a vector so);
+3. ``scan``: grouped by list, each list's papers against the papers that probe it, exact float32 similarities,
+   the best ``k + OVERFETCH`` of each query per list, then the best of each query over its lists: FAISS's
+   inverted-file search, one list a group;
+4. ``refine``: the neighbours' neighbours (the candidates of a paper's first k), as in the DuckDB engine, with
+   their exact similarity; a candidate in a list the paper probed is left out, because the scan compared it
+   already and kept better ones, so only the few from other lists are compared;
+5. the recall: the exact neighbours of :data:`~scitaste_hf.scale.neighbours.RECALL_SAMPLE` papers, each executor
+   searching its partitions for the broadcast sample, against what the search found for them.
+
+Vectors travel as float32 bytes (``BINARY``). The executors need scitaste-hf and its embedder's package
+installed (``pip install scitaste-hf``); the Python of a local session is the driver's.
+"""
+
+from __future__ import annotations
+
+from functools import partial
+
+import numpy as np
+import pyarrow as pa
+
+from scitaste_hf.errors import ScitasteError
+
+#: A vector table's Spark schema: the work's number and its unit vector as float32 bytes.
+VECTOR_SCHEMA = "w BIGINT, v BINARY"
+#: Lists per Arrow batch of the scan: a list's row holds every query probing it (about NPROBE x LIST_SIZE
+#: vectors, 4 MB at 256 dimensions).
+SCAN_LISTS_PER_BATCH = 8
+#: A search hit as Spark sorts it: negated similarity first, so ``array_sort`` puts the nearest first (ties: the
+#: lower work number); and a list of hits as Arrow holds it.
+HIT = "STRUCT<s: FLOAT, c: BIGINT>"
+HITS = pa.list_(pa.struct([("s", pa.float32()), ("c", pa.int64())]))
+
+#: Deserialized quantizers of this Python worker, by the id of their broadcast bytes (a worker runs many tasks).
+_QUANTIZERS: dict = {}
+
+
+def matrix(column) -> np.ndarray:
+    """The rows of a BINARY column of equal-length float32 vectors as an (n, d) array (a view of its buffer)."""
+    if isinstance(column, pa.ChunkedArray):
+        column = column.combine_chunks()
+    n = len(column)
+    offsets = np.frombuffer(column.buffers()[1], dtype=np.int32)[column.offset:column.offset + n + 1]
+    if n == 0:
+        return np.zeros((0, 0), dtype=np.float32)
+    data = np.frombuffer(column.buffers()[2], dtype=np.uint8)[offsets[0]:offsets[-1]]
+    return data.view(np.float32).reshape(n, -1)
+
+
+def binary(unit: np.ndarray) -> pa.Array:
+    """Rows of float32 vectors as a BINARY array (:func:`matrix` reads it back)."""
+    unit = np.ascontiguousarray(unit, dtype=np.float32)
+    n, width = unit.shape[0], unit.shape[1] * 4 if unit.ndim == 2 else 0
+    offsets = np.arange(n + 1, dtype=np.int32) * width
+    return pa.Array.from_buffers(pa.binary(), n, [None, pa.py_buffer(offsets), pa.py_buffer(unit.tobytes())])
+
+
+def _hits(sims: np.ndarray, keys: np.ndarray) -> pa.Array:
+    """Each row's hits (similarity, work) as a list of :data:`HIT`, dropping those that are -inf (none)."""
+    keep = np.isfinite(sims)
+    offsets = np.concatenate([[0], np.cumsum(keep.sum(axis=1))]).astype(np.int32)
+    items = pa.StructArray.from_arrays([pa.array(-sims[keep], pa.float32()), pa.array(keys[keep], pa.int64())],
+                                       fields=list(HITS.value_type))
+    return pa.ListArray.from_arrays(pa.array(offsets), items, type=HITS)
+
+
+def _hit_lists(column) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """A list-of-:data:`HIT` column as (offsets, similarities, works)."""
+    if isinstance(column, pa.ChunkedArray):
+        column = column.combine_chunks()
+    offsets = column.offsets.to_numpy()
+    items = column.values
+    return (offsets - offsets[0], -items.field("s").to_numpy(zero_copy_only=False)[offsets[0]:offsets[-1]],
+            items.field("c").to_numpy(zero_copy_only=False)[offsets[0]:offsets[-1]])
+
+
+# --- run on the executors ---
+
+def embed_batches(batches, embedder):
+    """mapInArrow: each batch of the ``texts`` table to (w, v) with the broadcast ``embedder``."""
+    from scitaste_hf.scale.duck import embed_rows
+
+    model = embedder.value
+    for batch in batches:
+        w, unit = embed_rows(model, batch)
+        yield pa.RecordBatch.from_arrays([pa.array(w, pa.int64()), binary(unit)], names=["w", "v"])
+
+
+def _quantizer(broadcast):
+    """The broadcast graph, deserialized once per Python worker (a worker keeps a broadcast's value for the
+    tasks it runs; the value is kept with its index so that its id stays its own)."""
+    import logging
+
+    logging.getLogger("faiss.loader").setLevel(logging.WARNING)  # a worker's root logger may say INFO (wordllama)
+    import faiss
+
+    data = broadcast.value
+    if id(data) not in _QUANTIZERS:
+        faiss.omp_set_num_threads(1)  # a task is one core
+        # The graph keeps its search expansion (HNSW_EF) in its serialized form.
+        _QUANTIZERS[id(data)] = (data, faiss.deserialize_index(data))
+    return _QUANTIZERS[id(data)][1]
+
+
+def assign_batches(batches, quantizer, nprobe: int):
+    """mapInArrow: (w, v) to (w, v, probes), the paper's ``nprobe`` nearest lists through the broadcast graph."""
+    index = _quantizer(quantizer)
+    for batch in batches:
+        x = matrix(batch.column("v"))
+        lists = index.search(np.ascontiguousarray(x), nprobe)[1].astype(np.int32) if len(x) else \
+            np.zeros((0, nprobe), np.int32)
+        probes = pa.FixedSizeListArray.from_arrays(pa.array(lists.ravel(), pa.int32()), nprobe).cast(
+            pa.list_(pa.int32()))
+        yield pa.RecordBatch.from_arrays([batch.column("w"), batch.column("v"), probes], names=["w", "v", "probes"])
+
+
+def scan_batches(batches, keep: int):
+    """mapInArrow: one row per list (its papers ``ws``/``vs``, the queries probing it ``qs``/``qvs``) to one row
+    per query and list: the query's best ``keep`` papers of that list by exact float32 similarity."""
+    from scitaste_hf.scale.neighbours import _top_k
+
+    for batch in batches:
+        out_q, out_hits = [], []
+        for j in range(batch.num_rows):
+            ws = batch.column("ws")[j].values.to_numpy()
+            members = matrix(batch.column("vs")[j].values)
+            qs = batch.column("qs")[j].values.to_numpy()
+            queries = matrix(batch.column("qvs")[j].values)
+            sims, cols = _top_k(queries @ members.T, min(keep, ws.size))
+            out_q.append(qs)
+            out_hits.append(_hits(sims, ws[cols]))
+        q = np.concatenate(out_q) if out_q else np.zeros(0, np.int64)
+        hits = pa.concat_arrays(out_hits) if out_hits else pa.array([], HITS)
+        yield pa.RecordBatch.from_arrays([pa.array(q, pa.int64()), hits], names=["q", "hits"])
+
+
+def pair_batches(batches):
+    """mapInArrow: (q, c, qv, cv) to (q, c, s), s the negated float32 similarity."""
+    for batch in batches:
+        sims = np.einsum("bd,bd->b", matrix(batch.column("qv")), matrix(batch.column("cv")))
+        yield pa.RecordBatch.from_arrays([batch.column("q"), batch.column("c"), pa.array(-sims, pa.float32())],
+                                         names=["q", "c", "s"])
+
+
+def final_batches(batches, k: int):
+    """mapInArrow: a query's scan hits and its extra candidates (may be null) to its k nearest other papers:
+    (w, nn_distance, knn_distance, keys, sims), the distances by :func:`scitaste_hf.scale.neighbours.distances`."""
+    from scitaste_hf.scale.neighbours import _top_k, distances
+
+    for batch in batches:
+        q = batch.column("q").to_numpy()
+        own_off, own_s, own_c = _hit_lists(batch.column("own"))
+        ex_off, ex_s, ex_c = _hit_lists(batch.column("extra"))
+        width = max(k, int(np.max(np.diff(own_off) + np.diff(ex_off), initial=0)))
+        sims = np.full((q.size, width), -np.inf, dtype=np.float32)
+        keys = np.full((q.size, width), -1, dtype=np.int64)
+        for i in range(q.size):
+            c = np.concatenate([own_c[own_off[i]:own_off[i + 1]], ex_c[ex_off[i]:ex_off[i + 1]]])
+            s = np.concatenate([own_s[own_off[i]:own_off[i + 1]], ex_s[ex_off[i]:ex_off[i + 1]]])
+            s[c == q[i]] = -np.inf  # the paper itself is no neighbour
+            sims[i, :c.size], keys[i, :c.size] = s, c
+        top, cols = _top_k(sims, k)
+        found = np.where(np.isfinite(top), np.take_along_axis(keys, cols, axis=1), -1)
+        nn, knn = distances(top)
+        yield pa.RecordBatch.from_arrays(
+            [pa.array(q, pa.int64()), pa.array(nn), pa.array(knn),
+             pa.FixedSizeListArray.from_arrays(pa.array(found.ravel()), k).cast(pa.list_(pa.int64())),
+             pa.FixedSizeListArray.from_arrays(pa.array(top.ravel()), k).cast(pa.list_(pa.float32()))],
+            names=["w", "nn_distance", "knn_distance", "keys", "sims"])
+
+
+def exact_batches(batches, sample, k: int):
+    """mapInArrow: each partition's k nearest papers to each broadcast sample query (itself excluded), as rows
+    (i, hits) for the sample's i-th query."""
+    from scitaste_hf.scale.neighbours import _top_k
+
+    ws, queries = sample.value
+    for batch in batches:
+        w = batch.column("w").to_numpy()
+        if not w.size:
+            continue
+        sims = queries @ matrix(batch.column("v")).T
+        sims[ws[:, None] == w[None, :]] = -np.inf
+        top, cols = _top_k(sims, min(k, w.size))
+        yield pa.RecordBatch.from_arrays([pa.array(np.arange(ws.size), pa.int64()), _hits(top, w[cols])],
+                                         names=["i", "hits"])
+
+
+# --- the driver's side ---
+
+def _merged(view: str, key: str, keep: int) -> str:
+    """SQL: per ``key``, the best ``keep`` hits of all rows of ``view``."""
+    return (f"SELECT {key}, slice(array_sort(flatten(collect_list(hits))), 1, {keep}) AS hits FROM {view} "
+            f"GROUP BY {key}")
+
+
+def approximate_search(spark, write, vectors: str, focal_w: np.ndarray, sample_of, k: int, seed: int = 0,
+                       advance=None):
+    """The approximate search of :func:`scitaste_hf.scale.neighbours.approximate_search` as Spark jobs, with its
+    recall measured as :func:`scitaste_hf.scale.neighbours.recall` does.
+
+    Parameters
+    ----------
+    spark : SparkSession
+    write : callable
+        ``write(frame, name) -> path``: writes a DataFrame as a Parquet folder (the engine's stage writer).
+    vectors : str
+        The Spark view of (w, v) holding every focal paper's vector.
+    focal_w : ndarray of int64
+        The focal papers searched, ascending (the rows of the result).
+    sample_of : callable
+        ``sample_of(rows) -> ndarray (len(rows), d)``: the vectors of the focal papers at those positions, read
+        on the driver (the training sample and the recall sample).
+    k : int
+    seed : int
+        The index's and the recall sample's seed.
+    advance : callable, optional
+        Progress: the number of papers assigned, scanned, then refined (3 m in all).
+
+    Returns
+    -------
+    scitaste_hf.scale.neighbours.Neighbours
+    """
+    import faiss
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
+    from scitaste_hf.scale.neighbours import (
+        NPROBE,
+        OVERFETCH,
+        Neighbours,
+        coarse_quantizer,
+        recall_figures,
+        recall_queries,
+        training_rows,
+    )
+
+    m = focal_w.size
+    step = advance or (lambda n: None)
+    context = spark.sparkContext
+    quantizer = coarse_quantizer(sample_of(training_rows(m, seed)), m, seed)
+    nprobe = min(NPROBE, quantizer.ntotal)
+    keep = min(m, k + OVERFETCH)
+    graph = context.broadcast(faiss.serialize_index(quantizer))
+    last = int(focal_w[-1])
+    focal = spark.sql(f"SELECT w, v FROM {vectors} WHERE w <= {last}")
+    assigned = write(focal.mapInArrow(partial(assign_batches, quantizer=graph, nprobe=nprobe),
+                                      "w BIGINT, v BINARY, probes ARRAY<INT>"), "nn_assigned")
+    spark.read.parquet(str(assigned)).createOrReplaceTempView("nn_assigned")
+    graph.unpersist()
+    step(m)
+
+    lists = ("SELECT element_at(probes, 1) AS l, collect_list(w) AS ws, collect_list(v) AS vs FROM nn_assigned "
+             "GROUP BY element_at(probes, 1)")
+    probing = ("SELECT l, collect_list(w) AS qs, collect_list(v) AS qvs FROM "
+               "(SELECT w, v, explode(probes) AS l FROM nn_assigned) GROUP BY l")
+    grouped = spark.sql(f"SELECT a.l, a.ws, a.vs, b.qs, b.qvs FROM ({lists}) a JOIN ({probing}) b ON a.l = b.l")
+    hits = f"q BIGINT, hits ARRAY<{HIT}>"
+    previous = spark.conf.get("spark.sql.execution.arrow.maxRecordsPerBatch")
+    spark.conf.set("spark.sql.execution.arrow.maxRecordsPerBatch", str(SCAN_LISTS_PER_BATCH))
+    try:
+        grouped.mapInArrow(partial(scan_batches, keep=keep), hits).createOrReplaceTempView("nn_scan")
+        found = write(spark.sql(_merged("nn_scan", "q", keep)), "nn_found")
+    finally:
+        spark.conf.set("spark.sql.execution.arrow.maxRecordsPerBatch", previous)
+    spark.read.parquet(str(found)).createOrReplaceTempView("nn_found")
+    step(m)
+
+    # Neighbours' neighbours from lists the paper did not probe (the others the scan ranked already).
+    second = (f"SELECT DISTINCT q, h.c AS c FROM (SELECT f.q, g.hits FROM (SELECT q, h.c AS n FROM nn_found "
+              f"LATERAL VIEW posexplode(hits) t AS pos, h WHERE pos < {k}) f JOIN nn_found g ON g.q = f.n) "
+              "LATERAL VIEW explode(hits) t AS h")
+    pairs = (f"SELECT s.q, s.c, aq.v AS qv, ac.v AS cv FROM ({second}) s JOIN nn_found o ON o.q = s.q "
+             "JOIN nn_assigned aq ON aq.w = s.q JOIN nn_assigned ac ON ac.w = s.c "
+             "WHERE s.c <> s.q AND NOT array_contains(transform(o.hits, x -> x.c), s.c) "
+             "AND NOT array_contains(aq.probes, element_at(ac.probes, 1))")
+    spark.sql(pairs).mapInArrow(pair_batches, "q BIGINT, c BIGINT, s FLOAT").createOrReplaceTempView("nn_pairs")
+    final = spark.sql(f"SELECT o.q, o.hits AS own, coalesce(x.extra, CAST(array() AS ARRAY<{HIT}>)) AS extra "
+                      "FROM nn_found o LEFT JOIN (SELECT q, collect_list(named_struct('s', s, 'c', c)) AS extra "
+                      "FROM nn_pairs GROUP BY q) x ON x.q = o.q")
+    result = write(final.mapInArrow(partial(final_batches, k=k), "w BIGINT, nn_distance DOUBLE, knn_distance "
+                                    "DOUBLE, keys ARRAY<BIGINT>, sims ARRAY<FLOAT>").orderBy("w"), "nn_result")
+    step(m)
+
+    # The recall: exact neighbours of the sample, searched on the executors.
+    queries = recall_queries(m, seed=seed)
+    sample_w = focal_w[queries]
+    shared = context.broadcast((sample_w, np.ascontiguousarray(sample_of(queries), dtype=np.float32)))
+    exact = spark.sql("SELECT w, v FROM nn_assigned").mapInArrow(
+        partial(exact_batches, sample=shared, k=k), f"i BIGINT, hits ARRAY<{HIT}>")
+    exact.createOrReplaceTempView("nn_exact")
+    rows = sorted(spark.sql(_merged("nn_exact", "i", k)).collect(), key=lambda r: r["i"])
+    shared.unpersist()
+    exact_sims = np.array([[-h["s"] for h in r["hits"]] for r in rows], dtype=np.float32)
+    exact_keys = np.array([[h["c"] for h in r["hits"]] for r in rows], dtype=np.int64)
+
+    table = pq.read_table(result, columns=["w", "nn_distance", "knn_distance"]).sort_by("w")
+    if table.num_rows != m or not np.array_equal(table.column("w").to_numpy(), focal_w):
+        raise ScitasteError(f"the Spark nearest-paper search returned {table.num_rows} papers of {m}")
+    sampled = pq.read_table(result, filters=pc.field("w").isin(pa.array(sample_w))).sort_by("w")
+    keys = np.array(sampled.column("keys").to_pylist(), dtype=np.int64)
+    sims = np.array(sampled.column("sims").to_pylist(), dtype=np.float32)
+    report = recall_figures(keys, sims, exact_keys, exact_sims)
+    return Neighbours(table.column("nn_distance").to_numpy(), table.column("knn_distance").to_numpy(), "ann",
+                      report)
