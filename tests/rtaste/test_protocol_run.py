@@ -6,7 +6,12 @@ asks and runs nothing again."""
 import contextlib
 import io
 import json
+import os
 import shutil
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -175,3 +180,36 @@ def test_scripted_auditors_are_measured_at_their_catch_rates(ran, tmp_path, scri
     planted = json.loads(study.path("calibration", f"toy-shift.{MODEL}.single_researcher",
                                     "leaked_test_split.json").read_text())
     assert planted["position"] == 2 and planted["rerun"]["rerun_value"] > VALUES["toy-shift"][1]  # the leak helps
+
+
+def test_a_killed_run_resumes_without_redoing_what_it_finished(tmp_path, scripted_chat, servers):
+    seeds = tmp_path / "seed-papers"
+    shutil.copytree(example_study_dir(), seeds, ignore=shutil.ignore_patterns("toy-imbalance.json", "toy-noise.json"))
+    study = tmp_path / "study"
+    proc, url, log = scripted_chat(_script(), tmp_path, "killed")
+    args = ["rtaste", "run", "--seed-papers", str(seeds), "--study", str(study), "--models", MODEL, "--base-url",
+            url + "/v1", "--auditors", "a1,a2,a3", "--novelty-judges", "n1,n2", "--reviewers", "r1,r2,r3",
+            "--no-search", "--max-retries", "0"]
+    try:
+        run = subprocess.Popen([str(Path(sys.executable).with_name("scitaste")), *args], start_new_session=True,
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        deadline = time.monotonic() + 120
+        while not list(study.glob("reruns/*/*.json")) and run.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.01)
+        os.killpg(run.pid, signal.SIGKILL)  # in the middle of the re-runs
+        run.wait()
+        finished = {p: p.read_bytes() for stage in ("conditions", "judges", "reruns")
+                    for p in study.glob(f"{stage}/**/*.json")}
+        asked = len(_requests(log))
+        with contextlib.redirect_stdout(io.StringIO()):
+            assert main(args) == 0
+    finally:
+        servers[1](proc)
+    assert any("reruns" in p.parts for p in finished) and len(finished) >= 3  # the proposal, its judge, a re-run
+    assert all(p.read_bytes() == data for p, data in finished.items())  # nothing finished was made again
+    again = [r for r in _requests(log)[asked:] if any(m.get("content", "").startswith("Register exactly")
+                                                     or "You are judging" in (m.get("content") or "")
+                                                     for m in r["messages"])]
+    assert again == []  # no proposal or judge asked twice
+    assert len(load_release(study / "release.jsonl").records) == 5
+    assert not list(study.glob("mves/*/.*"))  # no half delivery left
