@@ -38,7 +38,7 @@ from scitaste_hf.leaderboard.store import (
     Meta,
     Store,
 )
-from scitaste_hf.leaderboard.views import RunCache, order_key
+from scitaste_hf.leaderboard.views import GOLD_REDRAWN, RunCache, order_key
 from scitaste_hf.modes import MODE_SPECS, MODES
 from scitaste_hf.net.guard import RateLimit, SubmissionError, check_name
 from scitaste_hf.net.hub_copy import HUB_COPY_WAIT, copy_in_background
@@ -48,6 +48,7 @@ from scitaste_hf.schema import DIMENSIONS, Answer, Failure
 from scitaste_hf.scoring import paired_bootstrap, score_run
 from scitaste_hf.scoring.bootstrap import N_RESAMPLES, SEED
 from scitaste_hf.scoring.floors import FLOORS, floor_matrices
+from scitaste_hf.scoring.gold_uncertainty import GoldDraws, gold_replicates, noise_ceiling
 from scitaste_hf.scoring.inputs import as_answer_matrix
 from scitaste_hf.scoring.ranks import RANK_RESAMPLES, detectable_difference, replicates
 from scitaste_hf.sources.credentials import resolve_secret
@@ -233,13 +234,20 @@ class Leaderboard:
         Open without writing (no reconciling, no upgrade, no Hub copy): for a reader of a store that a Space
         serves, such as ``scitaste ratings report``, whose gold labels or floors might differ from the Space's and
         must not rescore its runs. The board's order is then the one the Space stored.
+    gold_draws : GoldDraws, optional
+        How well the gold is known (:mod:`scitaste_hf.scoring.gold_uncertainty`): each run then also gets a rank
+        interval with the gold redrawn (``rank_gold``) and the board its :meth:`noise_ceiling`. Default: the
+        default weights taken as known, so that the second interval is the first.
     """
 
     def __init__(self, data_dir: str | Path, gold: Sequence[Mapping[str, Any]], *, max_bytes: int = MAX_BYTES,
                  max_evidence_bytes: int = MAX_EVIDENCE_BYTES, rate_limit: tuple[int, float] | None = RATE_LIMIT,
                  mirror=None, backup: Sequence[Mapping[str, Any]] | None = None,
-                 background_upgrade: bool = True, read_only: bool = False) -> None:
+                 background_upgrade: bool = True, read_only: bool = False, gold_draws: GoldDraws | None = None
+                 ) -> None:
         self.store = Store(data_dir)
+        self.gold_draws = gold_draws or GoldDraws(DEFAULT_WEIGHTS)
+        self._ceilings: dict[str, dict[str, Any]] = {}
         self.gold = list(gold)
         self.backup = None if backup is None else list(backup)
         self.gold_ids = {r["bibcode"] for r in self.gold}
@@ -294,7 +302,9 @@ class Leaderboard:
         """What a run's stored numbers and replicates depend on besides its answers: the gold set, the floors (and
         so the backup split), the resamples and :data:`DERIVED_VERSION`."""
         digest = hashlib.sha256(json.dumps([DERIVED_VERSION, RANK_RESAMPLES, SEED, dict(DEFAULT_WEIGHTS),
-                                            [(r["bibcode"], r["discipline"]) for r in self.gold]]).encode())
+                                            [(r["bibcode"], r["discipline"]) for r in self.gold]]
+                                           # gold taken as known keeps the key of a board from before the draws
+                                           + ([] if self.gold_draws.trivial else [self.gold_draws.key()])).encode())
         digest.update(np.ascontiguousarray(self._G).tobytes())
         for name in sorted(self._floor_answers):
             digest.update(name.encode() + np.round(self._floor_answers[name], 9).tobytes())
@@ -422,6 +432,10 @@ class Leaderboard:
         P, F = _answer_rows(predictions, self.gold), self._floor_answers["constant"]
         values = {scope: replicates(P[m], self._G[m], F[m], weights=DEFAULT_WEIGHTS)
                   for scope, m in self._masks.items()}
+        if not self.gold_draws.trivial:  # else the second rank interval is the first (RunCache.gold_ranks)
+            values |= {GOLD_REDRAWN + scope: gold_replicates(P[m], self._G[m], F[m], self.gold_draws.of(m),
+                                                             weights=DEFAULT_WEIGHTS, n_resamples=RANK_RESAMPLES)
+                       for scope, m in self._masks.items()}
         return result, summary_of(result), values
 
     def _insert(self, key: str, meta: Meta, status: str, result: dict[str, Any], summary: dict[str, Any],
@@ -655,9 +669,10 @@ class Leaderboard:
         Flagged runs are left out unless ``include_flagged``, and then come last, unranked; ``grade`` matches the
         Scheme-2 grade; ``open_weights`` keeps the runs whose model the Hub shows with its weights
         (:mod:`~scitaste_hf.leaderboard.metadata`), ranked among themselves. Each ranked run has ``rank``, its 95% rank
-        interval ``(best, worst)`` among the view's ranked runs, and ``top_group``, whether that interval reaches the
-        leader's (None for a run not ranked, or whose replicates are not computed yet). Computed once per view until the
-        store changes; the floors are never among the rows (see :meth:`floors`).
+        interval ``(best, worst)`` among the view's ranked runs, ``rank_gold``, the same with the gold redrawn too
+        (:attr:`gold_draws`), and ``top_group``, whether that interval reaches the leader's (None for a run not
+        ranked, or whose replicates are not computed yet). Computed once per view until the store changes; the floors
+        are never among the rows (see :meth:`floors`).
         """
         return self._cache.view(_view_key(mode, discipline, grade, status, include_flagged, open_weights))
 
@@ -683,6 +698,20 @@ class Leaderboard:
         """``build()``, computed once per run and hashable ``key`` until the run is rescored (it must not depend on
         the run's status)."""
         return self._cache.per_run(run_id, key, build)
+
+    def noise_ceiling(self, discipline: str | None = None) -> dict[str, dict[str, Any]]:
+        """The best a run can score in a scope (default overall) when the gold is known as well as
+        :attr:`gold_draws` says: a predictor of the expected gold against the redrawn gold
+        (:func:`~scitaste_hf.scoring.gold_uncertainty.noise_ceiling`: Scheme 1, Scheme 2 and their skill over the
+        constant floor, each ``value`` and ``interval``). Computed once per scope."""
+        scope = discipline or OVERALL
+        if scope not in self._masks:
+            raise ScitasteError(f"no papers of {scope!r} on this board")
+        if scope not in self._ceilings:
+            m = self._masks[scope]
+            self._ceilings[scope] = noise_ceiling(self._G[m], self._floor_answers["constant"][m],
+                                                  self.gold_draws.of(m), weights=DEFAULT_WEIGHTS)
+        return self._ceilings[scope]
 
     def floors(self, *, mode: str | None = None, discipline: str | None = None, grade: str | None = None,
                status: str | None = None, include_flagged: bool = False, open_weights: bool = False

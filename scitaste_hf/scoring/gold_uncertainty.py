@@ -89,6 +89,12 @@ class GoldDraws:
         """Whether every draw is the gold itself: intervals of zero width (or none) and no other release."""
         return not self.releases and (self.intervals is None or all(lo == hi for lo, hi in self.intervals.values()))
 
+    def of(self, papers: np.ndarray) -> GoldDraws:
+        """The draws restricted to some papers (a boolean mask or indices): the same weight vectors and releases
+        drawn, for a board's scope."""
+        return GoldDraws(self.weights, self.intervals, tuple(np.asarray(r)[papers] for r in self.releases),
+                         self.confidence)
+
     def key(self) -> list[Any]:
         """What the draws depend on, JSON-safe (for a board's derived key)."""
         return [GOLD_DRAWS, CEILING_DRAWS, GOLD_SEED, self.confidence, dict(self.weights),

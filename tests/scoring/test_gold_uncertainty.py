@@ -105,3 +105,44 @@ def test_the_weights_files_intervals_are_read_and_checked():
         G = np.full((4, 8), 50.0)
         gold_replicates(G, G, G, GoldDraws(DEFAULT_WEIGHTS, _around(0.1)), weights=DEFAULT_WEIGHTS,
                         n_resamples=GOLD_DRAWS + 1)
+
+
+def _predictions(gold, M) -> bytes:
+    import json
+
+    return "".join(json.dumps({"bibcode": r["bibcode"], "innovation_score": float(row[0]),
+                               "dimension_scores": dict(zip(DIMENSIONS, map(float, row[1:])))}) + "\n"
+                   for r, row in zip(gold, M)).encode()
+
+
+@pytest.mark.parametrize("width", [0.0, 0.3])
+def test_the_board_shows_both_rank_intervals_and_its_noise_ceiling(board, tmp_path, width):
+    from scitaste_hf.leaderboard.service import Leaderboard
+    from scitaste_hf.taxonomy import OVERALL
+
+    G, _, runs = board
+    gold = load_records(GOLD)
+    draws = GoldDraws(DEFAULT_WEIGHTS, _around(width))
+    lb = Leaderboard(tmp_path / "board", gold, rate_limit=None, background_upgrade=False, gold_draws=draws)
+    try:
+        for k, M in enumerate(runs[:4]):
+            assert lb.submit(_predictions(gold, M), f"m{k}", "pure_qa").status
+        rows = lb.rows()
+        # the board's own numbers: its replicates are those of gold_replicates on its papers and floor
+        paper = np.stack([replicates(M, G, lb._floor_answers["constant"], weights=DEFAULT_WEIGHTS)
+                          for M in runs[:4]]).astype(np.float16).astype(np.float32)
+        both = np.stack([gold_replicates(M, G, lb._floor_answers["constant"], draws, weights=DEFAULT_WEIGHTS,
+                                         n_resamples=RANK_RESAMPLES) for M in runs[:4]])
+        order = [int(r["model"][1:]) for r in rows]
+        assert [tuple(r["rank"]) for r in rows] == [tuple(x) for x in rank_intervals(paper[order]).tolist()]
+        assert [tuple(r["rank_gold"]) for r in rows] == \
+            [tuple(x) for x in rank_intervals(both[order].astype(np.float16).astype(np.float32)).tolist()]
+        if width == 0.0:
+            assert all(r["rank_gold"] == r["rank"] for r in rows)
+        ceiling = lb.noise_ceiling()
+        assert ceiling == noise_ceiling(G, lb._floor_answers["constant"], draws, weights=DEFAULT_WEIGHTS)
+        assert lb.noise_ceiling(OVERALL) is ceiling
+        assert (ceiling["scheme1_skill"]["value"] == pytest.approx(1.0)) is (width == 0.0)
+        assert all(r["s1_skill"] < ceiling["scheme1_skill"]["value"] for r in rows)
+    finally:
+        lb.close()
