@@ -51,6 +51,10 @@ def _stage_arguments(actions) -> None:
     run.add_argument("--matcher", help="the model that marks the MVEs the lists name (default: the first novelty "
                                        "judge)")
     run.add_argument("--json", metavar="OUT", dest="json_out", help="also write the report as JSON")
+    for name in ("propose", "run"):
+        parsers[name].add_argument("--repeats", type=int, default=1, metavar="K",
+                                   help="run each condition K times, each in fresh contexts; the report gives each "
+                                        "metric's spread between the runs (default 1)")
     for name in ("propose", "judge", "audit", "calibrate", "novelty", "review", "run"):
         parsers[name].add_argument("--base-url", required=True, help="the OpenAI-compatible endpoint, ending in /v1")
         parsers[name].add_argument("--profile", default="default", help="a provider profile (default: default)")
@@ -191,7 +195,7 @@ def run_all(args: argparse.Namespace) -> int:
                   listers=_clients(args, _models(args.listers, "--listers")) if args.listers.strip() else {},
                   matcher=next(iter(_clients(args, [args.matcher]).values())) if args.matcher else None)
     done = run_protocol(args.study, args.seed_papers or example_study_dir(), roles, organisations=organisations,
-                        arxiv=_arxiv(args), prices=_prices(args), limits=_limits(args))
+                        arxiv=_arxiv(args), prices=_prices(args), limits=_limits(args), repeats=args.repeats)
     if done["release"] is None:
         return 0
     from scitaste_hf.rtaste_protocol.calibrate import calibration_summary
@@ -218,7 +222,7 @@ def run_stage(args: argparse.Namespace) -> int:
 
         arxiv, prices = _arxiv(args), _prices(args)
         done = propose(study, _clients(args, [args.model])[args.model], organisation=args.organisation, arxiv=arxiv,
-                       force=args.force, prices=prices)
+                       force=args.force, prices=prices, repeats=args.repeats)
     elif args.action == "seal":
         from scitaste_hf.rtaste_protocol.seal import seal
 
@@ -375,6 +379,17 @@ def report_tables(result: dict[str, Any]) -> list:
     hits.caption = _clipped(*(top1[k] for k in ("agent", "first_written", "agent_minus_random",
                                                  "agent_minus_first_written")))
 
+    tables = [yields, forecasts, hits]
+    if result.get("repeats"):
+        spread = Table(title=f"Between-run spread: standard deviation over repeated runs, pooled over "
+                             f"{result['repeats']['n_repeated']} seed paper x model x organisation cells (95% "
+                             "chi-square intervals)", title_justify="left")
+        spread.add_column("metric of a condition")
+        spread.add_column("SD between runs", justify="right")
+        for key, name in (("agent_brier", "agent's Brier"), ("same_model_judge_brier", "same-model judge's Brier"),
+                          ("top1", "top-1 credit"), ("svn", "sound+valuable+new MVEs"), ("cost_usd", "cost $")):
+            spread.add_row(name, _estimate(result["repeats"]["metrics"][key]))
+        tables.append(spread)
     kappas = Table(title="Rater agreement (kappa; 1 perfect, 0 chance)", title_justify="left")
     for column in ("labels", "Fleiss", "Cohen, per pair"):
         kappas.add_column(column, justify="left" if column == "labels" else "right")
@@ -382,7 +397,7 @@ def report_tables(result: dict[str, Any]) -> list:
         raters = "novelty judges" if name == "novelty" else "auditors"
         kappas.add_row(f"{name} ({raters})", _kappa(block["fleiss"]),
                        ", ".join(_kappa(k) for k in block["cohen"].values()))
-    return [yields, forecasts, hits, kappas]
+    return [*tables, kappas]
 
 
 def _kappa(value: float | None) -> str:

@@ -210,6 +210,39 @@ def _cluster_t_interval(x: np.ndarray, index: np.ndarray, n_groups: int, estimat
     return [estimate - half, estimate + half]
 
 
+def pooled_sd(cells: Sequence[Sequence[float]], *, confidence: float = CONFIDENCE) -> dict[str, Any] | None:
+    """The between-run standard deviation of a metric, pooled over cells of repeated runs, with its interval.
+
+    Each cell holds the values of one set of repeated runs (one seed paper, model and organisation run K times);
+    cells with fewer than two values say nothing about the spread and are left out. The pooled variance is the sum of
+    the cells' squared deviations from their own means over its degrees of freedom, sum(k_c - 1); the interval is
+    the chi-square interval of a normal standard deviation on those degrees of freedom.
+
+    Parameters
+    ----------
+    cells : sequence of sequence of float
+        The metric's value in each run, per cell.
+    confidence : float, default 0.95
+
+    Returns
+    -------
+    dict or None
+        ``estimate``, ``interval`` (``[low, high]``), ``clipped`` (False), ``n_cells`` (cells of two runs or more)
+        and ``df``; ``None`` when no cell has two runs.
+    """
+    used = [np.asarray(c, dtype=np.float64) for c in cells if len(c) >= 2]
+    if not used:
+        return None
+    if not all(np.isfinite(c).all() for c in used):
+        raise ScitasteError("a repeated run's metric is not a finite number")
+    df = sum(c.size - 1 for c in used)
+    squares = float(sum(((c - c.mean()) ** 2).sum() for c in used))
+    tail = (1 - confidence) / 2
+    interval = [float(np.sqrt(squares / stats.chi2.ppf(q, df))) for q in (1 - tail, tail)]
+    return {"estimate": float(np.sqrt(squares / df)), "interval": interval, "clipped": False, "n_cells": len(used),
+            "df": df}
+
+
 def top1_credit(choices: Any, values: Any) -> np.ndarray:
     """Per condition, the credit of a choice for picking the MVE the auditors valued highest.
 

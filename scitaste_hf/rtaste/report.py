@@ -31,6 +31,7 @@ from scitaste_hf.rtaste.metrics import (
     UNIT_DIFFERENCE,
     base_rate_forecast,
     grouped_mean,
+    pooled_sd,
     top1_credit,
     yield_per_100_usd,
 )
@@ -207,6 +208,39 @@ def yield_table(release: Release) -> list[dict[str, Any]]:
     return table
 
 
+def repeat_table(release: Release) -> dict[str, Any] | None:
+    """The between-run spread of each per-condition metric over repeated runs (conditions of the same seed paper,
+    model and organisation): the agent's and the same-model judge's Brier scores on the condition's resolved
+    events, the agent's top-1 credit, its sound+valuable+new count and its cost, each a
+    :func:`~scitaste_hf.rtaste.metrics.pooled_sd`; ``None`` when no condition was run more than once.
+
+    Parameters
+    ----------
+    release : Release
+        The validated release.
+    """
+    cells: dict[tuple[str, str, str], list[dict[str, float]]] = defaultdict(list)
+    for condition_id, rows in release.by_condition().items():
+        condition = release.conditions[condition_id]
+        resolved = [(r, o) for r in rows if (o := resolve(r)) is not None]
+        judged = [(j[r.model], o) for r, o in resolved
+                  if r.model in (j := {p.judge_model: p.probability for p in r.judge_predictions})]
+        values = labels(rows)["value"]
+        run = {"svn": float(labels(rows)["svn"].sum()), "cost_usd": condition.cost_usd,
+               "top1": float(top1_credit(np.array([[r.rank for r in rows].index(1)]), [values])[0])}
+        if resolved:
+            run["agent_brier"] = float(np.mean([(r.probability - o) ** 2 for r, o in resolved]))
+        if judged:
+            run["same_model_judge_brier"] = float(np.mean([(p - o) ** 2 for p, o in judged]))
+        cells[(condition.seed_paper, condition.model, condition.organisation)].append(run)
+    if all(len(runs) < 2 for runs in cells.values()):
+        return None
+    metrics = ("agent_brier", "same_model_judge_brier", "top1", "svn", "cost_usd")
+    return {"n_repeated": sum(len(runs) >= 2 for runs in cells.values()),
+            "metrics": {m: pooled_sd([[run[m] for run in runs if m in run] for runs in cells.values()])
+                        for m in metrics}}
+
+
 def agreement_table(release: Release) -> dict[str, Any]:
     """Rater agreement: Cohen's kappa per pair and Fleiss' kappa for the auditors' faithful, valid and value
     labels and the novelty judges' labels.
@@ -281,4 +315,5 @@ def report(release: Release, *, n_resamples: int = N_RESAMPLES, seed: int = SEED
         "top1": top1_table(release, n_resamples=n_resamples, seed=seed),
         "agreement": agreement_table(release),
         "reviews": review_table(release),
+        "repeats": repeat_table(release),
     }

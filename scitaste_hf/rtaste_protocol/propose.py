@@ -288,7 +288,7 @@ def _team(run: ConditionRun, paper: dict[str, str]) -> tuple[list[dict[str, Any]
 
 
 def propose_one(client: ChatClient, seed: str, paper: dict[str, str], *, organisation: str = ORGANISATIONS[0],
-                arxiv: Any = None, prices: Prices = Prices()) -> dict[str, Any]:
+                arxiv: Any = None, prices: Prices = Prices(), repeat: int = 1) -> dict[str, Any]:
     """One condition on one seed paper: the proposal record that ``propose`` writes.
 
     Parameters
@@ -305,10 +305,12 @@ def propose_one(client: ChatClient, seed: str, paper: dict[str, str], *, organis
         The literature tool's client; without one the search turns are skipped.
     prices : Prices
         For the condition's ``cost_usd``.
+    repeat : int
+        Which run of this seed paper, model and organisation it is (1 for the first; see ``propose``'s ``repeats``).
     """
     if organisation not in ORGANISATIONS:
         raise InvalidInput(f"unknown organisation {organisation!r}; use one of {', '.join(ORGANISATIONS)}")
-    cid = condition_id(seed, client.model, organisation)
+    cid = condition_id(seed, client.model, organisation, repeat)
     run = ConditionRun(client, arxiv)
     base = {"condition_id": cid, "seed_paper": seed, "model": client.model, "organisation": organisation}
     try:
@@ -329,28 +331,33 @@ def propose_one(client: ChatClient, seed: str, paper: dict[str, str], *, organis
 
 
 def propose(study: Study, client: ChatClient, *, organisation: str = ORGANISATIONS[0], arxiv: Any = None,
-            prices: Prices = Prices(), force: bool = False) -> dict[str, int]:
-    """Propose a condition of ``organisation`` for every seed paper of the study, writing
-    ``conditions/CONDITION.json``; a condition already proposed (or failed) is kept unless ``force``, and a sealed
-    one is never replaced, ``force`` or not.
+            prices: Prices = Prices(), force: bool = False, repeats: int = 1) -> dict[str, int]:
+    """Propose ``repeats`` conditions of ``organisation`` for every seed paper of the study (each an independent run
+    in fresh contexts; the report gives the spread between them), writing ``conditions/CONDITION.json``; a
+    condition already proposed (or failed) is kept unless ``force``, and a sealed one is never replaced, ``force``
+    or not.
 
     Returns
     -------
     dict
         ``ok``, ``failed``, ``skipped`` and ``sealed`` (kept because sealed) counts.
     """
+    if isinstance(repeats, bool) or not isinstance(repeats, int) or repeats < 1:
+        raise InvalidInput(f"repeats must be a whole number >= 1, got {repeats!r}")
     counts = {"ok": 0, "failed": 0, "skipped": 0, "sealed": 0}
     sealed = seals(study)
     for seed, paper in study.seeds().items():
-        cid = condition_id(seed, client.model, organisation)
-        path = study.condition_path(cid)
-        if cid in sealed:
-            counts["sealed"] += 1
-            continue
-        if path.exists() and not force:
-            counts["skipped"] += 1
-            continue
-        record = propose_one(client, seed, paper, organisation=organisation, arxiv=arxiv, prices=prices)
-        write(path, record)
-        counts[record["status"]] += 1
+        for repeat in range(1, repeats + 1):
+            cid = condition_id(seed, client.model, organisation, repeat)
+            path = study.condition_path(cid)
+            if cid in sealed:
+                counts["sealed"] += 1
+                continue
+            if path.exists() and not force:
+                counts["skipped"] += 1
+                continue
+            record = propose_one(client, seed, paper, organisation=organisation, arxiv=arxiv, prices=prices,
+                                 repeat=repeat)
+            write(path, record)
+            counts[record["status"]] += 1
     return counts

@@ -119,7 +119,7 @@ def costs(study: Study, prices: Prices) -> dict[str, dict[str, Any]]:
 
 def run_protocol(root: str | Path, seed_papers: str | Path, roles: Roles, *,
                  organisations: tuple[str, ...] = ORGANISATIONS[:1], arxiv: Any = None, prices: Prices | None = None,
-                 limits: Limits | None = None, say: Callable[[str], None] = print) -> dict[str, Any]:
+                 limits: Limits | None = None, repeats: int = 1, say: Callable[[str], None] = print) -> dict[str, Any]:
     """Run (or resume) every stage on the seed papers of ``seed_papers`` in the study folder ``root``.
 
     Parameters
@@ -139,6 +139,8 @@ def run_protocol(root: str | Path, seed_papers: str | Path, roles: Roles, *,
         For the conditions' ``cost_usd`` and the run's costs (default: all calls cost 0).
     limits : Limits, optional
         The re-run's limits.
+    repeats : int
+        How many times each agent is run on each seed paper in each organisation.
     say : callable
         Where the progress lines go.
 
@@ -156,7 +158,7 @@ def run_protocol(root: str | Path, seed_papers: str | Path, roles: Roles, *,
     for name, client in roles.agents.items():
         for organisation in organisations:
             stages.append((f"propose {name} {organisation}", lambda c=client, o=organisation: propose(
-                study, c, organisation=o, arxiv=arxiv, prices=prices)))
+                study, c, organisation=o, arxiv=arxiv, prices=prices, repeats=repeats)))
     stages += [("seal", lambda: seal(study)), ("judge", lambda: judge(study, roles.all_judges()))]
     if has_toy_mves(folder):
         stages.append(("toy executor", lambda: deliver_toy(study, folder)))

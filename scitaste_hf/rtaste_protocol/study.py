@@ -44,9 +44,11 @@ def check_name(name: str, what: str) -> str:
     return name
 
 
-def condition_id(seed: str, model: str, organisation: str) -> str:
-    """The id of one agent run: seed paper, model and organisation, made a plain file name."""
-    return check_name(re.sub(r"[^A-Za-z0-9._-]+", "_", f"{seed}.{model}.{organisation}").strip("._-"), "condition")
+def condition_id(seed: str, model: str, organisation: str, repeat: int = 1) -> str:
+    """The id of one agent run: seed paper, model and organisation (and, for a repeat run after the first, ``.rK``),
+    made a plain file name."""
+    name = f"{seed}.{model}.{organisation}" + (f".r{repeat}" if repeat > 1 else "")
+    return check_name(re.sub(r"[^A-Za-z0-9._-]+", "_", name).strip("._-"), "condition")
 
 
 def read_json(path: Path, what: str) -> Any:

@@ -213,3 +213,21 @@ def test_a_killed_run_resumes_without_redoing_what_it_finished(tmp_path, scripte
     assert again == []  # no proposal or judge asked twice
     assert len(load_release(study / "release.jsonl").records) == 5
     assert not list(study.glob("mves/*/.*"))  # no half delivery left
+
+
+def test_repeats_propose_each_condition_again_in_fresh_contexts(tmp_path, scripted_chat, servers):
+    (tmp_path / "study" / "seeds").mkdir(parents=True)
+    shutil.copy(example_study_dir() / "seeds" / "toy-shift.json", tmp_path / "study" / "seeds")
+    proc, url, log = scripted_chat(_script(), tmp_path, "repeats")
+    args = ["rtaste", "propose", str(tmp_path / "study"), "--model", MODEL, "--base-url", url + "/v1", "--no-search",
+            "--repeats", "2"]
+    try:
+        with contextlib.redirect_stdout(io.StringIO()) as out:
+            assert main(args) == 0 and main(args) == 0
+    finally:
+        servers[1](proc)
+    assert "ok 2, failed 0, skipped 0" in out.getvalue() and "ok 0, failed 0, skipped 2" in out.getvalue()
+    ids = sorted(p.stem for p in (tmp_path / "study" / "conditions").glob("*.json"))
+    assert ids == [f"toy-shift.{MODEL}.single_researcher", f"toy-shift.{MODEL}.single_researcher.r2"]
+    starts = [r for r in _requests(log) if len(r["messages"]) == 2]  # a context's first turn: system and seed
+    assert len(starts) == 2 and len(_requests(log)) == 6

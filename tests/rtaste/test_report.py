@@ -131,3 +131,23 @@ def test_release_without_resolved_events(make_condition):
         row["outcome"].update(status="failed", rerun_value=None, executor_value=None)
     with pytest.raises(ScitasteError, match="no MVE has a resolved event"):
         report(validate_rows(rows), n_resamples=0)
+
+
+def test_repeated_runs_give_each_metrics_spread_between_runs(make_condition):
+    # p1 run twice: the agent says 0.5 (Brier 0.25), then knows the outcomes (0); p2 run twice alike (0.25, 0.25).
+    occurred = [1, 0, 1, 0, 1]
+    rows = (make_condition("A1", occurred=occurred, probabilities=[0.5] * 5, seed_paper="p1", cost=10.0)
+            + make_condition("A2", occurred=occurred, probabilities=occurred, seed_paper="p1", cost=14.0)
+            + make_condition("B1", occurred=occurred, probabilities=[0.5] * 5, seed_paper="p2", cost=10.0)
+            + make_condition("B2", occurred=occurred, probabilities=[0.5] * 5, seed_paper="p2", cost=10.0))
+    spread = report(validate_rows(rows), n_resamples=0)["repeats"]
+    assert spread["n_repeated"] == 2
+    brier = spread["metrics"]["agent_brier"]
+    # squared deviations from each cell's mean: 2 x 0.125^2 on p1, 0 on p2; two degrees of freedom
+    assert brier["estimate"] == pytest.approx(math.sqrt(2 * 0.125**2 / 2)) and brier["df"] == 2
+    # the chi-square quantiles of 2 degrees of freedom are -2 ln(tail): 0.0506 and 7.378
+    assert brier["interval"] == pytest.approx([math.sqrt(0.03125 / (-2 * math.log(0.025))),
+                                               math.sqrt(0.03125 / (-2 * math.log(0.975)))])
+    assert spread["metrics"]["cost_usd"]["estimate"] == pytest.approx(math.sqrt(2 * 2.0**2 / 2))
+    assert spread["metrics"]["svn"]["estimate"] == 0.0 and spread["metrics"]["same_model_judge_brier"] is None
+    assert report(validate_rows(rows[:5] + rows[10:15]), n_resamples=0)["repeats"] is None  # each run once
