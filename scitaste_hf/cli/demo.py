@@ -131,25 +131,29 @@ def run(args: argparse.Namespace) -> int:
 
 
 #: The board's columns when the terminal is narrower than it (:func:`~scitaste_hf.cli.tables.fitted`): Scheme 1,
-#: Scheme 2, then coverage and status, each led by rank, run and mode.
-BOARD_STACK = ([0, 1, 2], [[3, 4], [5, 6, 7], [8, 9]])
+#: Scheme 2, then coverage and status, each led by the two rank intervals, run and mode.
+BOARD_STACK = ([0, 1, 2, 3], [[4, 5], [6, 7, 8], [9, 10]])
 
 
 def board_table(board):
     """The demo's leaderboard as a rich table: every run, then the floors."""
     from rich.table import Table
 
+    ceiling = board.noise_ceiling()["scheme1_skill"]
+    top_low, top_high = ceiling["interval"] or (ceiling["value"], ceiling["value"])
     table = Table(title="scitaste-baseline on the synthetic demo dataset (not the benchmark); ordered by Scheme-1 "
-                        "skill over the constant floor", title_justify="left")
-    for column in ("rank", "run", "mode", "Scheme-1", "S1 skill [95%]", "Scheme-2", "grade", "WAPE %", "coverage",
-                   "status"):
+                        "skill over the constant floor; noise ceiling of S1 skill (a predictor of the expected gold "
+                        f"against the redrawn gold): {ceiling['value']:+.2f} [{top_low:+.2f}, {top_high:+.2f}]",
+                  title_justify="left")
+    for column in ("rank", "rank (gold redrawn)", "run", "mode", "Scheme-1", "S1 skill [95%]", "Scheme-2", "grade",
+                   "WAPE %", "coverage", "status"):
         table.add_column(column)
     for row in [*board.rows(), *board.floors()]:
         low, high = row.get("s1_skill_ci") or (None, None)
         skill = "" if row.get("s1_skill") is None else f"{row['s1_skill']:+.2f}" + (
             "" if low is None else f" [{low:+.2f}, {high:+.2f}]")
-        rank = row.get("rank")
-        table.add_row("" if rank is None else (f"{rank[0]}" if rank[0] == rank[1] else f"{rank[0]}-{rank[1]}"),
+        ranks = (row.get("rank"), row.get("rank_gold"))
+        table.add_row(*("" if r is None else (f"{r[0]}" if r[0] == r[1] else f"{r[0]}-{r[1]}") for r in ranks),
                       "floor" if row.get("run") is None else str(row["run"]), row.get("mode") or row.get("model", ""),
                       f"{row['scheme1']:.1f}", skill, f"{row['scheme2']:.1f}", row["scheme2_grade"],
                       f"{100 * row['wape']:.1f}", f"{row['n_scored']}/{row['n_total']}", row["status"])

@@ -14,6 +14,29 @@ from scitaste_hf.leaderboard.service import RATE_LIMIT, Leaderboard
 from scitaste_hf.records import load_records
 
 _EXAMPLES = resources.files("scitaste_hf").joinpath("data/examples")
+#: A weights file in the board's folder whose ``weights_interval`` (as ``scitaste weights derive --json`` writes it)
+#: says how well the gold's weights are known: the board then redraws the gold (docs/leaderboard.md#order).
+GOLD_WEIGHTS_FILE = "gold_weights.json"
+
+
+def gold_draws(data_dir: str | Path):
+    """How the board at ``data_dir`` redraws its gold: the default weights with the widths of the intervals of
+    :data:`GOLD_WEIGHTS_FILE` where the folder has one, else taken as known.
+
+    Raises
+    ------
+    InvalidInput
+        For a file that is not JSON, or whose intervals do not name the seven dimensions within 0-1.
+    """
+    from scitaste_hf.bounded_load import parse_json, read_text
+    from scitaste_hf.scoring.gold_uncertainty import GoldDraws, weight_intervals
+    from scitaste_hf.weights import DEFAULT_WEIGHTS
+
+    path = Path(data_dir) / GOLD_WEIGHTS_FILE
+    if not path.is_file():
+        return GoldDraws(DEFAULT_WEIGHTS)
+    data = parse_json(read_text(path, "gold weights file"), str(path))
+    return GoldDraws(DEFAULT_WEIGHTS, weight_intervals(data, str(path)))
 
 
 def gold_source(data_dir: str | Path, gold: str | None = None) -> tuple[str, bool]:
@@ -73,11 +96,13 @@ def open_leaderboard(data_dir: str | Path, gold: str | None = None) -> tuple[Lea
 
     With ``HF_TOKEN`` and ``SCITASTE_RESULTS_REPO`` set, every new run is also copied to that dataset repo; a copy
     that failed (the Hub unreachable) is retried here, on start, and with the next run. The floors are learned from
-    the ``backup`` split when the gold source has one (:func:`backup_split`).
+    the ``backup`` split when the gold source has one (:func:`backup_split`), and the gold is redrawn as
+    :func:`gold_draws` says.
     """
     source, synthetic = gold_source(data_dir, gold)
     board = Leaderboard(data_dir, load_records(source, "selected"), mirror=hub_mirror_from_env(),
-                        rate_limit=constants.submit_limit(RATE_LIMIT), backup=backup_split(source))
+                        rate_limit=constants.submit_limit(RATE_LIMIT), backup=backup_split(source),
+                        gold_draws=gold_draws(data_dir))
     if synthetic and not board.store.rows():
         board.submit(Path(str(_EXAMPLES.joinpath("predictions.jsonl"))).read_bytes(), "synthetic-example-model",
                      "dimagent_v3", "scitaste-hf (synthetic example)", kind="example")
