@@ -28,6 +28,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                        help="give each discipline of the simulated world its own latent loadings, so that weights "
                             "derived per discipline differ: a packaged preset (distinct) or a JSON file "
                             "(docs/weights.md#simulated-field-weights; default: one set for all)")
+    serve.add_argument("--as-of", metavar="YYYY-MM-DD",
+                       help="start the simulated world's clock on this date: works published later are in no "
+                            "listing, citations made later are not counted; POST /_control/clock moves it "
+                            "(default: the world's present)")
     serve.add_argument("--port", type=int, default=8765, help="port on 127.0.0.1 (0: any free port)")
     serve.add_argument("--rate-limit", type=int, help="requests per second before answering 429")
     serve.add_argument("--daily-limit", type=int, help="requests before the X-RateLimit budget is spent")
@@ -84,6 +88,7 @@ def run(args: argparse.Namespace) -> int:
         return _snapshot(args)
     import socket
     import time
+    from datetime import date
 
     from scitaste_hf.errors import InvalidInput, ScitasteError
     from scitaste_hf.mirror.server import DEFAULT_DAILY_LIMIT, build_mirror
@@ -95,6 +100,12 @@ def run(args: argparse.Namespace) -> int:
     field_weights = load_field_weights(args.field_weights)
     if field_weights is not None and args.world != "sim":
         raise InvalidInput("--field-weights shapes the simulated world; the recorded responses have none")
+    if args.as_of is not None and args.world != "sim":
+        raise InvalidInput("--as-of sets the simulated world's clock; the recorded responses have none")
+    try:
+        as_of = date.fromisoformat(args.as_of) if args.as_of is not None else None
+    except ValueError:
+        raise InvalidInput(f"--as-of {args.as_of!r}: expected a date YYYY-MM-DD") from None
     started = time.perf_counter()
     shape = f", field weights {args.field_weights}" if field_weights else ""
     what = "recorded real responses" if args.world == "recorded" else \
@@ -103,7 +114,7 @@ def run(args: argparse.Namespace) -> int:
     app = build_mirror(args.world, seed=args.seed, papers=args.papers, rate_limit=args.rate_limit,
                        daily_limit=args.daily_limit or DEFAULT_DAILY_LIMIT, latency=args.latency,
                        max_page=args.max_page, fault_rates=faults, progress=lambda m: print(m, flush=True),
-                       taxonomy=load_taxonomy(args.taxonomy), field_weights=field_weights)
+                       taxonomy=load_taxonomy(args.taxonomy), field_weights=field_weights, as_of=as_of)
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:

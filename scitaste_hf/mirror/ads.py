@@ -115,10 +115,12 @@ _WORD = re.compile(r"[a-z0-9]+")
 
 
 class AdsApi:
-    """Answers ADS requests from a :class:`World` (its works with a bibcode)."""
+    """Answers ADS requests from a :class:`World` (its works with a bibcode; with ``visible``, a flag per work, only
+    those it flags: the world as of a date)."""
 
-    def __init__(self, world: World) -> None:
+    def __init__(self, world: World, visible: np.ndarray | None = None) -> None:
         self.world = world
+        self.visible = visible
         n = world.n_works
         self.has_bibcode = np.zeros(n, dtype=bool)
         self.has_bibcode[list(world.bibcode)] = True
@@ -207,6 +209,8 @@ class AdsApi:
             mask = _Parser(self, query.get("q", "")).parse() if query.get("q") else None
             if mask is None:
                 raise AdsError("no query given (q=)")
+            if self.visible is not None:
+                mask &= self.visible
             if parts[-1] == "bigquery":
                 wanted = [line.strip() for line in body.decode("utf-8", "replace").splitlines()[1:] if line.strip()]
                 subset = np.zeros_like(mask)

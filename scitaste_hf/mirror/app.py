@@ -14,7 +14,9 @@ For each request, in this order:
   simulated world of :mod:`scitaste_hf.mirror.server`), whose pages ``max_page`` caps, else 404.
 
 ``GET /health`` answers once the application exists; ``GET /_control/log`` lists the requests seen and counters;
-``POST /_control/reset`` clears them.
+``POST /_control/reset`` clears them. ``GET /_control/clock`` says the date a backend with a clock answers as of
+(:class:`~scitaste_hf.mirror.server.WorldBackend`), ``POST /_control/clock`` with ``{"as_of": "YYYY-MM-DD"}`` (or
+``null``, the world's present) moves it; 404 for a backend without one (the recorded responses).
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ import time
 from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from datetime import date
 from pathlib import Path
 from urllib.parse import parse_qsl
 
@@ -114,6 +117,7 @@ class _Mirror:
             Route("/_control/faults", self.control_faults, methods=["POST"]),
             Route("/_control/log", self.control_log),
             Route("/_control/reset", self.control_reset, methods=["POST"]),
+            Route("/_control/clock", self.control_clock, methods=["GET", "POST"]),
             Route("/{path:path}", self.serve, methods=["GET", "POST"]),
         ]
 
@@ -131,6 +135,19 @@ class _Mirror:
     async def control_reset(self, request: Request) -> Response:
         self.state.reset()
         return JSONResponse({"ok": True})
+
+    async def control_clock(self, request: Request) -> Response:
+        """The backend's clock, moved first by a POST of ``{"as_of": "YYYY-MM-DD" | null}``."""
+        if not hasattr(self.backend, "clock"):
+            return JSONResponse({"error": "this mirror has no clock (it replays recorded responses)"}, 404)
+        if request.method == "POST":
+            try:
+                value = (await request.json()).get("as_of")
+                self.backend.clock = date.fromisoformat(value) if value is not None else None
+            except (ValueError, TypeError, AttributeError):
+                return JSONResponse({"error": 'send {"as_of": "YYYY-MM-DD"} or {"as_of": null}'}, 400)
+        clock = self.backend.clock
+        return JSONResponse({"as_of": clock.isoformat() if clock else None})
 
     async def serve(self, request: Request) -> Response:
         """A service request: refused by a limit or a queued fault, or answered, perhaps spoilt by a random fault."""

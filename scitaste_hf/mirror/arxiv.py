@@ -38,12 +38,14 @@ def _error(message: str, start: int) -> str:
 
 
 class ArxivApi:
-    """Answers arXiv API requests from a :class:`World`."""
+    """Answers arXiv API requests from a :class:`World` (with ``visible``, a flag per work, only from the works it
+    flags: the world as of a date)."""
 
-    def __init__(self, world: World) -> None:
+    def __init__(self, world: World, visible=None) -> None:
         self.world = world
-        self.by_id = {a: i for i, a in world.arxiv_id.items()}
-        self.order = sorted(world.arxiv_id, key=lambda i: -int(world.date[i]))  # newest first, like the API
+        shown = [i for i in world.arxiv_id if visible is None or visible[i]]
+        self.by_id = {world.arxiv_id[i]: i for i in shown}
+        self.order = sorted(shown, key=lambda i: -int(world.date[i]))  # newest first, like the API
 
     def _matches(self, i: int, prefix: str, term: str) -> bool:
         w = self.world

@@ -50,10 +50,12 @@ def _short(value: str) -> str:
 
 
 class OpenAlexApi:
-    """Answers OpenAlex requests from a :class:`World`."""
+    """Answers OpenAlex requests from a :class:`World`; with ``visible`` (a flag per work), only from the works it
+    flags (the world as of a date, :class:`~scitaste_hf.mirror.server.WorldBackend`)."""
 
-    def __init__(self, world: World) -> None:
+    def __init__(self, world: World, visible: np.ndarray | None = None) -> None:
         self.world = world
+        self.visible = visible
         w = world
         n = w.n_works
         self.cited_by_count = np.diff(w.cite_ptr).astype(np.int64)
@@ -90,6 +92,8 @@ class OpenAlexApi:
         key = _short(key)
         if kind == "works":
             i = self._work_index(key)
+            if self.visible is not None and not self.visible[i]:
+                raise ApiError(404, "NotFoundError", f"work {key} does not exist")
             return self._select(self.work(i), query.get("select"))
         tables = {
             "sources": ([s.id for s in w.journals], openalex_source),
@@ -129,7 +133,7 @@ class OpenAlexApi:
 
     def list_works(self, query: dict[str, str]) -> dict:
         """``/works`` with filter, search, sort, select and paging."""
-        mask = np.ones(self.world.n_works, dtype=bool)
+        mask = np.ones(self.world.n_works, dtype=bool) if self.visible is None else self.visible.copy()
         relevance = None
         for clause in self._clauses(query.get("filter", "")):
             mask &= self._apply(*clause)
