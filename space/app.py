@@ -26,6 +26,9 @@ from scitaste_hf.leaderboard.details import NUMBERS as ANSWER_NUMBERS
 from scitaste_hf.leaderboard.details import Details, find_papers
 from scitaste_hf.leaderboard.hub_queue import collect_from_env
 from scitaste_hf.leaderboard.integrity import COPY_SHARE, COPY_TOLERANCE, RANKED_SHARE, RANKED_TOLERANCE
+from scitaste_hf.leaderboard.metadata import FIELDS as MODEL_FIELDS
+from scitaste_hf.leaderboard.metadata import NOT_FOUND, READ, STATED, UNKNOWN, UNVERIFIED
+from scitaste_hf.leaderboard.metadata import shown as model_fields
 from scitaste_hf.leaderboard.requests import REQUEST_STATES, operator_endpoints
 from scitaste_hf.leaderboard.sealed import SealedBoard, prospective_split
 from scitaste_hf.leaderboard.service import FLOOR_NAMES, MAX_BYTES, MAX_EVIDENCE_BYTES
@@ -70,6 +73,14 @@ COLUMN_MEANINGS = {
     "coverage": "papers scored of papers asked (failures are excluded, never zeros)",
     "status": "what the run's evidence shows (see What a run's status does and does not prove)",
     "kind": "a submission, a row of the offline baseline, or the bundled example",
+    "params (B)": "the model's parameters in billions, as its Hub repo's safetensors metadata counts them",
+    "open weights": "yes when the model's Hub repo holds weights files, no when it holds none",
+    "licence": "the licence the model card's metadata names",
+    "base model": "the model it was trained from, as the model card's metadata names it",
+    "knowledge cutoff": "when the model's training data ends, as the submitter states it (never verified)",
+    "model metadata": f"where params, open weights, licence and base model come from: {READ}, {NOT_FOUND} (no such "
+                      f"model id or revision), {UNVERIFIED} (the Hub could not be asked: the id is kept as given), "
+                      f"{STATED} (no Hub id); a field not read is {UNKNOWN}, never guessed",
     "date": "when the run was submitted",
     "organisation": "who submitted it, as given",
     "link": "the submitter's link, as given",
@@ -80,7 +91,7 @@ COLUMNS = list(COLUMN_MEANINGS)
 #: ("[-0.006, 0.037]") is cut.
 WIDTHS = ["70px", "80px", "60px", "220px", "170px", "90px", "150px", "150px", "100px", "95px", "125px", "90px",
           "150px", "100px", "95px", "125px", "95px", "105px", "95px", "80px", "80px", "100px", "180px", "100px",
-          "110px", "140px", "200px"]
+          "100px", "90px", "120px", "200px", "110px", "150px", "110px", "140px", "200px"]
 #: The columns of a run's scores (:func:`_scores`).
 SCORE_COLUMNS = COLUMNS[COLUMNS.index("S1 skill"):COLUMNS.index("coverage") + 1]
 #: The reference rows' table: the floors with the same numbers, and how many of the view's runs beat each.
@@ -160,8 +171,12 @@ def _run_values(board: Leaderboard, scope: str):
         scores = board.per_run(meta["run"], ("scores", scope), lambda: _scores(numbers))
         shown = board.per_run(meta["run"], ("shown", scope), lambda: _display(SCORE_COLUMNS, [scores])[0])
         head = (_rank(rank), TOP if top else "", meta["run"], meta["model"], meta["mode"])
-        tail = (meta["status"], meta["kind"], meta["date"], meta["organisation"], meta["link"])
-        return (*head, *scores, *tail), (*map(str, head), *shown, *map(str, tail))
+        about = model_fields(meta["model_meta"])
+        model = tuple(about[f] for f in MODEL_FIELDS)
+        tail = (meta["status"], meta["kind"], *model, meta["date"], meta["organisation"], meta["link"])
+        text = (UNKNOWN if model[0] is None else f"{model[0]:.3f}", *model[1:])
+        return (*head, *scores, *tail), (*map(str, head), *shown, meta["status"], meta["kind"], *text,
+                                         *map(str, tail[-3:]))
 
     return values
 
@@ -215,21 +230,23 @@ def _frame(columns, data, shown=None) -> dict:
 
 
 def _datatypes(columns) -> list[str]:
-    numeric = {"run", "S1 skill", "Scheme-1", "S2 skill", "Scheme-2", "WAPE %", "Spearman", "Pearson", "MAE", "bias"}
+    numeric = {"run", "S1 skill", "Scheme-1", "S2 skill", "Scheme-2", "WAPE %", "Spearman", "Pearson", "MAE", "bias",
+               "params (B)"}
     return ["number" if c in numeric else "str" for c in columns]
 
 
-def _filters(mode, discipline, grade, status, flagged) -> dict:
+def _filters(mode, discipline, grade, status, flagged, open_weights=False) -> dict:
     return {"mode": None if mode in (None, ALL) else mode,
             "discipline": None if discipline in (None, "overall") else discipline,
             "grade": None if grade in (None, ALL) else grade, "status": None if status in (None, ALL) else status,
-            "include_flagged": bool(flagged)}
+            "include_flagged": bool(flagged), "open_weights": bool(open_weights)}
 
 
-def table(board: Leaderboard, mode=ALL, discipline="overall", grade=ALL, status=ALL, flagged=False):
+def table(board: Leaderboard, mode=ALL, discipline="overall", grade=ALL, status=ALL, flagged=False,
+          open_weights=False):
     """The leaderboard view: the runs in the board's order with their rank intervals (built once per view until
-    the store changes)."""
-    filters = _filters(mode, discipline, grade, status, flagged)
+    the store changes); ``open_weights`` keeps the runs of open-weight models, ranked among themselves."""
+    filters = _filters(mode, discipline, grade, status, flagged, open_weights)
     values = _run_values(board, filters["discipline"] or "overall")
 
     def build():
@@ -239,9 +256,10 @@ def table(board: Leaderboard, mode=ALL, discipline="overall", grade=ALL, status=
     return board.memo(("table", *filters.values()), build)
 
 
-def floors_table(board: Leaderboard, mode=ALL, discipline="overall", grade=ALL, status=ALL, flagged=False):
+def floors_table(board: Leaderboard, mode=ALL, discipline="overall", grade=ALL, status=ALL, flagged=False,
+                 open_weights=False):
     """The no-information floors of the view as reference rows (never runs)."""
-    filters = _filters(mode, discipline, grade, status, flagged)
+    filters = _filters(mode, discipline, grade, status, flagged, open_weights)
     return board.memo(("floors", *filters.values()),
                       lambda: _frame(FLOOR_COLUMNS, [_floor_values(f) for f in board.floors(**filters)]))
 
@@ -595,16 +613,18 @@ def _submitter(profile, request) -> str:
 
 
 def submit(board: Leaderboard, file, model, mode, organisation, link, samples, trace, request: gr.Request,
-           profile=None):
+           profile=None, hub_id="", revision="", cutoff=""):
     """Validate, score and store an upload; the message says what happened, in one line. The submitter is
-    :func:`_submitter`'s."""
+    :func:`_submitter`'s; ``hub_id`` and ``revision`` name the model on the Hub (its metadata is read from there) and
+    ``cutoff`` is the knowledge cutoff the submitter states."""
     if file is None:
         return "Rejected: upload a predictions JSONL file."
     submitter = _submitter(profile, request)
     try:
         result = board.submit(Path(file).read_bytes(), model, mode, organisation, link, submitter=submitter,
                               samples=Path(samples).read_bytes() if samples else None,
-                              trace=Path(trace).read_bytes() if trace else None)
+                              trace=Path(trace).read_bytes() if trace else None, hub_id=str(hub_id or ""),
+                              revision=str(revision or ""), knowledge_cutoff=str(cutoff or ""))
     except ScitasteError as exc:
         return f"Rejected: {exc}"
     return ("Already submitted: " if result.duplicate else "Accepted: ") + result.message
@@ -679,13 +699,15 @@ def _requester(profile, name, request, action: str = "request an evaluation") ->
     return f"local:{check_name(name, 'your name')}"
 
 
-def request_evaluation(board: Leaderboard, model, revision, modes, name, request: gr.Request, profile=None) -> str:
+def request_evaluation(board: Leaderboard, model, revision, modes, name, request: gr.Request, profile=None,
+                       cutoff="") -> str:
     """Queue a model for the board's worker in each of ``modes`` (:meth:`~scitaste_hf.leaderboard.service.
-    Leaderboard.request`); the line to show: what was queued, or why nothing was."""
+    Leaderboard.request`), with the knowledge ``cutoff`` the submitter states; the line to show: what was queued, or
+    why nothing was."""
     try:
         submitter = _requester(profile, name, request)
         result = board.request(str(model or ""), list(modes or []), revision=str(revision or ""),
-                               submitter=submitter)
+                               submitter=submitter, knowledge_cutoff=str(cutoff or ""))
     except ScitasteError as exc:
         return f"Refused: {exc}"
     return f"Queued: {result.message}"
@@ -1189,7 +1211,7 @@ def build_app(board: Leaderboard, synthetic: bool = False, ratings: Ratings | No
     split; the tab says so)."""
     ratings = open_ratings(board) if ratings is None else ratings
     papers = Papers(board) if papers is None else papers
-    # The full window width: the table has twenty-seven columns.
+    # The full window width: the table has thirty-three columns.
     with gr.Blocks(title="SciTaste-Bench leaderboard", fill_width=True) as demo:
         gr.Markdown("# SciTaste-Bench leaderboard\n"
                     "Can language models judge the innovativeness of scientific papers?")
@@ -1205,6 +1227,7 @@ def build_app(board: Leaderboard, synthetic: bool = False, ratings: Ratings | No
                     grade = gr.Dropdown([ALL, *(b.grade for b in WAPE_BANDS)], value=ALL, label="Scheme-2 grade")
                     status = gr.Dropdown(STATUS_CHOICES, value=ALL, label="status")
                     flagged = gr.Checkbox(False, label="show flagged runs", min_width=170, elem_id="show-flagged")
+                    weights = gr.Checkbox(False, label="open weights only", min_width=170)
                 floor_table = gr.Dataframe(value=floors_table(board), interactive=False, column_widths=FLOOR_WIDTHS,
                                            datatype=_datatypes(FLOOR_COLUMNS), pinned_columns=1,
                                            label="Reference rows: what knowing nothing earns on the same papers "
@@ -1216,13 +1239,13 @@ def build_app(board: Leaderboard, synthetic: bool = False, ratings: Ratings | No
                 details = gr.JSON(value=DETAILS_PLACEHOLDER, label="Run details: select a row")
                 gr.Markdown("### Reported in the paper (not scored here)")
                 gr.Dataframe(value=reported_table(), interactive=False, label="reported results")
-                filters = [mode, discipline, grade, status, flagged]
+                filters = [mode, discipline, grade, status, flagged, weights]
 
-                def leaderboard(mode, discipline, grade, status, flagged):
-                    return table(board, mode, discipline, grade, status, flagged)
+                def leaderboard(mode, discipline, grade, status, flagged, open_weights=False):
+                    return table(board, mode, discipline, grade, status, flagged, open_weights)
 
-                def reference(mode, discipline, grade, status, flagged):
-                    return floors_table(board, mode, discipline, grade, status, flagged)
+                def reference(mode, discipline, grade, status, flagged, open_weights=False):
+                    return floors_table(board, mode, discipline, grade, status, flagged, open_weights)
 
                 gr.on([f.change for f in filters], leaderboard, filters, board_table, api_name="leaderboard")
                 gr.on([f.change for f in filters], reference, filters, floor_table, api_name="floors")
@@ -1299,15 +1322,24 @@ def build_app(board: Leaderboard, synthetic: bool = False, ratings: Ratings | No
                     submit_mode = gr.Dropdown(list(MODES), value="dimagent_v3", label="mode")
                     organisation = gr.Textbox(label="organisation")
                     link = gr.Textbox(label="link (paper, model card or code)")
+                with gr.Row():
+                    hub_id = gr.Textbox(label="Hub model id (optional: its size, licence and weights are read "
+                                              "from the Hub)")
+                    hub_revision = gr.Textbox(label="revision (optional: branch, tag or commit)")
+                    cutoff = gr.Textbox(label="knowledge cutoff (optional: YYYY, YYYY-MM or YYYY-MM-DD, as you "
+                                              "state it)")
                 submit_button = gr.Button("Submit", variant="primary")
                 outcome = gr.Textbox(label="status", interactive=False)
 
-                def do_submit(file, model, mode, organisation, link, samples=None, trace=None,
-                              request: gr.Request = None, profile: gr.OAuthProfile | None = None):
-                    return submit(board, file, model, mode, organisation, link, samples, trace, request, profile)
+                def do_submit(file, model, mode, organisation, link, samples=None, trace=None, hub_id="",
+                              revision="", cutoff="", request: gr.Request = None,
+                              profile: gr.OAuthProfile | None = None):
+                    return submit(board, file, model, mode, organisation, link, samples, trace, request, profile,
+                                  hub_id, revision, cutoff)
 
                 submitted = submit_button.click(do_submit, [file, model, submit_mode, organisation, link, samples,
-                                                            trace], outcome, api_name="submit",
+                                                            trace, hub_id, hub_revision, cutoff], outcome,
+                                                api_name="submit",
                                                 concurrency_limit=SUBMIT_CONCURRENCY)
                 gr.Markdown(f"### Or ask the board to evaluate a model\n"
                             f"The board's own worker runs it on the frozen evidence of these papers and stores the "
@@ -1321,16 +1353,18 @@ def build_app(board: Leaderboard, synthetic: bool = False, ratings: Ratings | No
                                                 label="model: a Hub model id (owner/name) or a board endpoint")
                     request_revision = gr.Textbox(label="revision (optional: branch, tag or commit)")
                     request_modes = gr.CheckboxGroup(list(MODES), value=["pure_qa"], label="modes")
+                    request_cutoff = gr.Textbox(label="knowledge cutoff (optional: as you state it)")
                 request_button = gr.Button("Request an evaluation", variant="primary")
                 request_outcome = gr.Textbox(label="request", interactive=False)
 
                 # The profile comes first, as in the Annotate tab's handlers (where Gradio injects it reliably).
-                def do_request(profile: gr.OAuthProfile | None, model, revision, modes, name,
+                def do_request(profile: gr.OAuthProfile | None, model, revision, modes, name, cutoff="",
                                request: gr.Request = None):
-                    return request_evaluation(board, model, revision, modes, name, request, profile)
+                    return request_evaluation(board, model, revision, modes, name, request, profile, cutoff)
 
                 requested = request_button.click(do_request, [request_model, request_revision, request_modes,
-                                                              requester], request_outcome, api_name="request",
+                                                              requester, request_cutoff], request_outcome,
+                                                 api_name="request",
                                                  concurrency_limit=SUBMIT_CONCURRENCY)
             with gr.Tab("Prospective"):
                 gr.Markdown("Sealed runs of the prospective split: papers too young for gold, answered now and "
