@@ -686,6 +686,13 @@ class Leaderboard:
         key = _view_key(mode, discipline, grade, status, include_flagged, open_weights)
         return [row(*entry) for entry in self._cache.entries(key)]
 
+    def gold_ranks(self, *, mode: str | None = None, discipline: str | None = None, grade: str | None = None,
+                   status: str | None = None, include_flagged: bool = False, open_weights: bool = False
+                   ) -> dict[int, tuple[int, int]]:
+        """Run id -> ``rank_gold`` of each ranked run of the view :meth:`map_rows` gives (the rank interval with the
+        gold redrawn too), for what renders rows without their dicts."""
+        return self._cache.gold_ranks(_view_key(mode, discipline, grade, status, include_flagged, open_weights))
+
     def generation(self) -> int:
         """A number that changes whenever the stored runs do (for caches of what is built from :meth:`rows`)."""
         return self._cache.generation()
