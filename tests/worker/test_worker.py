@@ -7,6 +7,7 @@ that hangs is cut at its time limit, and one that answers 500 for ever and a Hub
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -27,9 +28,9 @@ MODES = ["pure_qa", "dimagent_v3"]
 TASKS = {"pure_qa": "scitaste_pure_qa", "dimagent_v3": "scitaste_dimagent"}
 
 
-@pytest.fixture(scope="module")
-def dataset(tmp_path_factory):
-    """Ten example papers (selected) and five more (backup), with the stand-in's frozen evidence."""
+def _write_dataset(folder, n):
+    """``n`` example papers (selected) and five more (backup), with the stand-in's frozen evidence; (the dataset
+    folder, the selected records)."""
     from stock_samples import Evidence
 
     from scitaste_hf.agent.evidence import EVIDENCE_DIR, freeze
@@ -39,11 +40,16 @@ def dataset(tmp_path_factory):
     from scitaste_hf.weights import DEFAULT_WEIGHTS
 
     gold = load_records(str(Path(__file__).resolve().parents[2] / "scitaste_hf" / "data" / "examples" / "gold.jsonl"))
-    rows = [{**dict.fromkeys(record_features()), **r} for r in gold[:N + 5]]
-    folder = tmp_path_factory.mktemp("worker-dataset")
-    data = write_dataset(folder / "ds", {"selected": rows[:N], "backup": rows[N:]}, DEFAULT_WEIGHTS, synthetic=True)
-    freeze(Evidence(), [r["bibcode"] for r in rows[:N]], data / EVIDENCE_DIR, source="a test stand-in", workers=1)
-    return data, rows[:N]
+    rows = [{**dict.fromkeys(record_features()), **r} for r in gold[:n + 5]]
+    data = write_dataset(folder / "ds", {"selected": rows[:n], "backup": rows[n:]}, DEFAULT_WEIGHTS, synthetic=True)
+    freeze(Evidence(), [r["bibcode"] for r in rows[:n]], data / EVIDENCE_DIR, source="a test stand-in", workers=1)
+    return data, rows[:n]
+
+
+@pytest.fixture(scope="module")
+def dataset(tmp_path_factory):
+    """:data:`N` example papers with the stand-in's frozen evidence (:func:`_write_dataset`)."""
+    return _write_dataset(tmp_path_factory.mktemp("worker-dataset"), N)
 
 
 def _endpoints(folder, urls, model_args=None):
@@ -312,3 +318,45 @@ def test_hostile_models_end_failed_in_one_line_and_the_queue_goes_on(dataset, se
                              capture_output=True, text=True, timeout=120)
     assert refused.returncode == 2 and refused.stderr.count("\n") == 1
     assert "needs the board's worker secret: set SCITASTE_WORKER_SECRET" in refused.stderr
+
+
+#: Papers of the real model's request: a few, each a chat request of seconds to minutes on a shared CPU.
+REAL_PAPERS = 3
+
+
+@pytest.mark.llm
+@pytest.mark.timeout(3600)
+def test_a_real_small_model_behind_a_configured_endpoint_becomes_server_run(servers, tmp_path, monkeypatch):
+    """Issue 30's real model: SmolLM2-135M behind llama-cpp-python's server, started with the guide's command line
+    for the tool-free and the paper's tool mode, as one of the operator's endpoints; a request in both modes is run
+    by the worker. Whatever the model answers, each request ends in one stated state and a finished one is a
+    server-run with honest coverage and the tokens the server counted."""
+    from llama_recipe import GUIDE, llama, recipe_servers
+
+    from scitaste_hf.leaderboard.store import SERVER_RUN
+
+    python, gguf = llama()
+    ds, _ = _write_dataset(tmp_path, REAL_PAPERS)
+    args = re.search(r"profile=llama-cpp,max_gen_toks=\d+,timeout=\d+", GUIDE.read_text())[0]
+    proc, url = servers[0](recipe_servers(python, gguf)[0], log=tmp_path / "llama.log", ready="/v1/models",
+                           timeout=300)
+    endpoints = tmp_path / "endpoints.json"
+    endpoints.write_text(json.dumps({"smollm2": {"base_url": f"{url}v1", "model": "local", "model_args": args}}))
+    board = _board(tmp_path / "board", ds, endpoints, monkeypatch)
+    try:
+        ids = board.request("smollm2", MODES, submitter="alice").ids
+        worker = subprocess.run(_worker(tmp_path / "board", ds, "--once", "--time-limit", "3000"),
+                                env=_env(endpoints), capture_output=True, text=True, timeout=3500)
+        rows = [board.requests.get(i) for i in ids]
+        results = [board.result(r["run_id"]) for r in rows if r["state"] == "finished"]
+    finally:
+        servers[1](proc)
+        board.close()
+    assert worker.returncode == 0, worker.stderr[-3000:]
+    assert all(r["state"] in ("finished", "failed") and "\n" not in r["reason"] for r in rows), rows
+    for result in results:
+        overall = result["overall"]
+        assert result["status"] == SERVER_RUN and overall["n_total"] == REAL_PAPERS
+        assert 0 < overall["n_scored"] <= REAL_PAPERS and result["provenance"]["tokens"]["completion_tokens"] > 0
+    print({r["mode"]: (r["state"], r["reason"]) for r in rows},
+          [(r["mode"], r["overall"]["n_scored"], r["overall"]["scheme1"]["scheme1"]) for r in results])
