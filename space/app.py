@@ -50,6 +50,9 @@ ALL = "all"
 #: Each with what it means, which About lists under the headers the table shows.
 COLUMN_MEANINGS = {
     "rank": "the range holding 95% of the run's bootstrap ranks by Scheme-1 skill (blank for a flagged run)",
+    "rank (gold redrawn)": "the same range when the gold labels are redrawn too, from the uncertainty of their "
+                           "weights: wider than rank where the labels are known less well than the papers resolve "
+                           "(equal where the board takes the weights as known; see How sure a rank is)",
     "top group": "\u2605 when the rank's range reaches the leader's: the data cannot tell the run from the leader",
     "run": "the run's number on this board",
     "model": "the model, as submitted",
@@ -89,7 +92,7 @@ COLUMNS = list(COLUMN_MEANINGS)
 #: Pixel widths of :data:`COLUMNS`, wide enough that no header breaks inside a word (headers wrap between words:
 #: CSS) and no status ("evidence-consistent", the longest), mark ("not above floor") or negative interval
 #: ("[-0.006, 0.037]") is cut.
-WIDTHS = ["70px", "80px", "60px", "220px", "170px", "90px", "150px", "150px", "100px", "95px", "125px", "90px",
+WIDTHS = ["70px", "110px", "80px", "60px", "220px", "170px", "90px", "150px", "150px", "100px", "95px", "125px", "90px",
           "150px", "100px", "95px", "125px", "95px", "105px", "95px", "80px", "80px", "100px", "180px", "100px",
           "100px", "90px", "120px", "200px", "110px", "150px", "110px", "140px", "200px"]
 #: The columns of a run's scores (:func:`_scores`).
@@ -163,14 +166,16 @@ def _scores(r) -> list:
             _round(r["bias"], 2), f"{r['n_scored']}/{r['n_total']}")
 
 
-def _run_values(board: Leaderboard, scope: str):
+def _run_values(board: Leaderboard, scope: str, gold: dict | None = None):
     """A run row's value in each of :data:`COLUMNS` and its text (:func:`_display`), from what the board keeps of
     it. A board of 10,000 runs has 270,000 cells: a run's scores are rounded and written out once per scope (and
-    kept with the run until it is rescored), a view only adds its rank."""
+    kept with the run until it is rescored), a view only adds its ranks (``gold``: run id -> rank with the gold
+    redrawn, :meth:`~scitaste_hf.leaderboard.service.Leaderboard.gold_ranks`)."""
     def values(meta, numbers, rank, top) -> tuple[tuple, tuple]:
         scores = board.per_run(meta["run"], ("scores", scope), lambda: _scores(numbers))
         shown = board.per_run(meta["run"], ("shown", scope), lambda: _display(SCORE_COLUMNS, [scores])[0])
-        head = (_rank(rank), TOP if top else "", meta["run"], meta["model"], meta["mode"])
+        head = (_rank(rank), _rank((gold or {}).get(meta["run"])), TOP if top else "", meta["run"], meta["model"],
+                meta["mode"])
         about = model_fields(meta["model_meta"])
         model = tuple(about[f] for f in MODEL_FIELDS)
         tail = (meta["status"], meta["kind"], *model, meta["date"], meta["organisation"], meta["link"])
@@ -247,9 +252,9 @@ def table(board: Leaderboard, mode=ALL, discipline="overall", grade=ALL, status=
     """The leaderboard view: the runs in the board's order with their rank intervals (built once per view until
     the store changes); ``open_weights`` keeps the runs of open-weight models, ranked among themselves."""
     filters = _filters(mode, discipline, grade, status, flagged, open_weights)
-    values = _run_values(board, filters["discipline"] or "overall")
 
     def build():
+        values = _run_values(board, filters["discipline"] or "overall", board.gold_ranks(**filters))
         rows = board.map_rows(values, **filters)
         return _frame(COLUMNS, [row for row, _ in rows], [shown for _, shown in rows])
 
@@ -258,10 +263,27 @@ def table(board: Leaderboard, mode=ALL, discipline="overall", grade=ALL, status=
 
 def floors_table(board: Leaderboard, mode=ALL, discipline="overall", grade=ALL, status=ALL, flagged=False,
                  open_weights=False):
-    """The no-information floors of the view as reference rows (never runs)."""
+    """The no-information floors of the view as reference rows (never runs), and the noise ceiling."""
     filters = _filters(mode, discipline, grade, status, flagged, open_weights)
-    return board.memo(("floors", *filters.values()),
-                      lambda: _frame(FLOOR_COLUMNS, [_floor_values(f) for f in board.floors(**filters)]))
+    return board.memo(("floors", *filters.values()), lambda: _frame(FLOOR_COLUMNS, [
+        *(_floor_values(f) for f in board.floors(**filters)),
+        _ceiling_values(board.noise_ceiling(filters["discipline"]))]))
+
+
+#: The reference row of the noise ceiling (:meth:`~scitaste_hf.leaderboard.service.Leaderboard.noise_ceiling`).
+CEILING_ROW = "noise ceiling: the expected gold against the redrawn gold"
+
+
+def _ceiling_values(ceiling) -> tuple:
+    """The noise ceiling in :data:`FLOOR_COLUMNS`: both schemes and their skill, each with its interval over the
+    draws of the gold; the columns it has no figure for are blank."""
+    def figure(key, digits):
+        return _round(ceiling[key]["value"], digits), _ci(ceiling[key]["interval"], digits=digits)
+
+    s1_skill, s2_skill = figure("scheme1_skill", 3), figure("scheme2_skill", 3)
+    s1, s2 = figure("scheme1", 1), figure("scheme2", 1)
+    return (CEILING_ROW, "", *s1_skill, "", s1[0], "", s1[1], *s2_skill, s2[0], "", s2[1], None, None, None, None,
+            None, "")
 
 
 def warm(board: Leaderboard, papers=None) -> None:
@@ -533,7 +555,12 @@ The benchmark's papers cannot separate close runs: two models whose WAPE differs
 about a third of the time. So a rank is shown as a range. The papers are resampled {RANK_RESAMPLES} times, the same
 resamples for every run of the board; in each, the runs of the view are ranked by Scheme-1 skill, and a run's
 **rank** is the range that holds 95% of its ranks ("1-3": anywhere from first to third). Runs whose range
-reaches the leader's share the **top group** ({TOP}): the data cannot tell them apart from the leader. Flagged
+reaches the leader's share the **top group** ({TOP}): the data cannot tell them apart from the leader. The gold is
+an estimate too: **rank (gold redrawn)** is the same range when each resample is also scored against a redrawn
+gold (its weights drawn from their intervals), so two runs whose ranges overlap there differ by less than the
+labels are known; it equals **rank** where the board takes the weights as known. The reference row **noise
+ceiling** is what a predictor of the expected gold scores against the redrawn gold: the most skill these labels
+can show (docs/leaderboard.md). Flagged
 runs are never ranked. The **Compare** tab gives, beside each difference, the smallest difference that this many
 papers resolve with 80% power, and says *not distinguishable* when the difference's 95% interval includes 0.
 
@@ -1233,7 +1260,7 @@ def build_app(board: Leaderboard, synthetic: bool = False, ratings: Ratings | No
                                            label="Reference rows: what knowing nothing earns on the same papers "
                                                  "(not submissions; never ranked, counted or compared; see About)")
                 board_table = gr.Dataframe(value=table(board), interactive=False, show_search="search",
-                                           pinned_columns=4, column_widths=WIDTHS, datatype=_datatypes(COLUMNS),
+                                           pinned_columns=5, column_widths=WIDTHS, datatype=_datatypes(COLUMNS),
                                            label=f"Scored runs, best Scheme-1 skill over the constant floor first; "
                                                  f"rank: 95% interval, {TOP}: top group (see About)")
                 details = gr.JSON(value=DETAILS_PLACEHOLDER, label="Run details: select a row")

@@ -53,8 +53,12 @@ def test_offline_default_shows_the_example_run(space):
     floors = client.predict("all", "overall", "all", "all", False, api_name="/floors")
     reference = [dict(zip(floors["headers"], row)) for row in floors["data"]]
     assert [(r["reference row"], r["runs above it"]) for r in reference] == [
-        ("floor: constant (knows nothing)", "1 of 1"), ("floor: discipline prior", "1 of 1")]
+        ("floor: constant (knows nothing)", "1 of 1"), ("floor: discipline prior", "1 of 1"),
+        ("noise ceiling: the expected gold against the redrawn gold", "")]
     assert reference[0]["S1 skill"] == 0 and reference[0]["S2 grade"] == "C"
+    # the board takes the weights as known: the labels' noise ceiling is perfect, and both rank intervals agree
+    assert reference[2]["S1 skill"] == 1.0 and reference[2]["Scheme-1"] == 100.0
+    assert rows[0]["rank (gold redrawn)"] == rows[0]["rank"]
 
 
 def test_submit_valid_and_invalid_files(space, tmp_path):
