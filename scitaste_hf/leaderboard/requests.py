@@ -96,6 +96,11 @@ def _now() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds")
 
 
+def _holder_is(row: sqlite3.Row | None, owner: str) -> bool:
+    """Whether a request's row says that ``owner`` holds it: running under its lease."""
+    return row is not None and row["state"] == RUNNING and row["lease_owner"] == owner
+
+
 def check_model(model: str, revision: str, endpoints: Sequence[str]) -> tuple[str, str, str]:
     """Validate what a visitor names: one of ``endpoints`` (without a revision) or a Hub model id with an optional
     revision. Returns (model, source, revision), stripped."""
@@ -230,14 +235,14 @@ class RequestQueue:
                 return dict(db.execute("SELECT * FROM requests WHERE id = ?", (row["id"],)).fetchone())
 
     def _held(self, db: sqlite3.Connection, request_id: int, owner: str) -> bool:
-        row = db.execute("SELECT state, lease_owner FROM requests WHERE id = ?", (request_id,)).fetchone()
-        return row is not None and row["state"] == RUNNING and row["lease_owner"] == owner
+        return _holder_is(db.execute("SELECT state, lease_owner FROM requests WHERE id = ?", (request_id,)).fetchone(),
+                          owner)
 
     def holds(self, request_id: int, owner: str) -> bool:
         """Whether ``owner`` still holds ``request_id`` (one read: what a worker asks between renewals, so that a
         cancelled request stops at once; a read, so no write lock every poll)."""
         rows = self.store.query("SELECT state, lease_owner FROM requests WHERE id = ?", (request_id,))
-        return bool(rows) and rows[0]["state"] == RUNNING and rows[0]["lease_owner"] == owner
+        return _holder_is(rows[0] if rows else None, owner)
 
     def held_elsewhere(self, request_id: int, owner: str, until: float, attempts: int, started_at: str) -> bool:
         """Record that a worker of the Hub's queue holds a pending or running request (its lease, read from the
