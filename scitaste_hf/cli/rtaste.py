@@ -20,6 +20,7 @@ STAGES = (
     ("rerun", "re-run each delivered MVE under protection; its value alone decides the event"),
     ("audit", "three auditors, blind to proposer and rank, judge each re-run MVE: faithful, valid, value 0-3, ranks"),
     ("novelty", "obvious follow-up lists, the MVEs that hit them, and two novelty judges' labels (with arXiv)"),
+    ("budget", "each condition's model spends a fixed budget on its MVEs in rounds, seeing the first results"),
     ("calibrate", "plant known flaws in copies of delivered MVEs; the auditors' catch and false-positive rates"),
     ("review", "three reviewers answer the fixed questions of each re-run MVE; the answer two give stands"),
     ("release", "join the stages' records into the release table (STUDY/release.jsonl) for `rtaste report`"),
@@ -55,13 +56,13 @@ def _stage_arguments(actions) -> None:
         parsers[name].add_argument("--repeats", type=int, default=1, metavar="K",
                                    help="run each condition K times, each in fresh contexts; the report gives each "
                                         "metric's spread between the runs (default 1)")
-    for name in ("propose", "judge", "audit", "calibrate", "novelty", "review", "run"):
+    for name in ("propose", "judge", "budget", "audit", "calibrate", "novelty", "review", "run"):
         parsers[name].add_argument("--base-url", required=True, help="the OpenAI-compatible endpoint, ending in /v1")
         parsers[name].add_argument("--profile", default="default", help="a provider profile (default: default)")
         parsers[name].add_argument("--timeout", type=float, default=120.0, help="seconds per request (default 120)")
         parsers[name].add_argument("--max-retries", type=int, default=4,
                                    help="attempts after the first on 429, 5xx and connection errors (default 4)")
-    for name in ("propose", "judge", "rerun", "audit", "calibrate", "novelty", "review"):
+    for name in ("propose", "judge", "rerun", "budget", "audit", "calibrate", "novelty", "review"):
         parsers[name].add_argument("--force", action="store_true",
                                    help="do again what is already done (never a sealed registration)")
     propose = parsers["propose"]
@@ -95,6 +96,14 @@ def _stage_arguments(actions) -> None:
         parsers[name].add_argument("--novelty-judges", required=True, metavar="J1,J2", help="the two novelty judges")
     from scitaste_hf.rtaste_protocol.limits import DEFAULT_LIMITS
 
+    parsers["budget"].add_argument("--models", required=True, metavar="M1,M2@URL,...",
+                                   help="the conditions' models (each spends its own conditions' budget)")
+    for name in ("budget", "run"):
+        parsers[name].add_argument("--budget-units", type=int, default=None if name == "run" else 10, metavar="U",
+                                   help="budget units each condition spends on its MVEs"
+                                        + (" (run: no budget mode unless given)" if name == "run" else " (default 10)"))
+        parsers[name].add_argument("--budget-rounds", type=int, default=2, metavar="R",
+                                   help="rounds the budget is spent in, with the results shown between (default 2)")
     parsers["calibrate"].add_argument("--flaws", metavar="F1,F2",
                                       help="the flaws to plant (default: the whole catalogue, docs/rtaste-protocol.md"
                                            "#calibration)")
@@ -195,13 +204,16 @@ def run_all(args: argparse.Namespace) -> int:
                   listers=_clients(args, _models(args.listers, "--listers")) if args.listers.strip() else {},
                   matcher=next(iter(_clients(args, [args.matcher]).values())) if args.matcher else None)
     done = run_protocol(args.study, args.seed_papers or example_study_dir(), roles, organisations=organisations,
-                        arxiv=_arxiv(args), prices=_prices(args), limits=_limits(args), repeats=args.repeats)
+                        arxiv=_arxiv(args), prices=_prices(args), limits=_limits(args), repeats=args.repeats,
+                        budget=None if args.budget_units is None else (args.budget_units, args.budget_rounds))
     if done["release"] is None:
         return 0
     from scitaste_hf.rtaste_protocol.calibrate import calibration_summary
     from scitaste_hf.rtaste_protocol.study import Study
 
     print_calibration(calibration_summary(Study(args.study)))
+    if args.budget_units is not None:
+        _print_budget(Study(args.study))
     return print_report(done["release"], n_resamples=None, json_out=args.json_out)
 
 
@@ -210,6 +222,23 @@ def print_calibration(summary: dict[str, Any]) -> None:
     for name, rates in summary["raters"].items():
         print(f"calibration {name}: catches {_estimate(rates['catch_rate'])} of {rates['n_planted']} planted flaws, "
               f"flags {_estimate(rates['false_positive_rate'])} of {rates['n_delivered']} delivered MVEs")
+
+
+def _print_budget(study) -> None:
+    """The budget mode's summary in one line per label, once the study's labels are complete."""
+    from scitaste_hf.errors import ScitasteError
+    from scitaste_hf.rtaste_protocol.budget import budget_summary
+
+    try:
+        summary = budget_summary(study)
+    except ScitasteError as exc:
+        print(f"budget: no summary yet ({exc})")
+        return
+    for label in ("svn", "sound", "valuable", "new"):
+        block = summary[label]
+        print(f"budget on {'sound+valuable+new' if label == 'svn' else label} MVEs: "
+              f"{_estimate(block['budget_share'])} of the units, against {_estimate(block['even_share'])} for an "
+              f"even spread ({summary['n_conditions']} conditions)")
 
 
 def run_stage(args: argparse.Namespace) -> int:
@@ -242,6 +271,12 @@ def run_stage(args: argparse.Namespace) -> int:
         done = novelty(study, _clients(args, _models(args.listers, "--listers")), next(iter(matcher.values())),
                        _clients(args, _models(args.novelty_judges, "--novelty-judges")), arxiv=_arxiv(args),
                        force=args.force)
+    elif args.action == "budget":
+        from scitaste_hf.rtaste_protocol.budget import budget
+
+        done = budget(study, _clients(args, _models(args.models, "--models")), units=args.budget_units,
+                      rounds=args.budget_rounds, force=args.force)
+        _print_budget(study)
     elif args.action == "calibrate":
         from scitaste_hf.rtaste_protocol.calibrate import FLAWS, calibrate, calibration_summary
 

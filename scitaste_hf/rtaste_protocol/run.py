@@ -2,10 +2,11 @@
 
 The seed papers are copied into the study folder (a seed paper already there must be the same: a proposed
 condition rests on it), then propose (each agent model in each organisation), seal, judge, the toy executor where
-the seed-paper folder ships toy MVEs (:mod:`~scitaste_hf.rtaste_protocol.toy`), rerun, audit, calibrate, novelty,
-review and release run in turn. Each stage skips what the study already holds, so a run that was stopped, or that
-stopped itself, is resumed by running it again: nothing finished is asked or run twice. A run whose MVEs are not all
-delivered stops after the re-run and says so; the user's executor delivers them and the run is started again.
+the seed-paper folder ships toy MVEs (:mod:`~scitaste_hf.rtaste_protocol.toy`), rerun, the budget mode when asked
+for, audit, calibrate, novelty, review and release run in turn. Each stage skips what the study already holds, so a
+run that was stopped, or that stopped itself, is resumed by running it again: nothing finished is asked or run twice.
+A run whose MVEs are not all delivered stops after the re-run and says so; the user's executor delivers them and the
+run is started again.
 ``run.json`` records each stage's counts and seconds, and every model call's tokens and cost by stage.
 """
 
@@ -22,6 +23,8 @@ from scitaste_hf.errors import InvalidInput, ScitasteError
 from scitaste_hf.output import write_bytes_atomic
 from scitaste_hf.rtaste.schema import N_AUDITORS, N_NOVELTY_JUDGES, N_REVIEWERS, ORGANISATIONS
 from scitaste_hf.rtaste_protocol.assemble import write_release
+from scitaste_hf.rtaste_protocol.budget import BUDGET
+from scitaste_hf.rtaste_protocol.budget import budget as spend
 from scitaste_hf.rtaste_protocol.calibrate import CALIBRATION, calibrate
 from scitaste_hf.rtaste_protocol.judges import judge
 from scitaste_hf.rtaste_protocol.labels import AUDITORS, NOVELTY, REVIEWS, audit, novelty, review
@@ -99,6 +102,7 @@ def _calls(study: Study) -> dict[str, list[dict[str, Any]]]:
 
     found: dict[str, list[dict[str, Any]]] = {"propose": [c for r in records(CONDITIONS) for c in r["calls"]]}
     found["judge"] = [c for r in records(JUDGES) for j in r["judges"].values() for c in j["calls"]]
+    found[BUDGET] = [c for r in records(BUDGET) for c in r["calls"]]
     for stage in (AUDITORS, NOVELTY, REVIEWS):
         found[stage] = [c for r in records(stage) for a in r[stage].values() for c in a["calls"]]
     planted = [read_json(p, CALIBRATION) for p in sorted(study.path(CALIBRATION).glob("*/*.json"))]
@@ -119,7 +123,8 @@ def costs(study: Study, prices: Prices) -> dict[str, dict[str, Any]]:
 
 def run_protocol(root: str | Path, seed_papers: str | Path, roles: Roles, *,
                  organisations: tuple[str, ...] = ORGANISATIONS[:1], arxiv: Any = None, prices: Prices | None = None,
-                 limits: Limits | None = None, repeats: int = 1, say: Callable[[str], None] = print) -> dict[str, Any]:
+                 limits: Limits | None = None, repeats: int = 1, budget: tuple[int, int] | None = None,
+                 say: Callable[[str], None] = print) -> dict[str, Any]:
     """Run (or resume) every stage on the seed papers of ``seed_papers`` in the study folder ``root``.
 
     Parameters
@@ -141,6 +146,9 @@ def run_protocol(root: str | Path, seed_papers: str | Path, roles: Roles, *,
         The re-run's limits.
     repeats : int
         How many times each agent is run on each seed paper in each organisation.
+    budget : (int, int), optional
+        Units and rounds of the budget mode (:mod:`~scitaste_hf.rtaste_protocol.budget`), run after the re-run;
+        none skips it.
     say : callable
         Where the progress lines go.
 
@@ -162,8 +170,10 @@ def run_protocol(root: str | Path, seed_papers: str | Path, roles: Roles, *,
     stages += [("seal", lambda: seal(study)), ("judge", lambda: judge(study, roles.all_judges()))]
     if has_toy_mves(folder):
         stages.append(("toy executor", lambda: deliver_toy(study, folder)))
-    stages += [("rerun", lambda: rerun(study, limits)),
-               ("audit", lambda: audit(study, roles.auditors)),
+    stages.append(("rerun", lambda: rerun(study, limits)))
+    if budget is not None:
+        stages.append(("budget", lambda: spend(study, roles.agents, units=budget[0], rounds=budget[1])))
+    stages += [("audit", lambda: audit(study, roles.auditors)),
                ("calibrate", lambda: calibrate(study, roles.auditors, limits)),
                ("novelty", lambda: novelty(study, roles.listers or roles.agents,
                                            roles.matcher or next(iter(roles.novelty_judges.values())),
@@ -171,7 +181,7 @@ def run_protocol(root: str | Path, seed_papers: str | Path, roles: Roles, *,
                ("review", lambda: review(study, roles.reviewers)),
                ("release", lambda: {k: v for k, v in write_release(study).items() if k != "failed"})]
     for number, (name, step) in enumerate(stages, start=1):
-        if name == "audit" and record["stages"]["rerun"]["not_delivered"]:
+        if name in ("budget", "audit") and record["stages"]["rerun"]["not_delivered"]:
             record["waiting"] = record["stages"]["rerun"]["not_delivered"]
             say(f"rtaste run: {record['waiting']} MVEs await the executor: deliver them as "
                 f"{root / 'mves' / 'CONDITION' / 'POSITION'}/ (docs/rtaste-protocol.md) and run again")

@@ -231,3 +231,32 @@ def test_repeats_propose_each_condition_again_in_fresh_contexts(tmp_path, script
     assert ids == [f"toy-shift.{MODEL}.single_researcher", f"toy-shift.{MODEL}.single_researcher.r2"]
     starts = [r for r in _requests(log) if len(r["messages"]) == 2]  # a context's first turn: system and seed
     assert len(starts) == 2 and len(_requests(log)) == 6
+
+
+def test_the_budget_goes_where_the_agent_puts_it_and_is_measured_against_the_labels(ran, tmp_path, scripted_chat,
+                                                                                    servers):
+    shutil.copytree(ran["study"], tmp_path / "study")
+    noisy = json.loads((example_study_dir() / "seeds" / "toy-noise.json").read_text())["title"]
+    proc, url, log = scripted_chat({"rules": [
+        {"contains": f"Title: {noisy}", "reply": json.dumps({"units": [9, 0, 0, 0, 0]})},  # adds up to 9, not 5
+        {"contains": "budget units left", "reply": json.dumps({"units": [5, 0, 0, 0, 0]})}], "default": "?"},
+        tmp_path, "budget")
+    try:
+        with contextlib.redirect_stdout(io.StringIO()) as out:
+            assert main(["rtaste", "budget", str(tmp_path / "study"), "--base-url", url + "/v1", "--models", MODEL,
+                         "--budget-units", "10", "--budget-rounds", "2", "--max-retries", "0"]) == 0
+    finally:
+        servers[1](proc)
+    assert "rtaste budget: spent 2, failed 1, skipped 0, not_rerun 0" in out.getvalue()
+    failed = json.loads((tmp_path / "study" / "budget" / f"toy-noise.{MODEL}.single_researcher.json").read_text())
+    assert failed["rounds"] is None and failed["reason"] == "the units add up to 9; this round spends exactly 5"
+    second = [r for r in _requests(log) if f"Title: {noisy}" not in r["messages"][1]["content"]][1]
+    shown = second["messages"][-1]["content"]  # round 2 is asked after round 1's results
+    assert f"MVE 1: {VALUES['toy-imbalance'][0]:g} (fraction); its registered event occurred" in shown
+    assert "MVE 2:" not in shown and "probabilit" not in second["messages"][1]["content"]  # blind to its forecast
+    summary = json.loads((tmp_path / "study" / "budget.json").read_text())
+    # every unit went to MVE 1, which is sound, valuable and new; MVEs 1, 4 and 5 of five are (AUDIT, LABELS)
+    assert summary["n_conditions"] == 2
+    assert summary["svn"]["budget_share"]["estimate"] == 1.0 and summary["svn"]["even_share"]["estimate"] == 0.6
+    assert summary["svn"]["difference"]["estimate"] == pytest.approx(0.4)
+    assert summary["sound"]["even_share"]["estimate"] == pytest.approx(0.8)
