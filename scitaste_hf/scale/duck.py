@@ -19,7 +19,7 @@ ANN index and per-paper arrays; never a per-citation array beyond one block.
 from __future__ import annotations
 
 import shutil
-from contextlib import closing
+from contextlib import closing, contextmanager
 from itertools import pairwise
 from pathlib import Path
 
@@ -40,6 +40,9 @@ CD_BLOCK_PATHS = 40_000_000
 #: Peak bytes per citation of the CD kernel's graph (both CSR directions and the edge list they are built from:
 #: 1.66 GB at 21 million citations); below the memory limit the CD stage counts with the kernel.
 CD_GRAPH_BYTES_PER_EDGE = 80
+#: The least share of ``--memory-limit`` DuckDB keeps while Python's arrays (the CD kernel's graph, the nearest-paper
+#: search's vectors) hold the rest; the kernel is used for a graph that fits in the other share.
+DUCKDB_MIN_SHARE = 0.25
 #: Focal papers counted by one call of the CD kernel (progress granularity).
 CD_GRAPH_BLOCK = 100_000
 #: Focal papers per block of the semantic stage.
@@ -202,13 +205,32 @@ class DuckIndex:
             self.progress.note("features: done before, skipped")
         return key, pq.read_table(target)
 
+    @contextmanager
+    def _beside(self, nbytes: float, what: str):
+        """While the block runs, DuckDB's memory limit is ``--memory-limit`` less the ``nbytes`` Python holds for
+        ``what``, so that the two together stay under it; DuckDB keeps at least :data:`DUCKDB_MIN_SHARE`, and where
+        that leaves too little for Python the run says what it needs before the stage starts."""
+        limit = size_bytes(self.options.memory_limit)
+        duck = max(DUCKDB_MIN_SHARE * limit, limit - nbytes)
+        if duck + nbytes > limit:
+            self.progress.note(f"{what} holds about {nbytes / 1e9:.2f} GB beside DuckDB's {duck / 1e9:.2f} GB: this "
+                               f"stage needs about {(duck + nbytes) / 1e9:.2f} GB, over --memory-limit "
+                               f"{self.options.memory_limit}")
+        self.con.execute(f"SET memory_limit = '{int(duck)}B'")
+        try:
+            yield
+        finally:
+            self.con.execute(f"SET memory_limit = '{self.options.memory_limit}'")
+
     # --- stage 4 ---
     def cd(self, tables_key: str, n_focal: int) -> np.ndarray:
         """The CD counts, shape (n_focal, 3): n_i, n_j, n_k; with the compiled kernel where the citation graph fits
-        in the memory limit, else as joins."""
+        in the memory limit beside DuckDB's share (:meth:`_beside`), else as joins."""
         n_edges = self.con.sql("SELECT COUNT(*) FROM edges").fetchall()[0][0]
-        if n_edges * CD_GRAPH_BYTES_PER_EDGE <= size_bytes(self.options.memory_limit):
-            return self._cd_graph(tables_key, n_focal)
+        graph = n_edges * CD_GRAPH_BYTES_PER_EDGE
+        if graph <= (1 - DUCKDB_MIN_SHARE) * size_bytes(self.options.memory_limit):
+            with self._beside(graph, "the CD kernel's citation graph"):
+                return self._cd_graph(tables_key, n_focal)
         return self._cd_joins(tables_key, n_focal)
 
     def _cd_graph(self, tables_key: str, n_focal: int) -> np.ndarray:
@@ -341,7 +363,9 @@ class DuckIndex:
             report: dict = {"method": chosen, "papers": int(have.size)}
             if k >= 1:
                 total = have.size * (3 if chosen == "ann" else 1)
-                with self.progress.step(f"nearest papers ({chosen})", total) as advance:
+                held = self._search_bytes(have.size, vectors.shape[1], chosen)
+                step = self.progress.step(f"nearest papers ({chosen})", total)
+                with self._beside(held, "the nearest-paper search"), step as advance:
                     found = self._search(paper_rows[have], vectors, k, chosen, advance)
                 out[have, 0], out[have, 1] = found.nn_distance, found.knn_distance
                 if found.recall:
@@ -355,6 +379,13 @@ class DuckIndex:
         else:
             self.progress.note("neighbours: done before, skipped")
         return np.load(target), info["report"]
+
+    def _search_bytes(self, papers: int, dim: int, method: str) -> float:
+        """Bytes the search holds in this process: the papers' vectors, and FAISS's copy of them in its lists or
+        the exact search's block of similarities."""
+        from scitaste_hf.scale.neighbours import BLOCK_BYTES
+
+        return 4 * papers * dim * (2 if method == "ann" else 1) + (0 if method == "ann" else BLOCK_BYTES)
 
     def _search(self, rows: np.ndarray, vectors: np.ndarray, k: int, method: str, advance):
         """The nearest papers among ``vectors[rows]`` (:func:`scitaste_hf.scale.neighbours.nearest_papers`), in

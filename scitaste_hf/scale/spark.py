@@ -256,6 +256,12 @@ class SparkIndex(DuckIndex):
         return int(rows.size), int(dim)
 
     # --- stage 6 ---
+    def _search_bytes(self, papers: int, dim: int, method: str) -> float:
+        """The driver holds the approximate search's training sample only."""
+        from scitaste_hf.scale.neighbours import training_rows
+
+        return 4 * dim * training_rows(papers).size if method == "ann" else super()._search_bytes(papers, dim, method)
+
     def _search(self, rows: np.ndarray, vectors: np.ndarray, k: int, method: str, advance):
         """The approximate search as Spark jobs (:mod:`scitaste_hf.scale.spark_vectors`); exact search on the
         driver, as the DuckDB engine (quadratic: for a focal set that fits one machine)."""
