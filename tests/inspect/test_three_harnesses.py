@@ -5,10 +5,10 @@ fenced, in-prose, truncated, wrong-key, out-of-range and JSON-less answers, a 42
 answered on the retry); coverage counts exactly the answers it made scoreable.
 
 The search modes switch OpenAI's own web search on: Inspect's OpenAI provider (model gpt-4.1, one whose web search
-Inspect knows) through the Responses API's web_search tool, scitaste-agent (profile openai) with the chat
-completions' web_search_options; the server answers a request that switches it on by rules of their own, so that
-each mode meets the 429 and the stall. That a provider without a search of its own sends nothing is tested in
-test_inspect_tasks.py."""
+Inspect knows) through the Responses API's web_search tool, scitaste-agent (profile openai) and stock lm_eval's
+local-chat-completions (--metadata search=openai) with the chat completions' web_search_options; the server answers
+a request that switches it on by rules of their own, so that each mode meets the 429 and the stall. That a provider
+without a search of its own sends nothing is tested in test_inspect_tasks.py."""
 
 import json
 import math
@@ -29,7 +29,7 @@ pytestmark = [pytest.mark.slow, pytest.mark.filterwarnings("ignore::DeprecationW
 
 SCITASTE = str(Path(sys.executable).with_name("scitaste"))
 N = 12  # papers: the first twelve of the tasks' order, two of each discipline
-STOCK = ("pure_qa", "dimagent_v3")  # the modes stock lm_eval runs with any chat model
+STOCK = tuple(m for m, spec in MODE_SPECS.items() if spec.tools != "live")  # stock lm_eval's: not the live loop
 MODES = tuple(MODE_SPECS)
 TIMEOUT = 3  # seconds each harness gives one request: the stalled reply takes far longer
 LIVE_CALLS = ("citing_works", "references")  # the live loop's calls (not paper_metadata: see _script)
@@ -124,7 +124,8 @@ def runs(evidence_dataset, scripted_chat, servers, tmp_path_factory):
              f"model=scripted,base_url={url}/v1/chat/completions,num_concurrent=4,max_retries=3,timeout={TIMEOUT},"
              "tokenizer_backend=None", "--apply_chat_template", "--include_path",
              subprocess.run([SCITASTE, "tasks-path"], capture_output=True, text=True, check=True).stdout.strip(),
-             "--tasks", ",".join(tasks[m] for m in STOCK), "--limit", str(N), "--metadata", metadata,
+             "--tasks", ",".join(tasks[m] for m in STOCK), "--limit", str(N), "--metadata",
+             json.dumps({"data_dir": data, "search": "openai"}),
              "--output_path", str(tmp / "stock")], cwd=tmp, capture_output=True, text=True, timeout=400)
     finally:
         servers[1](proc)
@@ -218,15 +219,27 @@ def test_an_endpoint_failing_one_paper_aborts_stock_lm_eval_and_is_a_failure_els
     assert failed.scores["scitaste_scorer"].explanation == "api_error"
 
 
-@pytest.mark.parametrize("harness", ["inspect", "scitaste"])
+@pytest.mark.parametrize("harness", ["inspect", "stock", "scitaste"])
 def test_the_search_modes_and_no_other_switched_the_providers_search_on(runs, harness):
     """Each paper's answer was asked with OpenAI's web search switched on in the two search modes (6 and 7 twice
-    each), and with it off in the three others (the live loop's round 2; round 1 offers function tools)."""
+    each), and with it off in the others (the live loop's round 2 among them; its round 1 offers function tools)."""
     _, records, sent = runs
     search = sum(spec.search for spec in MODE_SPECS.values())
     for k, r in enumerate(records):
         asked = [switches_search(body) for body in sent[harness]
                  if f"Identifier: {r['bibcode']}\n" in request_text(body) and not offers_functions(body)]
-        assert sum(asked) >= search * (2 if k in (6, 7) else 1) and len(asked) - sum(asked) >= len(MODES) - search
+        modes = len(MODES if harness != "stock" else STOCK)
+        assert sum(asked) >= search * (2 if k in (6, 7) else 1) and len(asked) - sum(asked) >= modes - search
     if harness == "inspect":
         assert all(body["tools"] == [{"type": "web_search"}] for body in sent[harness] if switches_search(body))
+
+
+def test_a_search_profile_without_a_switch_stops_the_stock_task_with_one_line(evidence_dataset):
+    from scitaste_hf.adapters.lmeval.tasks import load_docs
+    from scitaste_hf.errors import TaskUnavailable
+
+    with pytest.raises(TaskUnavailable) as raised:
+        load_docs(str(evidence_dataset), scitaste_task_mode="native_search", search="llama-cpp")
+    assert "\n" not in str(raised.value) and "'llama-cpp'" in str(raised.value) and "openai" in str(raised.value)
+    docs = load_docs(str(evidence_dataset), scitaste_task_mode="native_search", search="dashscope")["test"]
+    assert set(docs["search"]) == {"dashscope"}

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import json
 import logging
+import sys
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -88,18 +89,27 @@ class ScitasteTask(ConfigurableTask):
         return super().fewshot_context(doc, num_fewshot=num_fewshot, **kwargs)
 
     def construct_requests(self, doc, ctx, **kwargs):
-        """lm-eval's request; in a mode only scitaste's models run, the mode joins its generation arguments.
+        """lm-eval's request; in a mode only scitaste's models run, the mode joins its generation arguments, and in
+        a search mode under another model, the web-search switch of the document's ``search`` profile does
+        (``local-chat-completions`` sends generation arguments as fields of the request's body).
 
         lm-eval keys its ``--use_cache`` store by a request's arguments alone, and these modes share their prompt
         with another mode (``native_search`` and ``dimagent_v3_live`` with ``pure_qa``, ``dimagent_v3_native``
-        with ``dimagent_v3``): without the mode, one mode's cached answers would be replayed for another.
+        with ``dimagent_v3``): without the mode (or the switch), one mode's cached answers would be replayed for
+        another.
         """
+        from scitaste_hf.agent.chat import PROFILES
+
+        models = sys.modules.get("scitaste_hf.adapters.lmeval.models")  # registered if one of them runs
+
         request = super().construct_requests(doc, ctx, **kwargs)
         mode = doc.get("scitaste_mode") or "pure_qa"
         spec = MODE_SPECS[mode]
         if spec.search or spec.tools == "live":
             context, gen_kwargs, *rest = request.arguments
-            request.arguments = (context, {**gen_kwargs, "scitaste_mode": mode}, *rest)
+            switch = spec.search and doc.get("search") and not (models is not None and models.can_run(mode))
+            request.arguments = (context, {**gen_kwargs, **(PROFILES[doc["search"]].search if switch else
+                                                            {"scitaste_mode": mode})}, *rest)
         return request
 
 

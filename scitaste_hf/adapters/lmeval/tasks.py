@@ -83,7 +83,7 @@ def doc_order(records: Sequence[Mapping[str, Any]]) -> list[int]:
 
 def load_docs(data_dir: str | None = None, split: str = "selected", scitaste_task_mode: str = "pure_qa",
               evidence_dir: str | None = None, evidence_as: str = "auto", withhold: str = "",
-              scitaste_task_withhold: str = "", **_metadata: Any):
+              scitaste_task_withhold: str = "", search: str = "", **_metadata: Any):
     """The task's documents: the ``split`` of the dataset at ``data_dir`` (lm-eval's ``--metadata``), else of
     ``$SCITASTE_DATA_DIR``, else of the Hub dataset, in :func:`doc_order`. Returns ``{"test": datasets.Dataset}``.
 
@@ -97,7 +97,13 @@ def load_docs(data_dir: str | None = None, split: str = "selected", scitaste_tas
     A tool mode also needs the frozen evidence (``evidence_dir``, else ``$SCITASTE_EVIDENCE_DIR``, else the
     dataset's ``tool_evidence`` config), from which its prompts render round 1. A task that cannot run here
     stops before the first paper is sent (:class:`~scitaste_hf.errors.TaskUnavailable`): no evidence, or a mode
-    that needs scitaste-agent (the live loop, the provider's web search) with a model that is not it.
+    that needs scitaste-agent (the live loop; the provider's web search without ``search``) with a model that is not
+    it.
+
+    ``search`` (``--metadata '{"search": "PROFILE"}'``) names the profile of :data:`scitaste_hf.agent.chat.PROFILES`
+    whose web-search switch a search mode's requests carry under a stock lm-eval model: ``local-chat-completions``
+    sends a request's generation arguments as fields of its body (:class:`~scitaste_hf.adapters.lmeval.chat_task.
+    ScitasteTask` adds them). Each document records it as ``search``.
 
     ``withhold`` (``--metadata '{"withhold": "TOOL"}'``, or ``scitaste_task_withhold`` in a task YAML's
     ``dataset_kwargs``, as the drop-one tasks of :func:`withheld_tasks` name it) keeps one tool's evidence back in a
@@ -117,7 +123,7 @@ def load_docs(data_dir: str | None = None, split: str = "selected", scitaste_tas
         raise TaskUnavailable(f"unknown scitaste_task_mode {mode!r}; the modes are {', '.join(MODE_SPECS)}")
     if evidence_as not in EVIDENCE_AS:
         raise TaskUnavailable(f"evidence_as must be one of {', '.join(EVIDENCE_AS)}, not {evidence_as!r}")
-    _check_runnable(mode)
+    _check_runnable(mode, search)
     withheld = _withheld(mode, withhold, scitaste_task_withhold)
     source = data_dir or constants.read(constants.SCITASTE_DATA_DIR) or HUB_DATASET
     evidence = _evidence_source(evidence_dir, source) if MODE_SPECS[mode].tools != "none" else ""
@@ -134,9 +140,10 @@ def load_docs(data_dir: str | None = None, split: str = "selected", scitaste_tas
     floor = floor_matrices(as_answer_matrix(records, str(source)), None, backup)["constant"]
     features = record_features()
     rows = [{**{k: records[i].get(k) for k in features}, "floor": list(floor[i]), "scitaste_mode": mode,
-             "evidence": evidence, "evidence_as": evidence_as, "withheld": withheld} for i in doc_order(records)]
+             "evidence": evidence, "evidence_as": evidence_as, "withheld": withheld, "search": search}
+            for i in doc_order(records)]
     features["floor"] = datasets.Sequence(datasets.Value("float64"))
-    for column in ("scitaste_mode", "evidence", "evidence_as", "withheld"):
+    for column in ("scitaste_mode", "evidence", "evidence_as", "withheld", "search"):
         features[column] = datasets.Value("string")
     return {"test": datasets.Dataset.from_list(rows, features=features)}
 
@@ -199,27 +206,30 @@ def withheld_tasks() -> dict[str, str]:
     return files
 
 
-def _check_runnable(mode: str) -> None:
+def _check_runnable(mode: str, search: str = "") -> None:
     """Stop at once when ``mode`` needs what only scitaste-agent has and no scitaste model here can run it (lm-eval
-    builds the model before it loads the tasks, so a model of this package would be registered by now)."""
+    builds the model before it loads the tasks, so a model of this package would be registered by now); a search
+    mode runs under any model when ``search`` names a profile with a web-search switch, which its requests carry."""
     import sys
 
     from scitaste_hf.agent.chat import PROFILES
     from scitaste_hf.errors import TaskUnavailable
 
     spec = MODE_SPECS[mode]
-    if spec.tools != "live" and not spec.search:
+    searching = ", ".join(name for name, profile in PROFILES.items() if profile.search)
+    if search and not PROFILES.get(search, PROFILES["default"]).search:
+        raise TaskUnavailable(f"search must name a profile with a web-search switch ({searching}), not {search!r}")
+    if spec.tools != "live" and (not spec.search or search):
         return
     models = sys.modules.get("scitaste_hf.adapters.lmeval.models")
     if models is not None and models.can_run(mode):
         return
     instead = f"with this model, run {' or '.join(ANY_MODEL)}"
     if spec.search:
-        searching = ", ".join(name for name, profile in PROFILES.items() if profile.search)
         raise TaskUnavailable(
-            f"{spec.task} needs the provider's own web search, which this model cannot switch on: run it with "
-            f"`scitaste eval --model scitaste-agent --model_args base_url=...,model=...,profile=P` (P one of "
-            f"{searching}); {instead}")
+            f"{spec.task} needs the provider's own web search, which this model cannot switch on: pass --metadata "
+            f"'{{\"search\": \"P\"}}' to send P's switch to an endpoint that has it, or run `scitaste eval --model "
+            f"scitaste-agent --model_args base_url=...,model=...,profile=P` (P one of {searching}); {instead}")
     raise TaskUnavailable(
         f"{spec.task} is the live tool loop, in which the model chooses its own calls: run it with `scitaste eval "
         f"--model scitaste-agent --model_args base_url=...,model=...`; {instead} (round 1 made by the harness)")
