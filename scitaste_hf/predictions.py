@@ -85,6 +85,17 @@ def log_reader(source: str) -> ModuleType:
     return found[0].load()
 
 
+def logged_field(data: bytes, source: str, key: str) -> str | None:
+    """A field of the document an lm-eval samples log or an Inspect log records on its first sample
+    (``scitaste_mode``, ``withheld``), when it is a string; None for a predictions file, which records none."""
+    if not is_samples_log(data):
+        return None
+    first = run_text(data, source).lstrip().split("\n", 1)[0]
+    doc = json.loads(first).get("doc")
+    value = doc.get(key) if isinstance(doc, dict) else None
+    return value if isinstance(value, str) else None
+
+
 def run_text(data: bytes, source: str) -> str:
     """A run file's text: its JSONL as it is, or an Inspect log's samples as lm-eval samples lines.
 

@@ -775,18 +775,19 @@ REPORT_RUNS = 6
 
 def _report_runs(board: Leaderboard, runs, modes) -> tuple[list[tuple[int, str, str]], str]:
     """The runs a report analyses, as (run, model, mode), and the line that says which: the picked runs, else every
-    ranked run of ``modes`` in the board's order (the first of each model and mode); at most :data:`REPORT_RUNS`. A
-    model's second run in one mode is named with its run number (the analysis takes each model and mode once)."""
+    ranked run of ``modes`` in the board's order (the first of each model, mode and withheld tool); at most
+    :data:`REPORT_RUNS`. A model's second run in one mode (and withheld tool) is named with its run number (the
+    analysis takes each model and mode once, beside its runs with a tool withheld)."""
     picked = [_run_id(r, "a run") for r in (runs or [])]
     if picked:
         metas = [board.result(r) for r in dict.fromkeys(picked)]
         what = "picked runs"
     elif modes:
-        seen: set[tuple[str, str]] = set()
+        seen: set[tuple[str, str, str]] = set()
         metas = []
         for r in board.rows():
-            if r["mode"] in modes and (r["model"], r["mode"]) not in seen:
-                seen.add((r["model"], r["mode"]))
+            if r["mode"] in modes and (r["model"], r["mode"], board.withheld(r["run"])) not in seen:
+                seen.add((r["model"], r["mode"], board.withheld(r["run"])))
                 metas.append(r)
         what = f"ranked runs of {', '.join(m for m in MODES if m in modes)}"
     else:
@@ -795,11 +796,12 @@ def _report_runs(board: Leaderboard, runs, modes) -> tuple[list[tuple[int, str, 
         raise ScitasteError(f"no {what}")
     line = f"{min(len(metas), REPORT_RUNS)} of {len(metas)} {what}" + (
         f" (a report takes at most {REPORT_RUNS}: the first ones)" if len(metas) > REPORT_RUNS else "")
-    named: set[tuple[str, str]] = set()
+    named: set[tuple[str, str, str]] = set()
     out = []
     for meta in metas[:REPORT_RUNS]:
-        model = meta["model"] if (meta["model"], meta["mode"]) not in named else f"{meta['model']} (#{meta['run']})"
-        named.add((meta["model"], meta["mode"]))
+        key = (meta["model"], meta["mode"], board.withheld(meta["run"]))
+        model = meta["model"] if key not in named else f"{meta['model']} (#{meta['run']})"
+        named.add(key)
         out.append((meta["run"], model, meta["mode"]))
     return out, line
 
@@ -822,7 +824,8 @@ def report_view(board: Leaderboard, runs=None, modes=None) -> tuple:
         chosen, line = _report_runs(board, runs, modes)
 
         def build():
-            report = analyse([Run(model, mode, board.answers(run), f"run #{run}") for run, model, mode in chosen],
+            report = analyse([Run(model, mode, board.answers(run), f"run #{run}", board.withheld(run))
+                              for run, model, mode in chosen],
                              board.gold, backup=board.backup, gold_name="the board's gold set",
                              results=[board.current_result(run) for run, _, _ in chosen])
             # the heatmap is shown beside the text, not linked as the report folder's file
@@ -1358,8 +1361,9 @@ def build_app(board: Leaderboard, synthetic: bool = False, ratings: Ratings | No
                 submit_button = gr.Button("Submit", variant="primary")
                 outcome = gr.Textbox(label="status", interactive=False)
 
-                def do_submit(file, model, mode, organisation, link, samples=None, trace=None, hub_id="",
-                              revision="", cutoff="", request: gr.Request = None,
+                # Trailing inputs default to None, which gradio_client reads as optional (older callers omit them).
+                def do_submit(file, model, mode, organisation, link, samples=None, trace=None, hub_id=None,
+                              revision=None, cutoff=None, request: gr.Request = None,
                               profile: gr.OAuthProfile | None = None):
                     return submit(board, file, model, mode, organisation, link, samples, trace, request, profile,
                                   hub_id, revision, cutoff)
@@ -1385,7 +1389,7 @@ def build_app(board: Leaderboard, synthetic: bool = False, ratings: Ratings | No
                 request_outcome = gr.Textbox(label="request", interactive=False)
 
                 # The profile comes first, as in the Annotate tab's handlers (where Gradio injects it reliably).
-                def do_request(profile: gr.OAuthProfile | None, model, revision, modes, name, cutoff="",
+                def do_request(profile: gr.OAuthProfile | None, model, revision, modes, name, cutoff=None,
                                request: gr.Request = None):
                     return request_evaluation(board, model, revision, modes, name, request, profile, cutoff)
 

@@ -65,18 +65,11 @@ def parse_run(text: str, model: str | None) -> dict[str, str | None]:
 def logged_mode(path: str, key: str = "scitaste_mode") -> str | None:
     """The mode an lm-eval samples log or an Inspect log records on its first sample (``doc.scitaste_mode``), or
     another field ``key`` of its document (``withheld``); None for a predictions file, which records none."""
-    import json
     from pathlib import Path
 
-    from scitaste_hf.predictions import is_samples_log, run_text
+    from scitaste_hf.predictions import logged_field
 
-    data = Path(path).read_bytes()
-    if not is_samples_log(data):
-        return None
-    first = run_text(data, path).lstrip().split("\n", 1)[0]
-    doc = json.loads(first).get("doc")
-    mode = doc.get(key) if isinstance(doc, dict) else None
-    return mode if isinstance(mode, str) else None
+    return logged_field(Path(path).read_bytes(), path, key)
 
 
 def read_run(fields: dict[str, str | None]):

@@ -782,6 +782,23 @@ class Leaderboard:
         Report tab analyses; :class:`ScitasteError` for an unknown run)."""
         return self.parse(self.store.submission_file(self._row(run_id)["sha256"]).read_bytes())
 
+    def withheld(self, run_id: int) -> str:
+        """The tool a stored run went without ("" for none): the ``withheld`` that its samples log records, whether
+        the log is the submission or its evidence (per-tool attribution, docs/report.md#per-tool-attribution). Read
+        once per run; a run of a tool-free mode has none, and its files are not read."""
+        from scitaste_hf.predictions import logged_field
+
+        row = self._row(run_id)
+        if MODE_SPECS[row["mode"]].tools == "none":
+            return ""
+
+        def read() -> str:
+            key = row["sha256"]
+            logs = [self.store.submission_file(key).read_bytes(), self.store.evidence(key).get("samples", b"")]
+            return next((t for t in (logged_field(data, f"run #{run_id}", "withheld") for data in logs) if t), "")
+
+        return self.per_run(run_id, "withheld", read)
+
     def compare(self, run_a: int, run_b: int, *, n_resamples: int = N_RESAMPLES, seed: int = SEED) -> dict[str, Any]:
         """Paired bootstrap of run A minus run B on the papers both scored, overall and per discipline.
 

@@ -99,3 +99,33 @@ def test_scitaste_report_reads_the_withheld_tool_from_a_samples_log_or_the_run(r
     assert all(v["difference"] == 0.0 for v in report["attribution"][0]["statistics"].values())
     assert main(["report", f"model=m,mode=dimagent_v3,withheld=cites,path={full_log}", "--gold", str(GOLD),
                  "--out", str(tmp_path / "t")]) == 2
+
+
+def test_the_spaces_report_pairs_a_stored_run_with_its_run_without_a_tool(runs, tmp_path):
+    import runpy
+
+    from scitaste_hf.leaderboard import Leaderboard
+    from scitaste_hf.resources import bundled_dir
+
+    gold, _, full, without = runs
+
+    def log(M, withheld):
+        return "".join(json.dumps({"doc": {"bibcode": r["bibcode"], "scitaste_mode": "dimagent_v3",
+                                           "withheld": withheld}, "filtered_resps": [json.dumps(a.model_dump())]})
+                       + "\n" for r, a in zip(gold, _answers(gold, M).values())).encode()
+
+    app = runpy.run_path(str(bundled_dir("space") / "app.py"), run_name="test")
+    board = Leaderboard(tmp_path / "board", gold, rate_limit=None, background_upgrade=False)
+    try:
+        first = board.submit(log(full, ""), "m", "dimagent_v3").run_id
+        second = board.submit(log(without, "journal_profile"), "m", "dimagent_v3").run_id
+        assert (board.withheld(first), board.withheld(second)) == ("", "journal_profile")
+        line, text, _, report = app["report_view"](board, runs=[first, second])
+        assert line == "Report on 2 of 2 picked runs."
+        assert [a["tool"] for a in report["attribution"]] == ["journal_profile"]
+        assert [r["model"] for r in report["runs"]] == ["m", "m"] and "## Per-tool attribution" in text
+        direct = analyse([Run("m", "dimagent_v3", _answers(gold, full)),
+                          Run("m", "dimagent_v3", _answers(gold, without), withheld="journal_profile")], gold)
+        assert report["attribution"][0]["statistics"] == direct["attribution"][0]["statistics"]
+    finally:
+        board.close()
