@@ -55,6 +55,7 @@ def _script() -> dict:
          "reply": json.dumps({"follow_ups": [f"obvious {k}" for k in range(10)]})},
         {"contains": "is one of the listed obvious follow-ups", "reply": json.dumps({"obvious": [False] * 5})},
         {"contains": "label it against the literature", "reply": json.dumps({"labels": LABELS})},
+        {"contains": "budget units left", "reply": json.dumps({"units": [2, 0, 0, 0, 0]})},
         {"contains": "rank them 1-5", "reply": json.dumps({"probabilities": [0.5] * 5, "ranks": list(RANKS)})},
         {"contains": "Register exactly 5 MVEs", "reply": json.dumps({"registrations": [REGISTRATION] * 5})}],
         "default": "The paper opens three directions."}
@@ -72,7 +73,7 @@ def ran(tmp_path_factory, scripted_chat, servers):
     proc, url, log = scripted_chat(_script(), folder, "run")
     args = ["rtaste", "run", "--study", str(folder / "study"), "--models", MODEL, "--base-url", url + "/v1",
             "--auditors", "a1,a2,a3", "--novelty-judges", "n1,n2", "--reviewers", "r1,r2,r3", "--no-search",
-            "--usd-per-m-prompt", "1000", "--wall-s", "60", "--max-retries", "0"]
+            "--usd-per-m-prompt", "1000", "--wall-s", "60", "--max-retries", "0", "--budget-units", "4"]
     try:
         out = io.StringIO()
         with contextlib.redirect_stdout(out):
@@ -119,9 +120,9 @@ def test_every_stage_validates_and_the_reruns_decide_the_events(ran):
 def test_progress_and_costs_are_printed_and_recorded(ran):
     printed, first, record = ran["printed"], ran["first"], ran["record"]
     assert list(record["stages"]) == ["seeds", f"propose {MODEL} single_researcher", "seal", "judge", "toy executor",
-                                      "rerun", "audit", "calibrate", "novelty", "review", "release"]
+                                      "rerun", "budget", "audit", "calibrate", "novelty", "review", "release"]
     assert record["stages"]["rerun"]["resolved"] == 15 and record["stages"]["toy executor"]["delivered"] == 15
-    assert "rtaste run [6/11] rerun: resolved 15" in printed
+    assert "rtaste run [6/12] rerun: resolved 15" in printed
     requests = _requests(ran["log"])[:first]
     texts = ["\n".join(m["content"] for m in r["messages"] if isinstance(m.get("content"), str)) for r in requests]
     # the scripted server counts len(text) // 4 prompt tokens a call: the run's total is the sum over the log
@@ -130,6 +131,8 @@ def test_progress_and_costs_are_printed_and_recorded(ran):
     proposing = record["costs"]["propose"]
     assert proposing["usd"] == pytest.approx(proposing["prompt_tokens"] * 1000 / 1e6)
     assert f"{first} model calls" in printed
+    # every unit on MVE 1, sound, valuable and new, where three of five are
+    assert "budget on sound+valuable+new MVEs: 1.000 [1.000, 1.000] of the units, against 0.600" in printed
 
 
 def test_a_second_run_asks_and_runs_nothing_again(ran):
@@ -137,6 +140,7 @@ def test_a_second_run_asks_and_runs_nothing_again(ran):
     assert len(_requests(ran["log"])) == ran["first"]
     assert "rerun: resolved 0, unresolved 0, failed 0, skipped 15" in again
     assert "toy executor: delivered 0, skipped 15" in again
+    assert "budget: spent 0, failed 0, skipped 3" in again
     assert "calibrate: planted 0, answered 0, failed 0, skipped 45" in again
 
 
