@@ -131,6 +131,8 @@ def test_progress_and_costs_are_printed_and_recorded(ran):
     proposing = record["costs"]["propose"]
     assert proposing["usd"] == pytest.approx(proposing["prompt_tokens"] * 1000 / 1e6)
     assert f"{first} model calls" in printed
+    # the run's auditors all answer AUDIT, which flags MVE 3 wherever a flaw is planted: one catch in five
+    assert "calibration majority: catches 0.200 [0.200, 0.200] of 15 planted flaws, flags 0.200" in printed
     # every unit on MVE 1, sound, valuable and new, where three of five are
     assert "budget on sound+valuable+new MVEs: 1.000 [1.000, 1.000] of the units, against 0.600" in printed
 
