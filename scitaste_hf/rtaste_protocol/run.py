@@ -185,6 +185,7 @@ def run_protocol(root: str | Path, seed_papers: str | Path, roles: Roles, *,
             record["waiting"] = record["stages"]["rerun"]["not_delivered"]
             say(f"rtaste run: {record['waiting']} MVEs await the executor: deliver them as "
                 f"{root / 'mves' / 'CONDITION' / 'POSITION'}/ (docs/rtaste-protocol.md) and run again")
+            write(root / RUN_FILE, record)
             break
         started = time.monotonic()
         done = step()

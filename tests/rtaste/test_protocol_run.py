@@ -266,3 +266,23 @@ def test_the_budget_goes_where_the_agent_puts_it_and_is_measured_against_the_lab
     assert summary["svn"]["budget_share"]["estimate"] == 1.0 and summary["svn"]["even_share"]["estimate"] == 0.6
     assert summary["svn"]["difference"]["estimate"] == pytest.approx(0.4)
     assert summary["sound"]["even_share"]["estimate"] == pytest.approx(0.8)
+
+
+def test_without_an_executor_the_run_stops_after_the_rerun_and_says_what_it_waits_for(tmp_path, scripted_chat,
+                                                                                       servers):
+    (tmp_path / "seed-papers").mkdir()
+    shutil.copy(example_study_dir() / "seeds" / "toy-shift.json", tmp_path / "seed-papers")  # no toy MVEs
+    proc, url, _ = scripted_chat(_script(), tmp_path, "waiting")
+    try:
+        with contextlib.redirect_stdout(io.StringIO()) as out:
+            assert main(["rtaste", "run", "--seed-papers", str(tmp_path / "seed-papers"), "--study",
+                         str(tmp_path / "study"), "--models", MODEL, "--base-url", url + "/v1", "--auditors",
+                         "a1,a2,a3", "--novelty-judges", "n1,n2", "--reviewers", "r1,r2,r3", "--no-search"]) == 0
+    finally:
+        servers[1](proc)
+    printed = out.getvalue()
+    assert "rerun: resolved 0, unresolved 0, failed 0, skipped 0, not_delivered 5" in printed
+    assert f"5 MVEs await the executor: deliver them as {tmp_path / 'study' / 'mves'}" in printed
+    record = json.loads((tmp_path / "study" / "run.json").read_text())
+    assert record["release"] is None and record["waiting"] == 5 and "audit" not in record["stages"]
+    assert not (tmp_path / "study" / "release.jsonl").exists()
