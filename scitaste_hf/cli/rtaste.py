@@ -1,9 +1,9 @@
 """rTaste: run the protocol's stages on a study folder, and score research agents' registered-event experiments.
 
-`scitaste rtaste propose|seal|judge|rerun|audit|novelty|review|release STUDY` run one stage each on a study folder
-(docs/rtaste-protocol.md), resumable and replaceable one at a time; `scitaste rtaste run` runs them all on a folder
-of seed papers (by default the bundled synthetic study) and reports; `scitaste rtaste report` prints the study's
-headline table from a release in the rTaste schema; without --data it reports the bundled synthetic release
+`scitaste rtaste propose|seal|judge|rerun|budget|audit|calibrate|novelty|review|release STUDY` run one stage each on
+a study folder (docs/rtaste-protocol.md), resumable and replaceable one at a time; `scitaste rtaste run` runs them all
+on a folder of seed papers (by default the bundled synthetic study) and reports; `scitaste rtaste report` prints the
+study's headline table from a release in the rTaste schema; without --data it reports the bundled synthetic release
 (simulated data, not study results).
 """
 
@@ -26,8 +26,8 @@ STAGES = (
     ("release", "join the stages' records into the release table (STUDY/release.jsonl) for `rtaste report`"),
 )
 
-RUN_HELP = ("every stage on a folder of seed papers (propose, seal, judge, rerun, audit, novelty, review, release), "
-            "resumable, ending in the report")
+RUN_HELP = ("every stage on a folder of seed papers (propose, seal, judge, rerun, the budget mode when asked for, "
+            "audit, calibrate, novelty, review, release), resumable, ending in the report")
 
 
 def _stage_arguments(actions) -> None:
@@ -224,7 +224,7 @@ def print_calibration(summary: dict[str, Any]) -> None:
               f"flags {_estimate(rates['false_positive_rate'])} of {rates['n_delivered']} delivered MVEs")
 
 
-def _print_budget(study) -> None:
+def _print_budget(study: Any) -> None:
     """The budget mode's summary in one line per label, once the study's labels are complete."""
     from scitaste_hf.errors import ScitasteError
     from scitaste_hf.rtaste_protocol.budget import budget_summary
@@ -280,7 +280,7 @@ def run_stage(args: argparse.Namespace) -> int:
     elif args.action == "calibrate":
         from scitaste_hf.rtaste_protocol.calibrate import FLAWS, calibrate, calibration_summary
 
-        flaws = tuple(_models(args.flaws, "--flaws")) if args.flaws is not None else tuple(FLAWS)
+        flaws = tuple(f.strip() for f in args.flaws.split(",") if f.strip()) if args.flaws else tuple(FLAWS)
         done = calibrate(study, _clients(args, _models(args.auditors, "--auditors")), _limits(args), flaws=flaws,
                          force=args.force)
         print_calibration(calibration_summary(study))
