@@ -1,9 +1,11 @@
-"""The prospective cycle offline, through the Space's API (issue 33's first check): a release built as of T0 with a
-prospective split, a Space in Hub mode over it, runs sealed at T0 by two signed-in accounts, then `scitaste resolve`
-as of T1 and T2 against the same mirror. A sealed run is not readable by another account until the first resolution,
-a run after it is refused, and each run's resolved score is `scitaste score` against the gold folder of an as-of-T1
-build of those papers; an oracle that sealed the T1 gold at T0 scores perfectly, and a copy of the retrospective
-gold has nothing to copy (the prospective papers are in neither retrospective split, so it is refused)."""
+"""The prospective cycle offline, through the Space's API (issue 33's first check): a mirror whose world's clock
+stands at T0, a release built from it with a prospective split, a Space in Hub mode over it, runs sealed at T0 by
+two signed-in accounts, then the clock moved to T1 and T2 and `scitaste resolve` as of each. A sealed run is not
+readable by another account until the first resolution, a run after it is refused, and each run's resolved score is
+`scitaste score` against the gold folder of an as-of-T1 build of those papers (built with the clock at the world's
+present, which agrees with the world moved to T1); an oracle that sealed the T1 gold at T0 scores perfectly, and a
+copy of the retrospective gold has nothing to copy (the prospective papers are in neither retrospective split, so
+it is refused)."""
 
 import importlib.util
 import json
@@ -12,6 +14,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import httpx
 import pyarrow.parquet as pq
 import pytest
 
@@ -24,8 +27,11 @@ from scitaste_hf.schema import DIMENSIONS, SPLITS
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
 SCITASTE = str(Path(sys.executable).with_name("scitaste"))
 T0, T1, T2 = "2021-12-31", "2022-12-31", "2023-12-31"
-QUOTAS = ["--per-discipline", "60"]
-# The Hub sign-in of the Space's own sign-in test (its session cookie and clients), not a copy of it.
+QUOTAS = ["--per-discipline", "100"]  # every paper of a discipline collected, the young ones too
+#: The world of this test's own mirror, whose clock it moves (the shared mirror's must stay put).
+PAPERS, SEED = "600", "7"
+# The Hub sign-in of the Space's own sign-in test (its session cookie and clients), not a copy of it; read by path,
+# as the suite imports in importlib mode (test folders are not on the path).
 _spec = importlib.util.spec_from_file_location("hub_signin", Path(__file__).with_name("test_space_hub_signin.py"))
 _signin = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(_signin)
@@ -46,22 +52,35 @@ def _lines(records: list[dict], answer) -> bytes:
     return "".join(json.dumps({"bibcode": r["bibcode"], **answer(r)}) + "\n" for r in records).encode()
 
 
+def _move_clock(mirror: str, day: str | None) -> None:
+    answer = httpx.post(f"{mirror}/_control/clock", json={"as_of": day}, timeout=30)
+    assert answer.json() == {"as_of": day}
+
+
 @pytest.fixture(scope="module")
-def cycle(mirror, tmp_path_factory, space_starter, servers):
-    """The T0 release, the T1 gold of an independent as-of-T1 build of its prospective papers, and a Space in Hub
-    mode over the release."""
+def cycle(tmp_path_factory, space_starter, servers):
+    """A mirror whose world's clock stands at T0, the T0 release built from it, the T1 gold of an independent
+    as-of-T1 build of its prospective papers (with the clock at the world's present: the build's own date filters
+    alone), and a Space in Hub mode over the release."""
     root = tmp_path_factory.mktemp("prospective")
+    start, stop = servers
+    clocked, mirror = start([SCITASTE, "mirror", "serve", "--papers", PAPERS, "--seed", SEED, "--as-of", T0, "--port",
+                             "{port}"], log=root / "mirror.log", ready="/health")
+    mirror = mirror.rstrip("/")
     release = root / "t0"
     _run("build", "--source", "mirror", "--mirror-url", mirror, "--out", str(release), "--seed", "3", *QUOTAS,
          "--selected-per-discipline", "10", "--as-of", T0, "--prospective-months", "24")
     oracle = root / "oracle-t1"  # a board of its own with no sealed run: only the as-of-T1 gold is wanted
+    _move_clock(mirror, None)
     _run("resolve", "--data", str(root / "scratch"), "--dataset", str(release), "--as-of", T1, "--mirror-url", mirror,
          *QUOTAS, "--out", str(oracle))
+    _move_clock(mirror, T0)
     data = root / "space"
     proc, url = space_starter(data, data.with_suffix(".log"), {**HUB_ENV, "SCITASTE_SUBMIT_LIMIT": "100",
                                                                 "SCITASTE_GOLD": str(release)})
     yield {"release": release, "oracle": oracle, "data": data, "url": url, "mirror": mirror, "root": root}
-    servers[1](proc)
+    stop(proc)
+    stop(clocked)
 
 
 def _seal(client, path: Path, model: str) -> str:
@@ -108,6 +127,7 @@ def test_a_sealed_run_is_unreadable_then_refused_then_scored_as_scitaste_score_s
                                                                        "prospective split is resolved")
     assert _client(url).predict("1", api_name="/prospective_answers").startswith("Refused: ")
 
+    _move_clock(cycle["mirror"], T1)
     printed = _run("resolve", "--data", str(cycle["data"]), "--dataset", str(release), "--as-of", T1,
                    "--mirror-url", cycle["mirror"], *QUOTAS)
     assert f"resolved {len(young)} of {len(young)} prospective papers as of {T1}" in printed, printed
@@ -115,6 +135,7 @@ def test_a_sealed_run_is_unreadable_then_refused_then_scored_as_scitaste_score_s
     assert late == (f"Rejected: the prospective split was resolved as of {T1}: it takes no sealed run after its "
                     "first resolution date"), late
     assert bob.predict("1", api_name="/prospective_answers") == honest.read_text()  # resolved: no longer sealed
+    _move_clock(cycle["mirror"], T2)
     _run("resolve", "--data", str(cycle["data"]), "--dataset", str(release), "--as-of", T2,
          "--mirror-url", cycle["mirror"], *QUOTAS)
 
