@@ -51,6 +51,17 @@ def _now() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds")
 
 
+def _claimable(entry: dict[str, Any] | None, row: dict[str, Any], now: float) -> bool:
+    """Whether a worker may claim the request of the Space's ``row`` (pending or running there) whose queue entry is
+    ``entry``: never claimed; its lease expired (a worker lost); or its outcome was collected and the Space queued
+    it again."""
+    if entry is None:
+        return True
+    if entry["state"] == RUNNING:
+        return entry["until"] < now
+    return bool(entry.get("collected")) and row["state"] == PENDING
+
+
 def _seal_fields(request: dict[str, Any], started_at: str, provenance: dict[str, Any], samples: bytes,
                  trace: bytes | None) -> dict[str, Any]:
     """What the seal over a worker's result for ``request`` covers (:func:`~scitaste_hf.leaderboard.integrity.seal`'s
@@ -162,11 +173,13 @@ class HubQueue:
             head, requests, state = self.read()
             now = time.time()
             free = [i for i, r in sorted(requests.items()) if r["state"] in (PENDING, RUNNING)
-                    and (str(i) not in state or (state[str(i)]["state"] == RUNNING and state[str(i)]["until"] < now))]
+                    and _claimable(state.get(str(i)), r, now)]
             if not free:
                 return None
             request_id = free[0]
-            entry = state.get(str(request_id), {"attempts": 0, "started_at": _now()})
+            entry = state.get(str(request_id))
+            if entry is None or entry["state"] != RUNNING:  # never claimed, or queued again after its outcome
+                entry = {"attempts": 0, "started_at": _now()}
             if entry["attempts"] >= max_attempts:
                 state[str(request_id)] = {**entry, "state": FAILED, "owner": "", "until": 0,
                                           "reason": f"no end after {entry['attempts']} attempts (the worker was lost "
@@ -227,14 +240,18 @@ class HubQueue:
 
     def collect(self, board) -> int:
         """Take the queue's state into ``board``'s store (the Space's): leases as running, finished runs scored and
-        stored as ``server-run`` when their seal holds, failures with their reason. Returns how many requests
-        changed; what fails to collect now is collected on a later call."""
+        stored as ``server-run`` when their seal holds, failures with their reason; each outcome taken is then marked
+        ``collected`` in the repo, so that a request the Space queues again (``--requeue``) is claimed afresh.
+        Returns how many requests changed; what fails to collect now is collected on a later call."""
         head, _, state = self.read()
-        changed = 0
+        changed, taken = 0, []
         for key, entry in sorted(state.items(), key=lambda item: int(item[0])):
             request_id = int(key)
             row = board.requests.get(request_id)
-            if row is None or row["state"] in (FINISHED, FAILED, CANCELLED):
+            if row is None or entry.get("collected"):
+                continue
+            if row["state"] in (FINISHED, FAILED, CANCELLED):
+                taken += [key] if entry["state"] in (FINISHED, FAILED) else []
                 continue
             if entry["state"] == RUNNING:
                 changed += board.requests.held_elsewhere(request_id, f"hub:{entry['owner']}", entry["until"],
@@ -242,11 +259,27 @@ class HubQueue:
             elif entry["state"] == FAILED:
                 changed += board.requests.settle(request_id, FAILED, entry.get("reason") or "failed", None,
                                                  attempts=entry["attempts"], started_at=entry["started_at"])
-            elif entry["state"] == FINISHED:
-                changed += self._take_run(board, {**row, "started_at": entry["started_at"]}, entry, head)
+                taken.append(key)
+            elif entry["state"] == FINISHED and self._take_run(board, {**row, "started_at": entry["started_at"]},
+                                                                entry, head):
+                changed += 1
+                taken.append(key)
         if changed:
             board.copy_to_hub()
+        if taken:
+            self._mark_collected(taken)
         return changed
+
+    def _mark_collected(self, keys: list[str]) -> None:
+        """Mark the outcomes of ``keys`` as taken by the Space (a refused commit is tried again on the next collect,
+        which finds them ended in the Space's store)."""
+        for _ in range(_RETRIES):
+            head, _, state = self.read()
+            for key in keys:
+                if key in state:
+                    state[key]["collected"] = True
+            if self._commit(head, state, f"Collected {len(keys)} request outcome(s)"):
+                return
 
     def _take_run(self, board, request: dict[str, Any], entry: dict[str, Any], head: str) -> bool:
         """Score and store a finished request's run when its seal holds, else fail the request; False when its files

@@ -329,4 +329,11 @@ def test_a_queue_on_the_hub_leases_each_request_once_and_the_space_stores_what_c
     assert not workers[0].renew(third, "w0") and workers[1].claim("w1") is None
     state = json.loads((out / "org/results" / STATE_FILE).read_text())
     assert set(state) == {str(i) for i in (*ids, third)} and "submitter" not in json.dumps(state)
+    assert [state[str(i)].get("collected") for i in ids] == [True, True]  # outcomes the Space has taken
+    # the operator queues the finished request again: a worker claims it afresh, as a first attempt
+    board.requeue_request(ids[0])
+    _copied(board)
+    rerun = workers[1].claim("w1", lease_s=60)
+    assert (rerun["id"], rerun["attempts"]) == (ids[0], 1) and rerun["started_at"] >= done["started_at"]
+    assert workers[1].collect(board) == 1 and board.requests.get(ids[0])["state"] == RUNNING
     board.close()
