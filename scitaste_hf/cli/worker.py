@@ -64,6 +64,9 @@ class _Local:
     def holds(self, request_id: int, owner: str) -> bool:
         return self.requests.holds(request_id, owner)
 
+    def folder(self, request: dict) -> str:
+        return f"request-{request['id']}"  # --requeue clears it: a request queued again is asked afresh
+
     def deliver(self, request: dict, owner: str, done) -> str | None:
         stored = self.board.store_server_run(request, done.samples, done.provenance, trace=done.trace)
         if not self.requests.finish(request["id"], owner, stored.run_id):
@@ -86,6 +89,10 @@ class _Hub:
 
     def holds(self, request_id: int, owner: str) -> bool:
         return True  # asked at each renewal instead: a look at the Hub every poll would be a request a second
+
+    def folder(self, request: dict) -> str:
+        # One folder per round of the request: --requeue on the Space's machine cannot clear this one's cache
+        return f"request-{request['id']}-{''.join(c for c in request['started_at'] if c.isdigit())}"
 
     def deliver(self, request: dict, owner: str, done) -> str | None:
         if not self.requests.deliver(request, owner, done.samples, done.provenance, done.trace, self.secret):
@@ -173,7 +180,7 @@ def run(args: argparse.Namespace) -> int:
             return queue.requests.renew(request["id"], owner, lease_s=lease)
 
         try:
-            done = evaluate(request, gold, work_root / f"request-{request['id']}", endpoints=endpoints,
+            done = evaluate(request, gold, work_root / queue.folder(request), endpoints=endpoints,
                             time_limit=args.time_limit, backend=args.backend, backend_args=args.backend_args,
                             keep_going=keep_going)
             outcome = queue.deliver(request, owner, done)
