@@ -36,8 +36,8 @@ BUDGET = "budget"
 #: The summary of the budget mode in the study folder.
 SUMMARY_FILE = "budget.json"
 ALLOCATE = ("You have {left} budget units left for your {n} MVEs, to spend over {rounds} more round(s). In this round "
-            "spend exactly {spend} units: put whole units on the MVEs you want run and learnt from now (0 for the "
-            'others). Reply with one JSON object: {{"units": [u1, ..., u{n}]}}, in MVE order.')
+            "spend exactly {spend} units: put whole units on the MVEs you want run now, to learn from their results "
+            '(0 on the others). Reply with one JSON object: {{"units": [u1, ..., u{n}]}}, in MVE order.')
 RESULTS = "What the protected re-run gave for the MVEs you have funded so far:\n{results}"
 
 
