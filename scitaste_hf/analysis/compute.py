@@ -14,9 +14,11 @@ scores' own intervals).
 from __future__ import annotations
 
 import hashlib
+import os
 import threading
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
@@ -302,8 +304,8 @@ def analyse(runs: Sequence[Run], gold: Sequence[Mapping[str, Any]], *, backup: S
         raise InvalidInput(f"{gold_name}: the gold set is empty")
     G = as_answer_matrix(list(gold), gold_name)
     disciplines = np.array([r.get("discipline") for r in gold])
-    reported = []
-    for i, run in enumerate(runs):
+
+    def report(i: int, run: Run) -> tuple[dict[str, Any], dict[str, Any]]:
         try:
             result = results[i] if results is not None and results[i] is not None else score_run(
                 gold, run.predictions, n_resamples=n_resamples, seed=seed, confidence=confidence,
@@ -317,8 +319,15 @@ def analyse(runs: Sequence[Run], gold: Sequence[Mapping[str, Any]], *, backup: S
             keep = scored if scope == OVERALL else scored & (disciplines == scope)
             blocks[scope] = _scheme(block) | {
                 "statistics": _with_intervals(P[keep], G[keep], n_resamples, seed, confidence)}
-        reported.append({"model": run.model, "mode": run.mode, "withheld": run.withheld, "source": run.source,
-                         "scopes": blocks})
+        return {"model": run.model, "mode": run.mode, "withheld": run.withheld, "source": run.source,
+                "scopes": blocks}, result
+
+    # The runs' bootstraps are independent and numpy lets go of the GIL in their array work, so they run on every
+    # core at once (the Space's Report tab: a report of several new runs, bench/bench_space.py). pool.map raises the
+    # first failing run's error in the runs' order, as a loop would.
+    with ThreadPoolExecutor(max_workers=min(len(runs), os.cpu_count() or 1)) as pool:
+        done = list(pool.map(report, range(len(runs)), runs))
+    reported, result = [r for r, _ in done], done[-1][1]
     tools = [_tool_effect(run, seen[run.model, BASELINE_MODE, ""], gold, n_resamples, seed, confidence)
              for run in runs if run.mode != BASELINE_MODE and not run.withheld
              and (run.model, BASELINE_MODE, "") in seen]
