@@ -86,45 +86,18 @@ def test_the_drop_one_tasks_are_the_generated_files_one_per_tool():
         assert config["task"].startswith(TASKS[WITHHELD_MODE]) and config["include"] == "_scitaste_template.yaml"
 
 
-#: The check's build over the shared mirror's world: every paper of each discipline, most of them selected.
-BUILD_QUOTAS = ("--per-discipline", "70", "--selected-per-discipline", "40")
-
-
 @pytest.fixture(scope="module")
 def built_with_evidence(once, mirror):
     """A build of the shared mirror's world and its frozen evidence, made once per run (slow: a minute or two)."""
-    import subprocess
-    import sys
+    from world_build import built_with_evidence
 
-    scitaste = str(Path(sys.executable).with_name("scitaste"))
-
-    def make(folder):
-        out = folder / "ds"
-        for args in (["build", "--source", "mirror", "--mirror-url", mirror, "--out", str(out), "--seed", "3",
-                      *BUILD_QUOTAS], ["evidence", "freeze", "--dataset", str(out), "--mirror-url", mirror]):
-            done = subprocess.run([scitaste, *args], capture_output=True, text=True, timeout=400)
-            assert done.returncode == 0, done.stderr[-2000:]
-        return str(out)
-
-    return Path(once("withheld-build", make))
-
-
-def _baseline_run(data, records, withheld=""):
-    from scitaste_hf.agent.baseline import BaselineChat
-    from scitaste_hf.agent.loop import run_item
-    from scitaste_hf.analysis import Run
-    from scitaste_hf.predictions import reply_answer
-    from scitaste_hf.records import load_records
-    from scitaste_hf.scoring.floors import PriorBaseline
-
-    chat = BaselineChat(PriorBaseline.fit(load_records(data, "backup")))
-    tools = FrozenToolBox.load(data).withholding(withheld)
-    answers = {r["bibcode"]: reply_answer(run_item(chat, tools, r, WITHHELD_MODE).text) for r in records}
-    return Run("scitaste-baseline", WITHHELD_MODE, answers, "test", withheld)
+    return built_with_evidence(once, mirror)
 
 
 @pytest.mark.slow
 def test_the_offline_baseline_loses_what_it_reads_from_a_withheld_tool_and_nothing_else(built_with_evidence):
+    from world_build import baseline_run
+
     from scitaste_hf.analysis import analyse
     from scitaste_hf.records import load_records
     from scitaste_hf.schema import DIMENSIONS
@@ -133,8 +106,8 @@ def test_the_offline_baseline_loses_what_it_reads_from_a_withheld_tool_and_nothi
 
     data = built_with_evidence
     gold, backup = load_records(data), load_records(data, "backup")
-    full = _baseline_run(data, gold)
-    runs = [full, *(_baseline_run(data, gold, tool) for tool in ("citation_baseline", "paper_metadata",
+    full = baseline_run(data, gold)
+    runs = [full, *(baseline_run(data, gold, tool) for tool in ("citation_baseline", "paper_metadata",
                                                                 "citation_history"))]
     report = analyse(runs, gold, backup=backup, n_resamples=300)
     effect = {a["tool"]: a for a in report["attribution"]}
@@ -165,3 +138,16 @@ def test_the_offline_baseline_loses_what_it_reads_from_a_withheld_tool_and_nothi
         assert run.predictions == full.predictions
         assert score_run(gold, run.predictions, backup=backup, n_resamples=200) == scored
         assert all(v["difference"] == 0.0 for v in effect[run.withheld]["statistics"].values())
+
+
+def test_the_inspect_tasks_take_the_same_parameter(evidence_dataset):
+    pytest.importorskip("inspect_ai", reason="needs inspect-ai: pip install '.[inspect]'")
+    from scitaste_hf.adapters.inspect.tasks import scitaste_task
+
+    task = scitaste_task(WITHHELD_MODE, str(evidence_dataset), withhold="references", limit=2)
+    for sample in task.dataset:
+        results = {m.function: m.text for m in sample.input if m.role == "tool"}
+        assert json.loads(results["references"]) == {"error": f"references failed: {NO_DATA}"}
+        assert "error" not in json.loads(results["authorship"]) and sample.metadata["withheld"] == "references"
+    with pytest.raises(TaskUnavailable, match="pure_qa has no tools to withhold"):
+        scitaste_task("pure_qa", str(evidence_dataset), withhold="references")

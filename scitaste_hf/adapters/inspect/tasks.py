@@ -1,6 +1,7 @@
 """The benchmark's Inspect tasks: one per evaluation mode, named by the mode's ``task`` (``scitaste_pure_qa``,
 ``scitaste_dimagent``, ...), each with the parameters ``data_dir`` (a dataset folder or Hub id), ``split``,
-``evidence_dir``, ``disciplines`` and ``limit`` (``inspect eval scitaste_hf/scitaste_dimagent -T data_dir=DIR``).
+``evidence_dir``, ``disciplines``, ``limit`` and ``withhold`` (one tool's evidence withheld in a tool mode, as the
+lm-eval tasks' ``withhold``) (``inspect eval scitaste_hf/scitaste_dimagent -T data_dir=DIR``).
 
 The papers, their order, the frozen evidence and the no-information floor are those of the lm-eval tasks
 (:func:`scitaste_hf.adapters.lmeval.tasks.load_docs`); so are the conversations: a fixed round 1 reaches the model
@@ -47,10 +48,10 @@ from scitaste_hf.adapters.lmeval.tasks import (
     aggregations,
     doc_to_messages,
     doc_to_target,
+    doc_toolbox,
     load_docs,
     per_discipline_metric,
     process_results,
-    toolbox,
 )
 from scitaste_hf.agent.loop import MAX_CALLS, ROUND_TWO, opening, tool_turn
 from scitaste_hf.agent.tools import TOOL_SCHEMAS
@@ -75,7 +76,8 @@ EPOCH_FIGURES = ("scheme1", "scheme2", "wape", "coverage")
 
 
 def scitaste_task(mode: str, data_dir: str | None = None, split: str = "selected", evidence_dir: str | None = None,
-                  disciplines: str | Sequence[str] | None = None, limit: int | None = None) -> Task:
+                  disciplines: str | Sequence[str] | None = None, limit: int | None = None, withhold: str = ""
+                  ) -> Task:
     """The Inspect task of ``mode``; the parameters are those of every registered task (see the module).
 
     Raises
@@ -92,8 +94,8 @@ def scitaste_task(mode: str, data_dir: str | None = None, split: str = "selected
     base = next(m for m, s in MODE_SPECS.items()
                 if not s.search and s.tools == ("none" if spec.tools == "none" else "fixed"))
     try:
-        docs = [{**doc, "scitaste_mode": mode}
-                for doc in load_docs(data_dir, split, scitaste_task_mode=base, evidence_dir=evidence_dir)["test"]]
+        docs = [{**doc, "scitaste_mode": mode} for doc in load_docs(
+            data_dir, split, scitaste_task_mode=base, evidence_dir=evidence_dir, withhold=withhold)["test"]]
     except ScitasteError as exc:
         raise TaskUnavailable(first_line(exc)) from None
     docs = _only(docs, disciplines)[:limit]
@@ -209,7 +211,7 @@ def live_loop() -> Solver:
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         model = get_model()
-        box = toolbox(state.metadata["evidence"])
+        box = doc_toolbox(state.metadata)
         trace: dict[str, Any] = {"calls": [], "tool_errors": 0, "calls_cut": 0}
         try:
             return await rounds(state, model, box, trace)
@@ -324,8 +326,8 @@ def _registered(mode: str):
     """The registered task of ``mode``, named by its ``task``, taking the parameters of :func:`scitaste_task`."""
 
     def make(data_dir: str | None = None, split: str = "selected", evidence_dir: str | None = None,
-             disciplines: str | list[str] | None = None, limit: int | None = None) -> Task:
-        return scitaste_task(mode, data_dir, split, evidence_dir, disciplines, limit)
+             disciplines: str | list[str] | None = None, limit: int | None = None, withhold: str = "") -> Task:
+        return scitaste_task(mode, data_dir, split, evidence_dir, disciplines, limit, withhold)
 
     make.__name__ = make.__qualname__ = MODE_SPECS[mode].task
     make.__doc__ = f"SciTaste-Bench, mode {mode}: {MODE_SPECS[mode].about}."
