@@ -15,6 +15,7 @@ import time
 from pathlib import Path
 
 import pytest
+from rtaste_script import MODEL, OUTCOMES, REGISTRATION, VALUES, study_script
 
 from scitaste_hf.agent.chat import ChatClient
 from scitaste_hf.cli import main
@@ -24,41 +25,6 @@ from scitaste_hf.rtaste_protocol.calibrate import calibrate, calibration_summary
 from scitaste_hf.rtaste_protocol.labels import REVIEW_QUESTIONS
 from scitaste_hf.rtaste_protocol.study import Study
 from scitaste_hf.rtaste_protocol.toy import example_study_dir
-
-MODEL = "scripted-agent"
-THRESHOLD = 0.5
-# The toy MVEs' statistics, from running toy_mve.py on each scenario of toy_mves.json by hand (three seeds each).
-VALUES = {"toy-imbalance": (0.9733, 0.265, 0.595, 0.995, 0.08), "toy-noise": (0.9917, 0.77, 0.5817, 0.72, 0.7917),
-          "toy-shift": (0.9767, 0.4617, 0.26, 0.66, 0.9317)}
-OUTCOMES = {seed: [int(v > THRESHOLD) for v in values] for seed, values in VALUES.items()}
-REGISTRATION = {"hypothesis": "h", "nearest_prior_work": "w", "inputs": "i", "method": "m",
-                "event": {"statistic": "accuracy", "relation": "greater", "threshold": THRESHOLD, "unit": "fraction"},
-                "evaluation_plan": "e", "resources": "r", "follow_up": "f"}
-RANKS = (2, 1, 3, 4, 5)  # the agent's first choice is MVE 2, which the auditors value 0
-# Values 3, 0, 1, 2, 2, MVE 3 invalid, MVE 3 equivalent to prior work: sound+valuable+new are MVEs 1, 4 and 5.
-AUDIT = {"mves": [{"faithful": True, "valid": k != 2, "value": v} for k, v in enumerate((3, 0, 1, 2, 2))],
-         "ranks": [1, 5, 4, 2, 3]}
-LABELS = ["distinct", "close_variant", "equivalent", "distinct", "distinct"]
-
-
-def _script() -> dict:
-    seeds = {p.stem: json.loads(p.read_text())["title"] for p in (example_study_dir() / "seeds").glob("*.json")}
-    assert set(seeds) == set(VALUES)
-    return {"rules": [
-        {"contains": "judge whether the delivered experiment is faithful", "reply": json.dumps(AUDIT)},
-        {"contains": "Answer these questions for each MVE",
-         "reply": json.dumps({"answers": [["yes"] * len(REVIEW_QUESTIONS)] * 5})},
-        # the judge's prompt: the seed paper's title and abstract, which only it and the auditors' carry so
-        *({"contains": f"Seed paper: {title}.", "reply": json.dumps({"probabilities": OUTCOMES[seed]})}
-          for seed, title in seeds.items()),
-        {"contains": "most obvious follow-up experiments",
-         "reply": json.dumps({"follow_ups": [f"obvious {k}" for k in range(10)]})},
-        {"contains": "is one of the listed obvious follow-ups", "reply": json.dumps({"obvious": [False] * 5})},
-        {"contains": "label it against the literature", "reply": json.dumps({"labels": LABELS})},
-        {"contains": "budget units left", "reply": json.dumps({"units": [2, 0, 0, 0, 0]})},
-        {"contains": "rank them 1-5", "reply": json.dumps({"probabilities": [0.5] * 5, "ranks": list(RANKS)})},
-        {"contains": "Register exactly 5 MVEs", "reply": json.dumps({"registrations": [REGISTRATION] * 5})}],
-        "default": "The paper opens three directions."}
 
 
 def _requests(log: Path) -> list[dict]:
@@ -70,7 +36,7 @@ def ran(tmp_path_factory, scripted_chat, servers):
     """The bundled study run once end to end, then again: the study folder, the report, the printed lines, the
     request log, the number of requests and run.json after the first run, and the lines of the second."""
     folder = tmp_path_factory.mktemp("run")
-    proc, url, log = scripted_chat(_script(), folder, "run")
+    proc, url, log = scripted_chat(study_script(), folder, "run")
     args = ["rtaste", "run", "--study", str(folder / "study"), "--models", MODEL, "--base-url", url + "/v1",
             "--auditors", "a1,a2,a3", "--novelty-judges", "n1,n2", "--reviewers", "r1,r2,r3", "--no-search",
             "--usd-per-m-prompt", "1000", "--wall-s", "60", "--max-retries", "0", "--budget-units", "4"]
@@ -192,7 +158,7 @@ def test_a_killed_run_resumes_without_redoing_what_it_finished(tmp_path, scripte
     seeds = tmp_path / "seed-papers"
     shutil.copytree(example_study_dir(), seeds, ignore=shutil.ignore_patterns("toy-imbalance.json", "toy-noise.json"))
     study = tmp_path / "study"
-    proc, url, log = scripted_chat(_script(), tmp_path, "killed")
+    proc, url, log = scripted_chat(study_script(), tmp_path, "killed")
     args = ["rtaste", "run", "--seed-papers", str(seeds), "--study", str(study), "--models", MODEL, "--base-url",
             url + "/v1", "--auditors", "a1,a2,a3", "--novelty-judges", "n1,n2", "--reviewers", "r1,r2,r3",
             "--no-search", "--max-retries", "0"]
@@ -224,7 +190,7 @@ def test_a_killed_run_resumes_without_redoing_what_it_finished(tmp_path, scripte
 def test_repeats_propose_each_condition_again_in_fresh_contexts(tmp_path, scripted_chat, servers):
     (tmp_path / "study" / "seeds").mkdir(parents=True)
     shutil.copy(example_study_dir() / "seeds" / "toy-shift.json", tmp_path / "study" / "seeds")
-    proc, url, log = scripted_chat(_script(), tmp_path, "repeats")
+    proc, url, log = scripted_chat(study_script(), tmp_path, "repeats")
     args = ["rtaste", "propose", str(tmp_path / "study"), "--model", MODEL, "--base-url", url + "/v1", "--no-search",
             "--repeats", "2"]
     try:
@@ -272,7 +238,7 @@ def test_without_an_executor_the_run_stops_after_the_rerun_and_says_what_it_wait
                                                                                        servers):
     (tmp_path / "seed-papers").mkdir()
     shutil.copy(example_study_dir() / "seeds" / "toy-shift.json", tmp_path / "seed-papers")  # no toy MVEs
-    proc, url, _ = scripted_chat(_script(), tmp_path, "waiting")
+    proc, url, _ = scripted_chat(study_script(), tmp_path, "waiting")
     try:
         with contextlib.redirect_stdout(io.StringIO()) as out:
             assert main(["rtaste", "run", "--seed-papers", str(tmp_path / "seed-papers"), "--study",
