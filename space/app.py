@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import gc
 import html
+import json
 import os
 import re
 import threading
@@ -127,6 +128,24 @@ th span.header.text { white-space: normal; text-overflow: clip; overflow-wrap: n
 #show-flagged { min-width: 170px !important; }
 #show-flagged label span { white-space: nowrap; }
 """
+
+#: The page's script that gives every table header named in :data:`COLUMN_MEANINGS` its meaning as a tooltip (a
+#: ``title``), on whichever tab and whenever Gradio draws the table again (it renders tables in the browser).
+HEADER_HINTS = """<script>
+(() => {
+  const meanings = MEANINGS;
+  let queued = false;
+  const mark = () => {
+    queued = false;
+    for (const th of document.querySelectorAll("th")) {
+      const meaning = meanings[(th.querySelector(".header") || th).innerText.trim()];
+      if (meaning && th.title !== meaning) th.title = meaning;
+    }
+  };
+  new MutationObserver(() => { if (!queued) { queued = true; requestAnimationFrame(mark); } })
+    .observe(document.documentElement, {childList: true, subtree: true, characterData: true});
+})();
+</script>""".replace("MEANINGS", json.dumps(COLUMN_MEANINGS))
 
 
 def _run_id(value, label: str) -> int:
@@ -1535,7 +1554,7 @@ def serve(**launch_options) -> None:
     gc.collect()
     gc.freeze()
     threading.Thread(target=warm, args=(board, papers), daemon=True, name="scitaste-warm").start()
-    app.launch(max_file_size=MAX_UPLOAD_BYTES, theme=theme(), css=CSS, **launch_options)
+    app.launch(max_file_size=MAX_UPLOAD_BYTES, theme=theme(), css=CSS, head=HEADER_HINTS, **launch_options)
 
 
 if __name__ == "__main__":
