@@ -32,7 +32,7 @@ from scitaste_hf.leaderboard.metadata import NOT_FOUND, READ, STATED, UNKNOWN, U
 from scitaste_hf.leaderboard.metadata import shown as model_fields
 from scitaste_hf.leaderboard.requests import REQUEST_STATES, operator_endpoints
 from scitaste_hf.leaderboard.sealed import SealedBoard, prospective_split
-from scitaste_hf.leaderboard.service import FLOOR_NAMES, MAX_BYTES, MAX_EVIDENCE_BYTES
+from scitaste_hf.leaderboard.service import FLOOR_NAMES, MAX_BYTES, MAX_EVIDENCE_BYTES, RATE_LIMIT
 from scitaste_hf.leaderboard.setup import gold_source, open_leaderboard, reported_results
 from scitaste_hf.leaderboard.store import EVIDENCE_CONSISTENT, FLAGGED, SELF_REPORTED, SERVER_RUN, STATUSES
 from scitaste_hf.modes import MODE_SPECS, MODES
@@ -1528,7 +1528,9 @@ def main_evidence() -> str:
 def main_sealed(board: Leaderboard) -> SealedBoard | None:
     """The sealed runs of the gold source's prospective split, in the board's data folder (None: no such split)."""
     split = prospective_split(main_evidence())
-    return None if split is None else SealedBoard(board.store.root, split)
+    if split is None:
+        return None
+    return SealedBoard(board.store.root, split, rate_limit=constants.submit_limit(RATE_LIMIT))
 
 
 def main_app() -> gr.Blocks:

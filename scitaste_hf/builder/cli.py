@@ -89,6 +89,9 @@ def _check_flags(args: argparse.Namespace, kind: str, snapshot) -> None:
     if kind == "snapshot" and args.as_of is not None:
         raise ScitasteError("--as-of is not supported with --source snapshot (the index counts every citer the "
                             "snapshot holds); build from a snapshot of that date instead")
+    if kind == "snapshot" and args.prospective_months is not None:
+        raise ScitasteError("--prospective-months is not supported with --source snapshot (the index counts every "
+                            "citer the snapshot holds); build from the services with --as-of")
     if kind == "snapshot" and args.max_retries is not None:
         raise ScitasteError("--max-retries is for the services; a build from a snapshot sends no request")
     if kind == "mirror" and not args.mirror_url:

@@ -29,7 +29,7 @@ from typing import Any, Protocol
 
 from scitaste_hf.builder import collect as col
 from scitaste_hf.builder.layout import check_out, write_dataset
-from scitaste_hf.builder.prospective import Window, split_young
+from scitaste_hf.builder.prospective import Window, blank_records, split_young
 from scitaste_hf.builder.sample import PER_DISCIPLINE, SELECTED_PER_DISCIPLINE, quotas
 from scitaste_hf.builder.workdir import check_folders, claimed, remove_stale
 from scitaste_hf.errors import ScitasteError
@@ -119,7 +119,7 @@ class BuildConfig:
         its papers are kept before new ones and its selected papers selected again before others
         (:func:`~scitaste_hf.builder.sample.sample_splits`).
     prospective_months : int, optional
-        Add a ``prospective`` split (docs/prospective.md): the papers published in the this many months up to the
+        Add a ``prospective`` split (docs/prospective.md): the papers published in this many months up to the
         build's date (``as_of``, else today), taken out of the pool before the index and released without their
         gold. None: no such split, and the build is what it was without the option.
     cohort : Window, optional
@@ -277,7 +277,10 @@ def check_config(config: BuildConfig, taxonomy: Taxonomy | None = None) -> None:
     if config.as_of is not None and not date(config.years[0], 1, 1) <= config.as_of <= date.today():
         raise ScitasteError(f"as_of {config.as_of.isoformat()} must lie between {config.years[0]}-01-01 (the first "
                             "year collected) and today")
-    config.prospective_window  # noqa: B018 -- refuses a bad number of months now, before anything is fetched
+    # Reading the window refuses a bad number of months now, before anything is fetched.
+    if config.prospective_window is not None and config.source == "snapshot":
+        raise ScitasteError("prospective_months is not supported with source 'snapshot' (the index counts every "
+                            "citer the snapshot holds); build from the services as of a date")
     if config.cohort is not None and (config.as_of is None or config.cohort.end > config.as_of
                                       or config.prospective_months is not None):
         raise ScitasteError("cohort needs an as_of date on or after its end, and no prospective_months")
@@ -482,7 +485,6 @@ class Build:
         out = {"records": records, "graph": {"papers": len(records), "works_around": len(around_works),
                                              "citations": sum(r["citation_count"] for r in records)}}
         if young is not None:
-            from scitaste_hf.builder.prospective import blank_records
             from scitaste_hf.builder.score import journal_table, journal_tiers
 
             # A journal's tier is its standing among the whole pool's journals, as for the retrospective records.

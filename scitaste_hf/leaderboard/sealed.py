@@ -22,8 +22,15 @@ from pathlib import Path
 from typing import Any
 
 from scitaste_hf.leaderboard.database import Database
-from scitaste_hf.leaderboard.service import MAX_BYTES, check_meta, parse_upload, run_key, summary_of
-from scitaste_hf.net.guard import SubmissionError
+from scitaste_hf.leaderboard.service import (
+    ATTEMPTS_PER_ACCEPTED,
+    MAX_BYTES,
+    check_meta,
+    parse_upload,
+    run_key,
+    summary_of,
+)
+from scitaste_hf.net.guard import RateLimit, SubmissionError
 from scitaste_hf.schema import PROSPECTIVE
 from scitaste_hf.taxonomy import OVERALL
 
@@ -86,13 +93,22 @@ class SealedBoard:
         The board's data folder (``sealed.sqlite`` is made in it).
     split : sequence of records
         The prospective split (records without gold: only their bibcodes are read).
+    rate_limit : (int, float) or None
+        At most this many sealed runs per submitter per this many seconds, and
+        :data:`~scitaste_hf.leaderboard.service.ATTEMPTS_PER_ACCEPTED` times as many attempts, as for the board's
+        submissions; None: no limit (a local board).
     """
 
-    def __init__(self, data_dir: str | Path, split: Sequence[Mapping[str, Any]]) -> None:
+    def __init__(self, data_dir: str | Path, split: Sequence[Mapping[str, Any]], *,
+                 rate_limit: tuple[int, float] | None = None) -> None:
         Path(data_dir).mkdir(parents=True, exist_ok=True)
         self.db = Database(Path(data_dir) / FILE, _SCHEMA, SCHEMA_VERSION)
         self.ids = {r["bibcode"] for r in split}
         self.key = split_key(list(self.ids))
+        self._accepted = self._attempts = None
+        if rate_limit is not None:
+            self._accepted = RateLimit(*rate_limit, "sealed runs")
+            self._attempts = RateLimit(rate_limit[0] * ATTEMPTS_PER_ACCEPTED, rate_limit[1], "sealed-run attempts")
 
     def close(self) -> None:
         """Close the database."""
@@ -110,8 +126,12 @@ class SealedBoard:
         Raises
         ------
         SubmissionError
-            One line: the split was resolved (its gold is known), or the file or the metadata is rejected.
+            One line: the split was resolved (its gold is known), the file or the metadata is rejected, or the
+            submitter is over a rate limit.
         """
+        if self._accepted is not None:
+            self._attempts.check(submitter or "anonymous")
+            self._accepted.check(submitter or "anonymous", record=False)
         if done := self.resolutions():
             raise SubmissionError(f"the prospective split was resolved as of {done[0]['as_of']}: it takes no sealed "
                                   "run after its first resolution date")
@@ -123,6 +143,8 @@ class SealedBoard:
             if row is not None:
                 return SealResult(int(row["id"]), digest, True,
                                   f"these answers were already sealed as run #{row['id']}; nothing changed")
+            if self._accepted is not None:  # counted with the storing, as the board's submissions are
+                self._accepted.check(submitter or "anonymous")
             run_id = int(db.execute(
                 "INSERT INTO sealed_runs (split, digest, model, mode, submitter, submitted_at, answers)"
                 " VALUES (?, ?, ?, ?, ?, ?, ?)",

@@ -100,6 +100,20 @@ def test_a_sealed_run_is_its_submitters_until_resolved_then_scored_against_the_r
     board.close()
 
 
+def test_a_submitter_seals_at_most_the_limit_and_a_duplicate_is_not_counted(tmp_path):
+    gold = load_records(str(EXAMPLES.joinpath("gold.jsonl")))
+    board = SealedBoard(tmp_path, blank_records(gold, [None] * len(gold)), rate_limit=(2, 3600.0))
+    runs = [_lines(gold, lambda r, k=k: 50.0 + k) for k in range(3)]
+    assert not board.submit(runs[0], "m", "pure_qa", submitter="hf:ann").duplicate
+    assert board.submit(runs[0], "m", "pure_qa", submitter="hf:ann").duplicate
+    assert not board.submit(runs[1], "m", "pure_qa", submitter="hf:ann").duplicate
+    with pytest.raises(SubmissionError, match="too many sealed runs: at most 2 per 3600 s"):
+        board.submit(runs[2], "m", "pure_qa", submitter="hf:ann")
+    assert not board.submit(runs[2], "m", "pure_qa", submitter="hf:bob").duplicate
+    assert [r["run"] for r in board.rows()] == [3, 2, 1]
+    board.close()
+
+
 def test_resolve_refuses_a_release_without_a_prospective_split_or_a_date_inside_its_window(tmp_path):
     from scitaste_hf.builder.layout import write_dataset
     from scitaste_hf.builder.resolve import resolve
