@@ -199,7 +199,46 @@ def exact_batches(batches, sample, k: int):
                                          names=["i", "hits"])
 
 
+def semantic_batches(batches):
+    """mapInArrow: a focal paper's vector (null without one) and its references with an embedding (ref,
+    field_code, rv; in reference order) to dimension C's reference centroid distance, bridge score and dispersion,
+    by :func:`scitaste_hf.index.dimensions.reference_parameters` on the batch's own vectors: a paper's values
+    depend on its references alone, summed in the same order as on the driver, so they are the same."""
+    import pyarrow.compute as pc
+
+    from scitaste_hf.index.dimensions import reference_parameters
+
+    for batch in batches:
+        w = batch.column("w").to_numpy()
+        own = batch.column("pv")
+        has = np.asarray(pc.is_valid(own).to_numpy(zero_copy_only=False))
+        refs = batch.column("refs")
+        counts = np.diff(refs.offsets.to_numpy())
+        _, field, vector = refs.flatten().flatten()
+        papers = matrix(own.filter(pc.is_valid(own))) if has.any() else np.zeros((0, 0), np.float32)
+        cited = matrix(vector)
+        unit = np.vstack([papers, cited]) if len(papers) else cited
+        paper_row = np.full(w.size, -1, dtype=np.int64)
+        paper_row[has] = np.arange(int(has.sum()))
+        out = reference_parameters(paper_row, np.repeat(np.arange(w.size), counts), len(papers) + np.arange(len(cited)),
+                                   field.to_numpy(zero_copy_only=False).astype(np.int64), unit)
+        yield pa.RecordBatch.from_arrays([pa.array(w, pa.int64()), *(pa.array(out[:, j]) for j in range(3))],
+                                         names=["w", "centroid", "bridge", "dispersion"])
+
+
 # --- the driver's side ---
+
+def semantic(spark, write, vectors: str, links: str) -> pa.Table:
+    """Dimension C's reference parameters of every focal paper with a reference that has an embedding, computed
+    on the executors: (w, centroid, bridge, dispersion). ``links`` is SQL of (w, ref, field_code) rows."""
+    import pyarrow.parquet as pq
+
+    grouped = (f"SELECT l.w, array_sort(collect_list(named_struct('ref', l.ref, 'field_code', l.field_code, 'rv', "
+               f"r.v))) AS refs FROM ({links}) l JOIN {vectors} r ON r.w = l.ref GROUP BY l.w")
+    frame = spark.sql(f"SELECT g.w, p.v AS pv, g.refs FROM ({grouped}) g LEFT JOIN {vectors} p ON p.w = g.w")
+    path = write(frame.mapInArrow(semantic_batches, "w BIGINT, centroid DOUBLE, bridge DOUBLE, dispersion DOUBLE"),
+                 "semantic")
+    return pq.read_table(path)
 
 def _merged(view: str, key: str, keep: int) -> str:
     """SQL: per ``key``, the best ``keep`` hits of all rows of ``view``."""

@@ -65,17 +65,58 @@ def _same(spark_table, duck_table) -> None:
         np.testing.assert_allclose(x, y, rtol=0, atol=1e-12, equal_nan=True, err_msg=name)
 
 
-def test_spark_equals_duckdb_on_every_work(spark, snapshot, duckdb_index, tmp_path):
-    table, summary, _ = _run(snapshot, tmp_path / "spark", "spark")
+#: Columns the nearest-paper search decides (semantic novelty's distances, hence dimension C and the composite).
+NEAREST = ("semantic_novelty.nn_distance", "semantic_novelty.knn10_distance", "semantic_novelty", "innovation_score")
+
+
+def test_spark_on_every_work_with_embedding_and_search_on_the_executors(spark, snapshot, duckdb_index, tmp_path,
+                                                                       monkeypatch):
+    """Every work focal, the approximate search (8 of 46 lists probed, so that it misses some and neighbours'
+    neighbours matter): the executors' vectors are the driver's, their search is the DuckDB engine's on the same
+    index, and every other column is the in-memory engine's (the DuckDB engine's exact run)."""
+    from scitaste_hf.index.embed import WordLlamaEmbedder
+    from scitaste_hf.scale import neighbours as nb
+    from scitaste_hf.scale.duck import embed_rows
+
+    monkeypatch.setattr(nb, "NPROBE", 8)
+    table, summary, _ = _run(snapshot, tmp_path / "spark", "spark", neighbours="ann")
     duck, duck_summary = duckdb_index("all")
     assert summary["engine"] == "spark" and summary["spark_master"] == spark.sparkContext.master
     for count in ("papers", "works", "in_snapshot", "citations"):
         assert summary[count] == duck_summary[count]
     assert table.num_rows == 3000 and np.nanstd(table.column("cd_index").to_numpy()) > 0.1
-    _same(table, duck)
+    others = [n for n in table.column_names if n not in NEAREST]
+    _same(table.select(others), duck.select(others))
+
+    # The vectors embedded on the executors are those the driver's embedder gives.
+    stages = tmp_path / "spark" / "stages"
+    rows = np.load(stages / "vector_rows.npy")
+    vectors = np.fromfile(stages / "vectors.f32", dtype=np.float32).reshape(rows.size, -1)
+    texts = pq.read_table(stages / "spark" / "texts").sort_by("w").combine_chunks()
+    w, driver = embed_rows(WordLlamaEmbedder(), texts.to_batches(max_chunksize=texts.num_rows)[0])
+    np.testing.assert_array_equal(rows, w)
+    np.testing.assert_array_equal(vectors, driver)
+
+    # The DuckDB engine's search on the same vectors and index: the same neighbours, the same recall.
+    focal = rows < table.num_rows
+    unit = np.ascontiguousarray(vectors[focal])
+    sims, keys = nb.approximate_search(unit, 10)
+    recall, duck_recall = summary["neighbours"]["recall"], nb.recall(unit, keys, sims)
+    assert recall["sample"] == 1000 and 0.9 < recall["recall_at_k"] < 1
+    half_width = 2 * np.sqrt(recall["recall_at_k"] * (1 - recall["recall_at_k"]) / recall["sample"])
+    assert abs(recall["recall_at_k"] - duck_recall["recall_at_k"]) <= half_width
+    nn, knn = nb.distances(sims)
+    found = {n: table.column(n).to_numpy()[rows[focal]] for n in NEAREST[:2]}
+    np.testing.assert_allclose(found[NEAREST[0]], nn, rtol=0, atol=1e-6)
+    np.testing.assert_allclose(found[NEAREST[1]], knn, rtol=0, atol=1e-6)
+
+    # Against exact search, papers whose nearest paper differs are as many as the recall sample says.
+    exact = duck.column(NEAREST[0]).to_numpy()[rows[focal]]
+    missed = 1 - recall["recall_at_1"]
+    assert np.mean(np.abs(found[NEAREST[0]] - exact) > 1e-6) <= missed + 3 * np.sqrt(max(missed, 1e-3) / 1000)
 
     # A rerun skips every Spark stage; the scores are recomputed.
-    again, _, ran = _run(snapshot, tmp_path / "spark", "spark")
+    again, _, ran = _run(snapshot, tmp_path / "spark", "spark", neighbours="ann")
     assert ran == {"scores"}
     _same(again, table)
 
