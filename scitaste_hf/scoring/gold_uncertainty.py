@@ -194,7 +194,8 @@ def noise_ceiling(G: np.ndarray, F: np.ndarray, draws: GoldDraws, *, weights: Ma
         mean over the draws, and ``interval``, their ``confidence`` percentile interval. With trivial draws:
         Scheme 1 and Scheme 2 of 100 and a skill of 1.
     """
-    golds = draws.golds(G, n_draws)
+    # every draw of trivial draws is the gold itself: one is all of them
+    golds = draws.golds(G, 1 if draws.trivial else n_draws)
     expected = golds.mean(axis=0)
     ones = Counts(np.ones((1, G.shape[0])))
     values: dict[str, list[float]] = {k: [] for k in ("scheme1", "scheme2", "scheme1_skill", "scheme2_skill")}
