@@ -252,3 +252,15 @@ def test_without_an_executor_the_run_stops_after_the_rerun_and_says_what_it_wait
     record = json.loads((tmp_path / "study" / "run.json").read_text())
     assert record["release"] is None and record["waiting"] == 5 and "audit" not in record["stages"]
     assert not (tmp_path / "study" / "release.jsonl").exists()
+
+
+def test_the_stage_commands_resume_the_runs_study_without_asking(ran, tmp_path):
+    shutil.copytree(ran["study"], tmp_path / "study")
+    nowhere = ["--base-url", "http://127.0.0.1:9/v1", "--max-retries", "0"]  # nothing may be asked
+    with contextlib.redirect_stdout(io.StringIO()) as out:
+        assert main(["rtaste", "calibrate", str(tmp_path / "study"), "--auditors", "a1,a2,a3", *nowhere]) == 0
+        assert main(["rtaste", "review", str(tmp_path / "study"), "--reviewers", "r1,r2,r3", *nowhere]) == 0
+    printed = out.getvalue()
+    assert "rtaste calibrate: planted 0, answered 0, failed 0, skipped 45" in printed
+    assert "calibration a2: catches 0.200 [0.200, 0.200] of 15 planted flaws, flags 0.200" in printed
+    assert "rtaste review: answered 0, failed 0, skipped 9, not_rerun 0" in printed
