@@ -6,10 +6,16 @@ Each run is a fresh `scitaste index` process (no stage reused), timed from outsi
 the kernel's figure for that process (DuckDB's buffers included). Snapshots are written once into --work-dir and
 reused by later runs of the benchmark. The in-memory engine is run up to --memory-max works (its exact nearest-
 neighbour search is quadratic: hours at 1M). The Spark engine runs in local mode on every core (``--engines
-spark``; pyspark and Java needed); ``--memory-limit`` is then its driver's memory, and the peak is that of the
-`scitaste` process and its JVM as far as the kernel counts a JVM it was not waited for (see bench/README.md).
+spark``; pyspark and Java needed); ``--memory-limit`` is then its driver's memory. Two peaks are printed: the
+`scitaste` process's own (the Spark engine's driver: its JVM and the executors' Python workers are processes it
+does not wait for, so the kernel leaves them out) and that of the process tree, sampled each second. Per stage,
+the seconds and their growth exponent in the number of works are printed too.
 
-Run: ``python bench/bench_index_scale.py [--million] [--engines duckdb,memory,spark] [--work-dir DIR]``.
+Where the in-memory engine ran at a size, every other engine's index is compared with its index, column by column
+(issue 34's check: ``--engines memory,spark --sizes 20000 --neighbours ann``).
+
+Run: ``python bench/bench_index_scale.py [--million] [--engines duckdb,memory,spark] [--neighbours ann]
+[--sizes 10000,100000] [--work-dir DIR]``.
 """
 
 from __future__ import annotations
@@ -55,9 +61,9 @@ def tree_rss(pid: int) -> int:
     return total
 
 
-def timed(argv: list[str], log: Path) -> tuple[float, float, int]:
-    """Run ``argv``, output to ``log``; wall seconds, peak resident GB of that process (with its children,
-    sampled each second), exit status."""
+def timed(argv: list[str], log: Path) -> tuple[float, float, float, int]:
+    """Run ``argv``, output to ``log``; wall seconds, peak resident GB of that process (the kernel's figure), of
+    it with its descendants (sampled each second, and at least the first), exit status."""
     started = time.perf_counter()
     sampled = [0]
     with open(log, "w") as fh:
@@ -73,7 +79,8 @@ def timed(argv: list[str], log: Path) -> tuple[float, float, int]:
         threading.Thread(target=sample, daemon=True).start()
         _, status, usage = os.wait4(proc.pid, 0)
     proc.returncode = os.waitstatus_to_exitcode(status)
-    return time.perf_counter() - started, max(usage.ru_maxrss * 1024, sampled[0]) / 1024**3, proc.returncode
+    own = usage.ru_maxrss * 1024 / 1024**3
+    return time.perf_counter() - started, own, max(own, sampled[0] / 1024**3), proc.returncode
 
 
 def snapshot(work: Path, works: int) -> Path:
@@ -81,8 +88,8 @@ def snapshot(work: Path, works: int) -> Path:
     root = work / f"snapshot-{works}"
     if not (root / "snapshot.json").is_file():
         shutil.rmtree(root, ignore_errors=True)
-        seconds, peak, rc = timed([scitaste(), "mirror", "snapshot", "--works", str(works), "--out", str(root)],
-                                  work / f"snapshot-{works}.log")
+        seconds, _, peak, rc = timed([scitaste(), "mirror", "snapshot", "--works", str(works), "--out", str(root)],
+                                     work / f"snapshot-{works}.log")
         if rc:
             sys.exit(f"writing the {works:,}-work snapshot failed; see {work / f'snapshot-{works}.log'}")
         size = sum(p.stat().st_size for p in root.rglob("*") if p.is_file()) / 1024**3
@@ -91,27 +98,30 @@ def snapshot(work: Path, works: int) -> Path:
     return root
 
 
-def run_index(work: Path, root: Path, works: int, engine: str, memory_limit: str) -> dict | None:
+def run_index(work: Path, root: Path, works: int, engine: str, memory_limit: str, neighbours: str = "auto"
+              ) -> dict | None:
     """One fresh index run; its figures, or None when it failed."""
     out = work / f"run-{engine}-{works}"
     shutil.rmtree(out, ignore_errors=True)
     load = os.getloadavg()[0]
     argv = [scitaste(), "index", "--works", str(root), "--focal", "all", "--out", str(out), "--engine", engine,
-            "--memory-limit", memory_limit, "--quiet"]
-    seconds, peak, rc = timed(argv, work / f"run-{engine}-{works}.log")
+            "--memory-limit", memory_limit, "--neighbours", neighbours, "--quiet"]
+    seconds, own, peak, rc = timed(argv, work / f"run-{engine}-{works}.log")
     if rc:
         print(f"{engine} at {works:,} works failed (exit {rc}); see {work / f'run-{engine}-{works}.log'}", flush=True)
         return None
     summary = json.loads((out / "index.json").read_text())
-    row = {"works": works, "engine": engine, "seconds": seconds, "peak_gb": peak, "citations": summary["citations"],
+    row = {"works": works, "engine": engine, "seconds": seconds, "peak_gb": peak, "driver_peak_gb": own,
+           "citations": summary["citations"],
            "stages": summary["stage_seconds"], "neighbours": summary["neighbours"],
            "load": (load + os.getloadavg()[0]) / 2}
     recall = summary["neighbours"].get("recall")
-    slowest = sorted(row["stages"].items(), key=lambda kv: -kv[1])[:4]
     print(f"{engine:>6} {works:>9,} works {summary['citations']:>11,} citations: {seconds:8.1f} s, peak "
-          f"{peak:5.2f} GB, load {row['load']:.1f}; neighbours {summary['neighbours']['method']}"
-          + (f" (recall@{recall['k']} {recall['recall_at_k']:.4f})" if recall else "")
-          + "; slowest stages: " + ", ".join(f"{k} {v:.0f} s" for k, v in slowest), flush=True)
+          f"{peak:5.2f} GB (the scitaste process alone {own:.2f} GB), load {row['load']:.1f}; neighbours "
+          f"{summary['neighbours']['method']}"
+          + (f" (recall@{recall['k']} {recall['recall_at_k']:.4f}, recall@1 {recall['recall_at_1']:.4f})"
+             if recall else "")
+          + "; stages: " + ", ".join(f"{k} {v:.1f} s" for k, v in row["stages"].items()), flush=True)
     return row
 
 
@@ -127,6 +137,42 @@ def exponents(rows: list[dict]) -> None:
         mx, my = sum(xs) / len(xs), sum(ys) / len(ys)
         fit = sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / sum((x - mx) ** 2 for x in xs)
         print(f"growth exponent of time, {engine}: {'; '.join(steps)}; fitted over all sizes {fit:.2f}")
+        runs = sorted((r for r in rows if r["engine"] == engine), key=lambda r: r["works"])
+        for stage in runs[0]["stages"]:
+            pairs = [(a["works"], a["stages"].get(stage), b["works"], b["stages"].get(stage))
+                     for a, b in pairwise(runs)]
+            shown = [f"{a:,}->{b:,}: {math.log(tb / ta) / math.log(b / a):.2f}" for a, ta, b, tb in pairs
+                     if ta and tb and ta > 0.05]
+            if shown:
+                print(f"  {stage}: {'; '.join(shown)}")
+
+
+def agreement(work: Path, rows: list[dict]) -> None:
+    """Per size where the in-memory engine ran too: for every column of each other engine's index, how many papers
+    differ from the in-memory engine's (beyond 1e-6: the distances come from float32 similarities), and for the
+    nearest-paper distance that share beside the run's reported recall@1 (the in-memory engine searches exactly)."""
+    import numpy as np
+    import pyarrow.parquet as pq
+
+    for works in sorted({r["works"] for r in rows if r["engine"] == "memory"}):
+        reference = pq.read_table(work / f"run-memory-{works}" / "index.parquet")
+        for row in rows:
+            if row["works"] != works or row["engine"] == "memory":
+                continue
+            table = pq.read_table(work / f"run-{row['engine']}-{works}" / "index.parquet")
+            differing = {}
+            for name in reference.column_names[1:]:
+                x = table.column(name).to_numpy(zero_copy_only=False).astype(float)
+                y = reference.column(name).to_numpy(zero_copy_only=False).astype(float)
+                differ = ~((np.abs(x - y) <= 1e-6) | (np.isnan(x) & np.isnan(y)))
+                if differ.any():
+                    differing[name] = int(differ.sum())
+            recall = row["neighbours"].get("recall")
+            nn = differing.get("semantic_novelty.nn_distance", 0) / table.num_rows
+            print(f"agreement at {works:,} works, {row['engine']} against memory: ids "
+                  f"{'equal' if table.column('id').equals(reference.column('id')) else 'DIFFER'}; columns that "
+                  f"differ (papers): {differing or 'none'}; nearest-paper distance differs for {nn:.4f} of papers"
+                  + (f", 1 - recall@1 {1 - recall['recall_at_1']:.4f} on {recall['sample']}" if recall else ""))
 
 
 def main() -> None:
@@ -136,21 +182,25 @@ def main() -> None:
     parser.add_argument("--memory-max", type=int, default=100_000,
                         help="largest snapshot the in-memory engine runs on (default 100000)")
     parser.add_argument("--memory-limit", default="4GB", help="DuckDB's memory limit (default 4GB)")
+    parser.add_argument("--neighbours", default="auto", help="the nearest-paper search: auto, exact or ann")
+    parser.add_argument("--sizes", default=",".join(map(str, SIZES)), help="comma-separated numbers of works")
     parser.add_argument("--work-dir", default="/tmp/scitaste-bench-scale", help="snapshots and runs (kept)")
     args = parser.parse_args()
     work = Path(args.work_dir)
     work.mkdir(parents=True, exist_ok=True)
     print(f"{os.cpu_count()} cores; load average at start {os.getloadavg()[0]:.1f}", flush=True)
     rows = []
-    for works in (*SIZES, *((MILLION,) if args.million else ())):
+    sizes = [int(n) for n in args.sizes.split(",")]
+    for works in (*sizes, *((MILLION,) if args.million else ())):
         root = snapshot(work, works)
         for engine in args.engines.split(","):
             if engine == "memory" and works > args.memory_max:
                 continue
-            row = run_index(work, root, works, engine, args.memory_limit)
+            row = run_index(work, root, works, engine, args.memory_limit, args.neighbours)
             if row:
                 rows.append(row)
     exponents(rows)
+    agreement(work, rows)
     (work / "results.json").write_text(json.dumps(rows, indent=1) + "\n")
 
 

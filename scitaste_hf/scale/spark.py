@@ -1,13 +1,12 @@
 """The Academic Taste Index over a snapshot with Spark (docs/scale.md#spark): the DuckDB engine's stages, with
-the ones that grow with the citations run as Spark jobs on :mod:`scitaste_hf.scale.sql`'s queries in Spark's
-dialect.
+the ones that grow with the works run as Spark jobs, on :mod:`scitaste_hf.scale.sql`'s queries in Spark's dialect
+and on :mod:`scitaste_hf.scale.spark_vectors`'s functions on the executors.
 
-On Spark: reading the records, the flat tables (works numbered by a distributed sort), the features and the CD
-index's counts, each written as a folder of Parquet files under ``OUT/stages/spark``. On the driver, as in the
-DuckDB engine and by its own code (:class:`~scitaste_hf.scale.duck.DuckIndex`): embedding, nearest papers,
-dimension C's reference centroid, bridge and dispersion, and the scores, DuckDB reading Spark's Parquet. The
-semantic stages stay on the driver because the nearest-paper search needs every focal paper's vector in one
-index, and because the same code on the same vectors gives the DuckDB engine's values to the last digit.
+On Spark: reading the records, the flat tables (works numbered by a distributed sort), the features, the CD
+index's counts, the embedding, the approximate nearest-paper search and dimension C's reference parameters, each
+written as a folder of Parquet files under ``OUT/stages/spark``. On the driver, by the DuckDB engine's own code
+(:class:`~scitaste_hf.scale.duck.DuckIndex`): exact nearest-paper search (quadratic, for a focal set one machine
+can search), the index's training sample, and the scores over the per-paper values.
 
 With a cluster, ``OUT`` must be a folder that the driver and every executor see (a shared file system).
 """
