@@ -151,3 +151,28 @@ def test_the_inspect_tasks_take_the_same_parameter(evidence_dataset):
         assert "error" not in json.loads(results["authorship"]) and sample.metadata["withheld"] == "references"
     with pytest.raises(TaskUnavailable, match="pure_qa has no tools to withhold"):
         scitaste_task("pure_qa", str(evidence_dataset), withhold="references")
+
+
+def test_a_live_run_without_a_tool_does_not_share_lm_evals_cache_key_with_the_full_run(evidence_dataset):
+    pytest.importorskip("lm_eval", reason="needs lm-eval: pip install '.[lmeval]'")
+    import subprocess
+    import sys
+
+    from lm_eval.tasks import TaskManager
+
+    from scitaste_hf.adapters.lmeval.models import BaselineLM
+
+    live = TASKS["dimagent_v3_live"]
+    folder = subprocess.run([str(Path(sys.executable).with_name("scitaste")), "tasks-path"], capture_output=True,
+                            text=True, check=True).stdout.strip()
+    baseline = BaselineLM(data_dir=str(evidence_dataset))  # may run the live loop
+    keys = []
+    for withhold in ("", "references"):
+        metadata = {"data_dir": str(evidence_dataset), **({"withhold": withhold} if withhold else {})}
+        task = TaskManager(include_path=folder, metadata=metadata).load([live])["tasks"][live]
+        doc = task.test_docs()[0]
+        request = task.construct_requests(doc, task.fewshot_context(doc, num_fewshot=0), metadata=(live, 0, 1))
+        keys.append(request.arguments)
+    assert keys[0][0] == keys[1][0]  # the same prompt: the live loop shows no evidence before the model calls
+    assert keys[1][1]["scitaste_withheld"] == "references" and "scitaste_withheld" not in keys[0][1]
+    del baseline

@@ -96,7 +96,7 @@ class ScitasteTask(ConfigurableTask):
         lm-eval keys its ``--use_cache`` store by a request's arguments alone, and these modes share their prompt
         with another mode (``native_search`` and ``dimagent_v3_live`` with ``pure_qa``, ``dimagent_v3_native``
         with ``dimagent_v3``): without the mode (or the switch), one mode's cached answers would be replayed for
-        another.
+        another. So does the withheld tool, where there is one: the live loop's first prompt does not show it.
         """
         from scitaste_hf.agent.chat import PROFILES
 
@@ -108,8 +108,9 @@ class ScitasteTask(ConfigurableTask):
         if spec.search or spec.tools == "live":
             context, gen_kwargs, *rest = request.arguments
             switch = spec.search and doc.get("search") and not (models is not None and models.can_run(mode))
+            withheld = {"scitaste_withheld": doc["withheld"]} if doc.get("withheld") and not switch else {}
             request.arguments = (context, {**gen_kwargs, **(PROFILES[doc["search"]].search if switch else
-                                                            {"scitaste_mode": mode})}, *rest)
+                                                            {"scitaste_mode": mode}), **withheld}, *rest)
         return request
 
 
