@@ -218,6 +218,7 @@ def _attribution(full: Run, without: Run, gold: Sequence[Mapping[str, Any]], F: 
     numbers: dict[str, dict[str, Any]] = {}
     points = [scheme_statistics(M, G, ones, DEFAULT_WEIGHTS) for M in runs]
     spread = resampled_statistics(runs, G, DEFAULT_WEIGHTS, n_resamples, seed) if n_resamples else None
+
     def skill_gap(stats: list[dict[str, np.ndarray]]) -> dict[str, np.ndarray]:
         a, b = _skill_values(stats[0], stats[2]), _skill_values(stats[1], stats[2])
         return {scheme: a[scheme] - b[scheme] for scheme in a}
