@@ -21,8 +21,9 @@ TABS = ("Leaderboard", "Compare", "Papers", "Report", "Plots", "Submit", "Queue"
         "About")
 COLUMNS = ["rank", "rank (gold redrawn)", "top group", "run", "model", "mode", "S1 skill", "S1 skill 95% CI",
            "vs floor", "Scheme-1", "S1 grade", "S1 95% CI", "S2 skill", "S2 skill 95% CI", "Scheme-2", "S2 grade",
-           "S2 95% CI", "WAPE %", "Spearman", "Pearson", "MAE", "bias", "coverage", "status", "kind", "date",
-           "organisation", "link"]
+           "S2 95% CI", "WAPE %", "Spearman", "Pearson", "MAE", "bias", "coverage", "status", "kind", "params (B)",
+           "open weights", "licence", "base model", "knowledge cutoff", "model metadata", "date", "organisation",
+           "link"]
 #: The filter settings the page is driven through (mode, discipline, grade, status, show flagged runs).
 DEFAULT = ("all", "overall", "all", "all", False)
 VIEWS = (DEFAULT, ("pure_qa", "overall", "all", "all", False), ("pure_qa", "physics", "all", "all", False),
