@@ -268,6 +268,19 @@ def stock_samples(once, evidence_dataset, scripted_chat):
     return evidence_dataset, Path(samples), results, Path(requests)
 
 
+@pytest.fixture(scope="session")
+def wheel(once):
+    """The checkout's wheel (``pip wheel --no-deps``), built once per run for every test that inspects or installs
+    it (one build also keeps two workers from building in the same tree at once); read-only."""
+    def make(folder):
+        subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(folder),
+                        str(Path(__file__).resolve().parents[1])], check=True, timeout=300,
+                       env={**os.environ, "PIP_NO_INPUT": "1"})
+        return str(next(folder.glob("scitaste_hf-*.whl")))
+
+    return Path(once("wheel", make))
+
+
 #: The small simulated world that mirror-backed tests share: 470 candidates, seed 5.
 MIRROR_PAPERS, MIRROR_SEED = 470, 5
 

@@ -85,14 +85,11 @@ def test_bad_references_are_errors(data):
 
 
 @pytest.mark.slow
-def test_installed_wheel_carries_the_metrics(tmp_path):
-    """A real (non-editable) install: build the wheel, install it alone, load both metrics elsewhere."""
+def test_installed_wheel_carries_the_metrics(tmp_path, wheel):
+    """A real (non-editable) install: the wheel installed alone, both metrics loaded elsewhere."""
     import subprocess
 
-    wheel_dir, target = tmp_path / "wheel", tmp_path / "site"
-    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(wheel_dir), str(ROOT)],
-                   check=True, timeout=300, env={**os.environ, "PIP_NO_INPUT": "1"})
-    wheel = next(wheel_dir.glob("scitaste_hf-*.whl"))
+    target = tmp_path / "site"
     subprocess.run([sys.executable, "-m", "pip", "install", "--no-deps", "-q", "--target", str(target), str(wheel)],
                    check=True, timeout=300)
     code = ("import scitaste_hf, scitaste_hf.resources as r; "
