@@ -28,6 +28,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--taxonomy", metavar="NAME|FILE", help="the taxonomy the release was built with")
     parser.add_argument("--weights", metavar="FILE", help="the weights the release was built with")
     parser.add_argument("--overwrite", action="store_true", help="replace an existing --out")
+    parser.add_argument("--resume", action="store_true",
+                        help="reuse the rebuild's stages that a stopped resolve of the same date finished")
 
 
 def resolve(args: argparse.Namespace) -> dict:
@@ -61,13 +63,19 @@ def resolve(args: argparse.Namespace) -> dict:
                            f"{cohort.end.isoformat()}")
     if args.live == bool(args.mirror_url):
         raise InvalidInput("give --mirror-url (the offline mirror) or --live (the real services), one of them")
+    # The services answer as of now at the latest: a later date would label today's gold with it and close the split.
+    now = date.today() if args.live else _mirror_clock(args.mirror_url)
+    if now is not None and args.as_of > now:
+        where = "today" if args.live else "the mirror's world (move its clock: POST /_control/clock)"
+        raise InvalidInput(f"--as-of {args.as_of.isoformat()} is after {now.isoformat()}, the date of {where}: "
+                           "the split can be resolved only as of a date the services have reached")
     out = Path(args.out) if args.out else Path(args.data) / "resolutions" / args.as_of.isoformat()
     weights = load_weights(args.weights) if args.weights else None
     taxonomy = load_taxonomy(args.taxonomy)
     config = BuildConfig(out=out, source="live" if args.live else "mirror", mirror_url=args.mirror_url,
                          work_dir=Path(args.work_dir) if args.work_dir else None, per_discipline=args.per_discipline,
                          selected_per_discipline=1, overwrite=args.overwrite, as_of=args.as_of, weights=weights,
-                         cohort=cohort)
+                         cohort=cohort, resume=args.resume)
     build = Build(config, taxonomy=taxonomy)
     check_out(out, args.overwrite)  # before the rebuild, not after it
     indexed = build.indexed_records()
@@ -82,31 +90,36 @@ def resolve(args: argparse.Namespace) -> dict:
                   ads_disciplines=[d.name for d in build.taxonomy.by_route(ADS_ROUTE)])
     board = SealedBoard(args.data, split)
     try:
-        scored = board.resolve(args.as_of.isoformat(), gold, same_age or None) if gold else {}
+        # the real world's dates are the board's clock; the simulated world's are not (its runs are sealed now)
+        scored = board.resolve(args.as_of.isoformat(), gold, same_age or None,
+                               sealed_before=args.as_of.isoformat() if args.live else None) if gold else {}
+        late = [r["run"] for r in board.rows() if r["run"] not in scored] if gold else []
     finally:
         board.close()
-    return {"out": out, "resolved": len(gold), "total": len(ids), "same_age": len(same_age), "scored": scored}
+    return {"out": out, "resolved": len(gold), "total": len(ids), "same_age": len(same_age), "scored": scored,
+            "late": sorted(late)}
 
 
-def _number(value, interval) -> str:
-    """A score and its interval as the line prints them."""
-    if value is None:
-        return "undefined"
-    return f"{value:.3f}" + (f" [{interval[0]:.3f}, {interval[1]:.3f}]" if interval and None not in interval else "")
+def _mirror_clock(url: str):
+    """The date the mirror's world stands at (``GET /_control/clock``), or None: its present, or a mirror without a
+    clock (recorded responses)."""
+    import json
+    from datetime import date
 
+    import httpx
 
-def run(args: argparse.Namespace) -> int:
-    """Resolve and print one line per sealed run scored."""
-    from scitaste_hf.taxonomy import OVERALL
+    from scitaste_hf.errors import InvalidInput
+    from scitaste_hf.net.bounded import TooLarge, exchange
 
-    done = resolve(args)
-    print(f"resolved {done['resolved']} of {done['total']} prospective papers as of {args.as_of.isoformat()} "
-          f"(normalised against {done['resolved'] + done['same_age']} papers of their age); gold in {done['out']}")
-    for run_id, result in sorted(done["scored"].items()):
-        overall = result["overall"]
-        s1, s2 = overall["scheme1"] or {}, overall["scheme2"] or {}
-        ci1, ci2 = (s1.get("ci") or {}).get("scheme1"), (s2.get("ci") or {}).get("score")
-        skill = ((overall.get("skill") or {}).get("scheme1") or {})
-        print(f"sealed run #{run_id} ({OVERALL}): Scheme 1 {_number(s1.get('scheme1'), ci1)}, Scheme 2 "
-              f"{_number(s2.get('score'), ci2)}, Scheme-1 skill {_number(skill.get('skill'), skill.get('interval'))}")
-    return 0
+    try:
+        status, _, body = exchange("GET", f"{url.rstrip('/')}/_control/clock", limit=30, max_bytes=4096)
+    except (httpx.HTTPError, TooLarge) as exc:
+        raise InvalidInput(f"--mirror-url {url}: no answer to GET /_control/clock ({type(exc).__name__}); is "
+                           "`scitaste mirror serve` running there?") from None
+    if status != 200:
+        return None
+    try:
+        clock = json.loads(body).get("as_of")
+        return date.fromisoformat(clock) if clock else None
+    except (ValueError, AttributeError, TypeError):
+        return None

@@ -23,6 +23,7 @@ from typing import Any
 
 from scitaste_hf.leaderboard.database import Database
 from scitaste_hf.leaderboard.service import (
+    ANONYMOUS,
     ATTEMPTS_PER_ACCEPTED,
     MAX_BYTES,
     check_meta,
@@ -38,6 +39,8 @@ from scitaste_hf.taxonomy import OVERALL
 FILE = "sealed.sqlite"
 #: What the board shows as a sealed run's status until a resolution scores it.
 SEALED = "sealed"
+#: The status of a run that a resolution left unscored: it was sealed on or after the resolution date.
+LATE = "sealed too late"
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS sealed_runs (
     id INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -130,8 +133,8 @@ class SealedBoard:
             submitter is over a rate limit.
         """
         if self._accepted is not None:
-            self._attempts.check(submitter or "anonymous")
-            self._accepted.check(submitter or "anonymous", record=False)
+            self._attempts.check(submitter or ANONYMOUS)
+            self._accepted.check(submitter or ANONYMOUS, record=False)
         if done := self.resolutions():
             raise SubmissionError(f"the prospective split was resolved as of {done[0]['as_of']}: it takes no sealed "
                                   "run after its first resolution date")
@@ -144,7 +147,7 @@ class SealedBoard:
                 return SealResult(int(row["id"]), digest, True,
                                   f"these answers were already sealed as run #{row['id']}; nothing changed")
             if self._accepted is not None:  # counted with the storing, as the board's submissions are
-                self._accepted.check(submitter or "anonymous")
+                self._accepted.check(submitter or ANONYMOUS)
             run_id = int(db.execute(
                 "INSERT INTO sealed_runs (split, digest, model, mode, submitter, submitted_at, answers)"
                 " VALUES (?, ?, ?, ?, ?, ?, ?)",
@@ -166,15 +169,17 @@ class SealedBoard:
                              (run_id, self.key))
         if not rows:
             raise SubmissionError(f"no sealed run #{run_id} on this prospective split")
-        if rows[0]["submitter"] != reader and not self.resolutions():
+        # ANONYMOUS names every visitor the Space could not tell apart, so it proves no one the submitter
+        if (rows[0]["submitter"] != reader or reader == ANONYMOUS) and not self.resolutions():
             raise SubmissionError(f"run #{run_id} is sealed until the prospective split is resolved: only its "
                                   "submitter may read its answers")
         return bytes(rows[0]["answers"])
 
     def resolve(self, as_of: str, gold: Sequence[Mapping[str, Any]],
-                backup: Sequence[Mapping[str, Any]] | None = None) -> dict[int, dict[str, Any]]:
+                backup: Sequence[Mapping[str, Any]] | None = None, *,
+                sealed_before: str | None = None) -> dict[int, dict[str, Any]]:
         """Score every sealed run against the split's gold as of ``as_of`` and record the resolution (again for a
-        date already resolved: its scores are replaced).
+        date already resolved: its scores are replaced). Each run's answers are checked against its digest first.
 
         Parameters
         ----------
@@ -186,21 +191,38 @@ class SealedBoard:
         backup : sequence of records, optional
             The papers of the same age outside the split, which the no-information floors are learned from
             (:func:`~scitaste_hf.scoring.score_run`).
+        sealed_before : str, optional
+            The ISO date from which the board's clock had reached the resolution date (the resolution date itself
+            when the world resolved is the real one): a run sealed on or after it is left unscored, as
+            :data:`LATE`, since its submitter could see the world as of the resolution. None: the world is
+            simulated, its dates are not the board's clock, and every run is scored.
 
         Returns
         -------
         dict
-            Run id -> its :func:`~scitaste_hf.scoring.score_run` result.
+            Run id -> its :func:`~scitaste_hf.scoring.score_run` result (the runs scored).
+
+        Raises
+        ------
+        SubmissionError
+            One line: a resolved paper is not in the split, or a sealed run's stored answers no longer give its
+            digest (the file was changed after sealing); nothing is recorded then.
         """
         from scitaste_hf.scoring import score_run
 
         resolved = {r["bibcode"] for r in gold}
         if not resolved <= self.ids:
             raise SubmissionError(f"{len(resolved - self.ids)} resolved paper(s) are not in the prospective split")
-        runs = self.db.query("SELECT id, answers FROM sealed_runs WHERE split = ? ORDER BY id", (self.key,))
+        runs = self.db.query("SELECT id, mode, digest, submitted_at, answers FROM sealed_runs WHERE split = ?"
+                             " ORDER BY id", (self.key,))
         results = {}
         for row in runs:
             predictions = parse_upload(bytes(row["answers"]), self.ids, PROSPECTIVE, MAX_BYTES, MAX_BYTES)
+            if run_key(predictions, row["mode"]) != row["digest"]:
+                raise SubmissionError(f"sealed run #{row['id']}'s answers no longer give its digest {row['digest']}: "
+                                      f"{FILE} was changed after sealing; nothing was resolved")
+            if sealed_before is not None and row["submitted_at"][:10] >= sealed_before:
+                continue
             results[int(row["id"])] = score_run(gold, {b: a for b, a in predictions.items() if b in resolved},
                                                 backup=backup)
         with self.db.transaction() as db:
@@ -218,17 +240,18 @@ class SealedBoard:
 
     def rows(self) -> list[dict[str, Any]]:
         """Every sealed run of the split, newest first, as the board shows it: ``run``, ``model``, ``mode``,
-        ``submitted_at``, ``digest``, ``status`` (:data:`SEALED`, or ``resolved``) and ``resolved``: resolution date
-        -> the overall numbers of :func:`~scitaste_hf.leaderboard.service.summary_of` (none before a resolution).
-        The answers are not read."""
+        ``submitted_at``, ``digest``, ``status`` (:data:`SEALED`, ``resolved``, or :data:`LATE` for a run that no
+        resolution scored) and ``resolved``: resolution date -> the overall numbers of
+        :func:`~scitaste_hf.leaderboard.service.summary_of` (none before a resolution). The answers are not read."""
         runs = self.db.query("SELECT id, model, mode, submitted_at, digest FROM sealed_runs WHERE split = ?"
                              " ORDER BY id DESC", (self.key,))
         scores: dict[int, dict[str, Any]] = {}
         for r in self.db.query("SELECT s.run_id, s.as_of, s.result FROM resolved_scores s JOIN sealed_runs r"
                                " ON r.id = s.run_id WHERE r.split = ? ORDER BY s.as_of", (self.key,)):
             scores.setdefault(int(r["run_id"]), {})[r["as_of"]] = summary_of(json.loads(r["result"]))[OVERALL]
+        unscored = LATE if self.resolutions() else SEALED
         return [{"run": int(r["id"]), "model": r["model"], "mode": r["mode"], "submitted_at": r["submitted_at"],
-                 "digest": r["digest"], "status": "resolved" if scores.get(int(r["id"])) else SEALED,
+                 "digest": r["digest"], "status": "resolved" if scores.get(int(r["id"])) else unscored,
                  "resolved": scores.get(int(r["id"]), {})} for r in runs]
 
 

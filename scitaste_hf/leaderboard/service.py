@@ -70,6 +70,8 @@ RATE_LIMIT = (5, 3600.0)
 #: the same window): generous enough for a user who fixes a file a few times, a bound on a script that scores
 #: rejected files for ever.
 ATTEMPTS_PER_ACCEPTED = 12
+#: The submitter of a visitor who cannot be told apart from others (no account, no address).
+ANONYMOUS = "anonymous"
 #: Version of what is derived from a run's answers besides its status (the table numbers, the skill and the
 #: replicates); part of :attr:`Leaderboard.derived_key`, so raising it rescores every stored run on the next open.
 DERIVED_VERSION = 1
@@ -349,8 +351,8 @@ class Leaderboard:
             raise SubmissionError(f"kind must be one of {', '.join(KINDS)}")
         limited = kind == "submission" and self._accepted is not None
         if limited:
-            self._attempts.check(submitter or "anonymous")
-            self._accepted.check(submitter or "anonymous", record=False)  # refused before any scoring
+            self._attempts.check(submitter or ANONYMOUS)
+            self._accepted.check(submitter or ANONYMOUS, record=False)  # refused before any scoring
         model, mode, organisation, link = check_meta(model, mode, organisation, link)
         if hub_id or revision:
             hub_id, revision = check_hub_model(hub_id, revision)
@@ -373,7 +375,7 @@ class Leaderboard:
             if existing is not None:
                 return existing
             if limited:  # counted with the storing, so that concurrent uploads of one submitter cannot pass it
-                self._accepted.check(submitter or "anonymous")
+                self._accepted.check(submitter or ANONYMOUS)
             meta = Meta(model=model, mode=mode, organisation=organisation, link=link, kind=kind,
                         submitter=submitter, submitted_at=datetime.now(UTC).isoformat(timespec="seconds"),
                         model_meta=model_meta)
@@ -559,7 +561,7 @@ class Leaderboard:
             In one line, for a malformed name, an unknown mode, a duplicate of a pending, running or finished request
             (same model, revision and mode) or a visitor over the limit; nothing is queued then.
         """
-        who = submitter or "anonymous"
+        who = submitter or ANONYMOUS
         if self._requested is not None:
             self._requested.check(who, record=False)
         model, source, revision = check_model(model, revision, list(operator_endpoints()))

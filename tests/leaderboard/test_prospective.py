@@ -142,3 +142,87 @@ def test_resolve_refuses_a_release_without_a_prospective_split_or_a_date_inside_
     with pytest.raises(InvalidInput, match="give --mirror-url"):
         resolve(args(young, date(2022, 12, 31)))
     assert not (tmp_path / "board").exists()
+
+
+def test_a_sealed_run_changed_after_sealing_stops_its_resolution_and_no_anonymous_reader_reads_one(tmp_path):
+    import sqlite3
+
+    gold = load_records(str(EXAMPLES.joinpath("gold.jsonl")))
+    board = SealedBoard(tmp_path, blank_records(gold, [None] * len(gold)))
+    sealed = board.submit(_lines(gold, lambda r: 40.0), "m", "pure_qa", submitter="anonymous")
+    with pytest.raises(SubmissionError, match="only its submitter may read"):  # every unknown visitor is anonymous
+        board.answers(sealed.run_id, "anonymous")
+    with sqlite3.connect(tmp_path / FILE) as con:  # the gold written over the sealed answers
+        con.execute("UPDATE sealed_runs SET answers = ? WHERE id = ?",
+                    (_lines(gold, lambda r: r["innovation_score"]), sealed.run_id))
+    with pytest.raises(SubmissionError, match=f"sealed run #1's answers no longer give its digest {sealed.digest}"):
+        board.resolve("2022-12-31", gold)
+    assert board.resolutions() == [] and board.result(1, "2022-12-31") is None
+    board.close()
+
+
+def test_a_run_sealed_on_or_after_the_resolution_date_is_left_unscored(tmp_path):
+    from datetime import UTC, datetime, timedelta
+
+    from scitaste_hf.leaderboard.sealed import LATE
+
+    gold = load_records(str(EXAMPLES.joinpath("gold.jsonl")))
+    board = SealedBoard(tmp_path, blank_records(gold, [None] * len(gold)))
+    board.submit(_lines(gold, lambda r: 40.0), "m", "pure_qa", submitter="hf:ann")  # sealed today
+    today = datetime.now(UTC).date()
+    assert board.resolve(today.isoformat(), gold, sealed_before=today.isoformat()) == {}
+    assert board.rows()[0]["status"] == LATE and board.rows()[0]["resolved"] == {}
+    tomorrow = (today + timedelta(days=1)).isoformat()
+    assert set(board.resolve(tomorrow, gold, sealed_before=tomorrow)) == {1}
+    assert board.rows()[0]["status"] == "resolved"
+    board.close()
+
+
+MIRROR_AT = """import json, sys
+from http.server import BaseHTTPRequestHandler, HTTPServer
+class H(BaseHTTPRequestHandler):
+    def do_GET(self):
+        body = json.dumps({"as_of": "2022-06-30"}).encode()
+        self.send_response(200); self.send_header("Content-Type", "application/json"); self.end_headers()
+        self.wfile.write(body)
+HTTPServer(("127.0.0.1", int(sys.argv[1])), H).serve_forever()
+"""
+
+
+def test_resolve_refuses_a_date_the_services_have_not_reached(tmp_path, servers):
+    """A resolution later than today (the live services) or than the mirror's clock would label an earlier gold with
+    its date and close the split; each is one line, before anything is built or recorded."""
+    import sys
+    from datetime import timedelta
+
+    from scitaste_hf.builder.layout import write_dataset
+    from scitaste_hf.builder.resolve import resolve
+    from scitaste_hf.release.folder import provenance
+    from scitaste_hf.taxonomy import load_taxonomy
+    from scitaste_hf.weights import DEFAULT_WEIGHTS
+
+    gold = load_records(str(EXAMPLES.joinpath("gold.jsonl")))
+    recorded = provenance(date(2021, 12, 31), DEFAULT_WEIGHTS, load_taxonomy(),
+                          {"papers": 300, "works_around": 0, "citations": 0})
+    young = write_dataset(tmp_path / "young", {"selected": gold[:100]}, DEFAULT_WEIGHTS, synthetic=True,
+                          provenance={**recorded, "prospective": Window.before(date(2021, 12, 31), 12).record()},
+                          prospective=blank_records(gold[100:], [None] * 200))
+    start, stop = servers
+    proc, url = start([sys.executable, "-c", MIRROR_AT, "{port}"], log=tmp_path / "clock.log", ready="/_control/clock")
+
+    def args(as_of, **source):
+        return argparse.Namespace(data=str(tmp_path / "board"), dataset=str(young), as_of=as_of, out=None,
+                                  work_dir=None, per_discipline=60, taxonomy=None, weights=None, overwrite=False,
+                                  resume=False, **{"mirror_url": None, "live": False, **source})
+
+    try:
+        with pytest.raises(InvalidInput, match="2022-12-31 is after 2022-06-30, the date of the mirror's world"):
+            resolve(args(date(2022, 12, 31), mirror_url=url))
+    finally:
+        stop(proc)
+    later = date.today() + timedelta(days=1)
+    with pytest.raises(InvalidInput, match=f"--as-of {later.isoformat()} is after .*, the date of today"):
+        resolve(args(later, live=True))
+    with pytest.raises(InvalidInput, match="no answer to GET /_control/clock"):  # the server is gone
+        resolve(args(date(2022, 6, 30), mirror_url=url))
+    assert not (tmp_path / "board").exists()
