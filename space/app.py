@@ -32,7 +32,7 @@ from scitaste_hf.leaderboard.metadata import NOT_FOUND, READ, STATED, UNKNOWN, U
 from scitaste_hf.leaderboard.metadata import shown as model_fields
 from scitaste_hf.leaderboard.requests import REQUEST_STATES, operator_endpoints
 from scitaste_hf.leaderboard.sealed import SealedBoard, prospective_split
-from scitaste_hf.leaderboard.service import FLOOR_NAMES, MAX_BYTES, MAX_EVIDENCE_BYTES, RATE_LIMIT
+from scitaste_hf.leaderboard.service import ANONYMOUS, FLOOR_NAMES, MAX_BYTES, MAX_EVIDENCE_BYTES, RATE_LIMIT
 from scitaste_hf.leaderboard.setup import gold_source, open_leaderboard, reported_results
 from scitaste_hf.leaderboard.store import EVIDENCE_CONSISTENT, FLAGGED, SELF_REPORTED, SERVER_RUN, STATUSES
 from scitaste_hf.modes import MODE_SPECS, MODES
@@ -655,7 +655,7 @@ def _submitter(profile, request) -> str:
         visitor = forwarded.rsplit(",", 1)[-1].strip()
         if visitor:
             return visitor
-    return getattr(getattr(request, "client", None), "host", None) or "anonymous"
+    return getattr(getattr(request, "client", None), "host", None) or ANONYMOUS
 
 
 def submit(board: Leaderboard, file, model, mode, organisation, link, samples, trace, request: gr.Request,
@@ -716,11 +716,13 @@ def prospective_submit(sealed: SealedBoard | None, file, model, mode, request: g
 
 
 def prospective_answers(sealed: SealedBoard | None, run, request: gr.Request, profile=None) -> str:
-    """A sealed run's answers for its submitter (anyone's after the first resolution), else one line."""
+    """A sealed run's answers for its submitter (anyone's after the first resolution), else one line. On the Hub
+    the reader must be signed in: an address is shared by everyone behind it, so it proves no one the submitter."""
     if sealed is None:
         return "Refused: this board has no prospective split."
+    reader = ANONYMOUS if on_hub() and profile is None else _submitter(profile, request)
     try:
-        return sealed.answers(_run_id(run, "run"), _submitter(profile, request)).decode("utf-8")
+        return sealed.answers(_run_id(run, "run"), reader).decode("utf-8")
     except (ScitasteError, gr.Error) as exc:
         return f"Refused: {exc}"
 
