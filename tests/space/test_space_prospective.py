@@ -163,3 +163,31 @@ def test_a_sealed_run_is_unreadable_then_refused_then_scored_as_scitaste_score_s
     assert sorted(r[6] for r in rows) == [T1, T2]
     at_t1 = next(r for r in rows if r[6] == T1)
     assert at_t1[3] == "resolved" and at_t1[9] == pytest.approx(round(perfect["scheme1"]["scheme1"], 1))
+
+
+def test_on_the_hub_only_a_signed_in_submitter_reads_a_sealed_run(tmp_path, monkeypatch):
+    """An address is shared by everyone behind it (a lab's NAT, a proxy): on the Hub a sealed run is read back
+    by its signed-in account alone, never by the address it was sealed from, until the split is resolved."""
+    import runpy
+    from importlib import resources
+    from types import SimpleNamespace
+
+    from scitaste_hf.builder.prospective import blank_records
+    from scitaste_hf.leaderboard.sealed import SealedBoard
+    from scitaste_hf.records import load_records
+    from scitaste_hf.resources import bundled_dir
+
+    app = runpy.run_path(str(bundled_dir("space") / "app.py"), run_name="test")
+    gold = load_records(str(resources.files("scitaste_hf").joinpath("data/examples/gold.jsonl")))
+    board = SealedBoard(tmp_path, blank_records(gold, [None] * len(gold)))
+    answers = _lines(gold, lambda r: {"innovation_score": 40.0, "dimension_scores": r["dimension_scores"]})
+    board.submit(answers, "m", "pure_qa", submitter="10.0.0.7")
+    board.submit(answers.replace(b"40.0", b"41.0"), "m", "pure_qa", submitter="hf:ann")
+    monkeypatch.setenv("SYSTEM", "spaces")
+    behind = SimpleNamespace(headers={"x-forwarded-for": "10.0.0.7"}, client=SimpleNamespace(host="10.9.9.9"))
+    assert app["prospective_answers"](board, "1", behind).startswith("Refused: run #1 is sealed until")
+    assert app["prospective_answers"](board, "2", behind, SimpleNamespace(username="ann")) == answers.decode() \
+        .replace("40.0", "41.0")
+    board.resolve("2022-12-31", gold)
+    assert app["prospective_answers"](board, "1", behind) == answers.decode()  # resolved: anyone reads it
+    board.close()
