@@ -48,6 +48,17 @@ def build(url: str, out: Path, *extra: str) -> subprocess.CompletedProcess:
                            "--seed", "3", *QUOTAS, *extra], capture_output=True, text=True, timeout=300)
 
 
+def refused(capsys, url: str, out: Path, *extra: str) -> list[str]:
+    """The stderr lines of a build that must stop before any work, run in this process (the command's own
+    entry, as ``scitaste`` calls it, without a process start of its own); asserts exit status 2."""
+    from scitaste_hf.cli import main
+
+    capsys.readouterr()
+    assert main(["build", "--source", "mirror", "--mirror-url", url, "--out", str(out), "--seed", "3", *QUOTAS,
+                 *extra]) == 2
+    return capsys.readouterr().err.strip().splitlines()
+
+
 @pytest.fixture(scope="module")
 def built(mirror, tmp_path_factory):
     """A cold build: its folder and the requests it sent."""
@@ -118,12 +129,10 @@ def test_resume_skips_finished_stages(built, mirror, tmp_path):
     assert files(tmp_path / "resumed") == files(out)
 
 
-def test_existing_output_is_refused(built, mirror):
+def test_existing_output_is_refused(built, mirror, capsys):
     out, _ = built
     before = files(out)
-    refused = build(mirror, out)
-    assert refused.returncode == 2
-    assert refused.stderr.strip().splitlines() == [
+    assert refused(capsys, mirror, out) == [
         f"scitaste: error: {out} already exists; choose another --out or pass --overwrite"]
     assert files(out) == before
 
@@ -293,7 +302,7 @@ def _sys_is_read_only() -> bool:
 
 
 @pytest.mark.parametrize("where", ["out under a file", "out under /sys", "work dir /sys"])
-def test_an_unwritable_destination_fails_before_any_request(mirror, tmp_path, where):
+def test_an_unwritable_destination_fails_before_any_request(mirror, tmp_path, capsys, where):
     if "/sys" in where and not _sys_is_read_only():
         pytest.skip("needs /sys to be a read-only file system")
     (tmp_path / "afile").write_text("")
@@ -301,24 +310,22 @@ def test_an_unwritable_destination_fails_before_any_request(mirror, tmp_path, wh
                  "out under /sys": (Path("/sys/scitaste-ds"), tmp_path / "w"),
                  "work dir /sys": (tmp_path / "ds", Path("/sys"))}[where]
     before = requests_seen(mirror)
-    failed = build(mirror, out, "--work-dir", str(work))
-    assert failed.returncode == 2
-    (line,) = failed.stderr.strip().splitlines()
+    (line,) = refused(capsys, mirror, out, "--work-dir", str(work))
     folder = work if where == "work dir /sys" else out.parent
     assert line.startswith("scitaste: error: cannot ") and str(folder) in line
     assert requests_seen(mirror) == before
 
 
-def test_a_second_build_on_the_same_work_dir_is_refused(built, mirror, tmp_path):
+def test_a_second_build_on_the_same_work_dir_is_refused(built, mirror, tmp_path, capsys):
     import fcntl
 
     out, _ = built
     work = work_copy(out, tmp_path)
     with open(work / ".lock", "a") as held:
-        fcntl.flock(held, fcntl.LOCK_EX | fcntl.LOCK_NB)  # a build still running
-        refused = build(mirror, tmp_path / "ds", "--work-dir", str(work), "--resume")
-    assert refused.returncode == 2
-    assert refused.stderr.strip().splitlines() == [
+        # a build still running (flock locks conflict between open files, in one process too)
+        fcntl.flock(held, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        lines = refused(capsys, mirror, tmp_path / "ds", "--work-dir", str(work), "--resume")
+    assert lines == [
         f"scitaste: error: another build is using the work directory {work}; wait for it to end or give this one "
         "another --work-dir"]
     assert not (tmp_path / "ds").exists()
