@@ -78,10 +78,21 @@ class Window:
 
 def split_young(papers: Sequence[Mapping[str, Any]], window: Window
                 ) -> tuple[list[Mapping[str, Any]], list[Mapping[str, Any]]]:
-    """The papers published before ``window`` and those published in it, each in the order of ``papers``."""
+    """The papers published before ``window`` and those published in it, each in the order of ``papers``.
+
+    Raises
+    ------
+    InvalidInput
+        When the window holds none of ``papers``: a split of no paper would be released, and sealed runs refused,
+        with nothing to say why.
+    """
     old, young = [], []
     for p in papers:
         (young if window.holds(p.get("date")) else old).append(p)
+    if not young:
+        raise InvalidInput(f"the prospective window (after {window.start.isoformat()}, up to {window.end.isoformat()}) "
+                           f"holds none of the build's {len(papers)} papers: give more --prospective-months or a "
+                           "later --as-of")
     return old, young
 
 

@@ -256,10 +256,9 @@ class SealedBoard:
 
 
 def prospective_split(source: str | Path) -> list[dict[str, Any]] | None:
-    """The prospective split of a dataset folder (``data/prospective-*.parquet``), or None when it has none."""
+    """The prospective split of a dataset folder (``data/prospective-*.parquet``), or None when it has none (or one
+    of no paper, to which no run could be sealed)."""
     import pyarrow.parquet as pq
 
     files = sorted((Path(source) / "data").glob(f"{PROSPECTIVE}-*.parquet")) if Path(source).is_dir() else []
-    if not files:
-        return None
-    return [r for f in files for r in pq.read_table(f).to_pylist()]
+    return [r for f in files for r in pq.read_table(f).to_pylist()] or None

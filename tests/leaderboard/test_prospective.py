@@ -45,6 +45,9 @@ def test_young_papers_leave_the_pool_and_keep_every_field_but_the_gold():
     old, young = split_young(dated, Window.before(date(2021, 12, 31), 24))
     assert [p["date"] for p in young] == ["2020-02-02", "2021-12-31", "2020-01-01"]
     assert [p["date"] for p in old] == ["2019-05-01", "2022-01-01", None]
+    with pytest.raises(InvalidInput, match=r"the prospective window \(after 2019-12-31, up to 2021-12-31\) holds "
+                                           "none of the build's 3 papers"):
+        split_young(old, Window.before(date(2021, 12, 31), 24))
     blank = blank_records(young, ["Q2", None, "Q1"])
     for record, paper, tier in zip(blank, young, ["Q2", None, "Q1"]):
         assert record["innovation_score"] is None and record["dimension_scores"] is None
@@ -135,8 +138,12 @@ def test_resolve_refuses_a_release_without_a_prospective_split_or_a_date_inside_
                                   live=False, out=None, work_dir=None, per_discipline=60, taxonomy=None,
                                   weights=None, overwrite=False, **more)
 
-    with pytest.raises(InvalidInput, match="has no prospective split"):
-        resolve(args(plain, date(2022, 12, 31)))
+    empty = write_dataset(tmp_path / "empty", {"selected": gold[:100]}, DEFAULT_WEIGHTS, synthetic=True,
+                          provenance={**recorded, "prospective": Window.before(date(2021, 12, 31), 12).record()},
+                          prospective=[])
+    for folder in (plain, empty):  # an older release's split of no paper is none
+        with pytest.raises(InvalidInput, match="has no prospective split"):
+            resolve(args(folder, date(2022, 12, 31)))
     with pytest.raises(InvalidInput, match="must come after the split's release date 2021-12-31"):
         resolve(args(young, date(2021, 12, 31)))
     with pytest.raises(InvalidInput, match="give --mirror-url"):
