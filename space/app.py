@@ -92,9 +92,9 @@ COLUMN_MEANINGS = {
 COLUMNS = list(COLUMN_MEANINGS)
 #: Pixel widths of :data:`COLUMNS`, wide enough that no header breaks inside a word (headers wrap between words:
 #: CSS) and no status ("evidence-consistent", the longest), mark ("not above floor") or negative interval
-#: ("[-0.006, 0.037]") is cut.
-WIDTHS = ["70px", "110px", "80px", "60px", "220px", "170px", "90px", "150px", "150px", "100px", "95px", "125px", "90px",
-          "150px", "100px", "95px", "125px", "95px", "105px", "95px", "80px", "80px", "100px", "180px", "100px",
+#: ("[-0.006, 0.037]", "[100.0, 100.0]") is cut.
+WIDTHS = ["70px", "110px", "80px", "60px", "220px", "170px", "90px", "150px", "150px", "100px", "95px", "140px", "90px",
+          "150px", "100px", "95px", "140px", "95px", "105px", "95px", "80px", "80px", "100px", "180px", "100px",
           "100px", "90px", "120px", "200px", "110px", "150px", "110px", "140px", "200px"]
 #: The columns of a run's scores (:func:`_scores`).
 SCORE_COLUMNS = COLUMNS[COLUMNS.index("S1 skill"):COLUMNS.index("coverage") + 1]
@@ -1280,11 +1280,12 @@ def build_app(board: Leaderboard, synthetic: bool = False, ratings: Ratings | No
                     flagged = gr.Checkbox(False, label="show flagged runs", min_width=170, elem_id="show-flagged")
                     weights = gr.Checkbox(False, label="open weights only", min_width=170)
                 floor_table = gr.Dataframe(value=floors_table(board), interactive=False, column_widths=FLOOR_WIDTHS,
-                                           datatype=_datatypes(FLOOR_COLUMNS), pinned_columns=1,
+                                           datatype=_datatypes(FLOOR_COLUMNS), pinned_columns=1, wrap=True,
                                            label="Reference rows: what knowing nothing earns on the same papers "
                                                  "(not submissions; never ranked, counted or compared; see About)")
                 board_table = gr.Dataframe(value=table(board), interactive=False, show_search="search",
                                            pinned_columns=5, column_widths=WIDTHS, datatype=_datatypes(COLUMNS),
+                                           wrap=True,
                                            label=f"Scored runs, best Scheme-1 skill over the constant floor first; "
                                                  f"rank: 95% interval, {TOP}: top group (see About)")
                 details = gr.JSON(value=DETAILS_PLACEHOLDER, label="Run details: select a row")

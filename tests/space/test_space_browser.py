@@ -141,8 +141,9 @@ def test_board_shows_its_columns_runs_and_floors(page, board):
     assert backgrounds["295/300"] == COVERAGE_HIGHLIGHT and backgrounds["300/300"] != COVERAGE_HIGHLIGHT
     # the floors: reference rows of their own, which every shown run beats
     assert _rows(page, "reference row") == floors[DEFAULT]
-    assert [(r[0], r[1]) for r in floors[DEFAULT]] == [("floor: constant (knows nothing)", "3 of 3"),
-                                                       ("floor: discipline prior", "3 of 3")]
+    assert [(r[0], r[1]) for r in floors[DEFAULT]] == [
+        ("floor: constant (knows nothing)", "3 of 3"), ("floor: discipline prior", "3 of 3"),
+        ("noise ceiling: the expected gold against the redrawn gold", "")]  # a ceiling, which no run is above
 
 
 def test_a_filter_change_renders_both_tables_again(page, board):
@@ -151,9 +152,10 @@ def test_a_filter_change_renders_both_tables_again(page, board):
     view = views[VIEWS[1]]
     rows = _wait_for_rows(page, "top group", view, "the runs of mode pure_qa")
     # ranked again within the view: the only run of the mode leads it
-    assert [(r[3], r[4], r[0], r[1]) for r in rows] == [("Model-A", "pure_qa", "1", "\u2605")]
+    assert [(r["model"], r["mode"], r["rank"], r["top group"]) for r in (dict(zip(COLUMNS, r)) for r in rows)] == [
+        ("Model-A", "pure_qa", "1", "\u2605")]
     _wait_for_rows(page, "reference row", floors[VIEWS[1]], "the floors of mode pure_qa")
-    assert [r[1] for r in floors[VIEWS[1]]] == ["1 of 1", "1 of 1"]
+    assert [r[1] for r in floors[VIEWS[1]]] == ["1 of 1", "1 of 1", ""]  # the two floors, and the noise ceiling
 
     _choose(page, "discipline", "physics")
     rows = _wait_for_rows(page, "top group", views[VIEWS[2]], "mode pure_qa in physics")
@@ -343,3 +345,56 @@ def test_a_narrow_screen_keeps_the_flagged_box_label(page, tmp_path):
     box = label.bounding_box()
     assert box["width"] > 80 and box["x"] + box["width"] <= 420, box
     assert label.evaluate("e => e.scrollWidth <= e.clientWidth + 1")
+
+
+def test_each_header_gives_its_meaning_on_hover_as_about_does(page):
+    page.get_by_role("tab", name="About").click()
+    about = {}  # column -> meaning, from About's table of the board's columns (the first row of a name)
+    for row in page.locator(".prose tr").all():
+        cells = [c.strip() for c in row.locator("td").all_inner_texts()]
+        if len(cells) == 2:
+            about.setdefault(*cells)
+    page.get_by_role("tab", name="Leaderboard").click()
+    page.wait_for_timeout(300)  # the titles are set on the next frame after a table is drawn
+    for header in ("top group", "reference row"):
+        titles = _grid(page, header).locator("th").evaluate_all(
+            "ths => ths.map(th => [(th.querySelector('.header') || th).innerText.trim(), th.title])")
+        named = [(name, title) for name, title in titles if name in about]
+        assert named and [name for name, title in named if title != about[name]] == [], (header, titles)
+    board = _grid(page, "top group")
+    assert board.locator("th[title]").count() == board.locator("th").count() > 0  # every column has its meaning
+
+
+#: A laptop's widths, at which every tab must read, and a narrower screen (1024 px), at which every tab but the
+#: Leaderboard's (whose table scrolls sideways there) must too.
+WIDTHS = (1440, 1280, 1024)
+#: What is cut in a tab: a header or cell of a visible table whose text is wider than its box.
+CUT = """() => [...new Set([...document.querySelectorAll('[role=grid]')].filter(g => g.offsetParent !== null)
+  .flatMap(g => [...g.querySelectorAll('th, th *, [role=gridcell], [role=gridcell] *')].filter(e =>
+    e.offsetParent !== null && e.innerText.trim() && e.scrollWidth > e.clientWidth + 1)
+  .map(e => e.innerText.trim())))]"""
+
+
+def _open(page, tab):
+    """Click ``tab``, or, where the screen is too narrow for every tab, its entry in Gradio's overflow menu."""
+    button = page.get_by_role("tab", name=tab, exact=True)
+    if not button.is_visible():
+        page.locator(".overflow-menu").first.click()
+        button = page.locator(".overflow-dropdown button").filter(has_text=tab).first
+    button.click()
+
+
+def test_every_tab_reads_at_a_laptops_width(page, tmp_path):
+    out = Path(os.environ.get("SCITASTE_SCREENSHOT_DIR") or tmp_path)
+    out.mkdir(parents=True, exist_ok=True)
+    tabs = [t.strip() for t in page.get_by_role("tab").all_inner_texts()]
+    cut = {}
+    for width in WIDTHS:
+        page.set_viewport_size({"width": width, "height": 1000})
+        for tab in tabs:
+            _open(page, tab)
+            page.wait_for_timeout(400)
+            page.screenshot(path=str(out / f"space-{tab.lower()}-{width}px.png"), full_page=True)
+            if shown := page.evaluate(CUT):
+                cut[width, tab] = shown
+    assert cut == {}
