@@ -138,11 +138,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def _clients(args: argparse.Namespace, models: list[str]) -> dict:
     """A chat client per model; ``MODEL@URL`` puts one on an endpoint of its own."""
-    from scitaste_hf.agent.chat import make_client
+    import math
 
+    from scitaste_hf.agent.chat import make_client
+    from scitaste_hf.errors import InvalidInput
+
+    if not (math.isfinite(args.timeout) and args.timeout > 0) or args.max_retries < 0:
+        raise InvalidInput("--timeout must be a finite number of seconds > 0 and --max-retries a whole number >= 0")
     clients = {}
     for entry in models:
         model, _, url = entry.partition("@")
+        if not model.strip():
+            raise InvalidInput(f"{entry!r} names no model (MODEL or MODEL@URL)")
         clients[model] = make_client(url or args.base_url, model, profile=args.profile, timeout=args.timeout,
                                      max_retries=args.max_retries)
     return clients
@@ -174,11 +181,8 @@ def _limits(args: argparse.Namespace):
 
 
 def _prices(args: argparse.Namespace):
-    from scitaste_hf.errors import InvalidInput
     from scitaste_hf.rtaste_protocol.propose import Prices
 
-    if min(args.usd_per_m_prompt, args.usd_per_m_completion) < 0:
-        raise InvalidInput("token prices must be >= 0")
     return Prices(args.usd_per_m_prompt, args.usd_per_m_completion)
 
 

@@ -3,6 +3,7 @@ importing it (``scitaste --help`` stays fast)."""
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from scitaste_hf.errors import InvalidInput
@@ -19,8 +20,9 @@ class Limits:
     disk_mb: int = 1024
 
     def __post_init__(self) -> None:
-        if not (self.wall_s > 0 and self.memory_mb > 0 and self.output_mb > 0 and self.disk_mb > 0):
-            raise InvalidInput("every re-run limit must be > 0")
+        values = (self.wall_s, self.memory_mb, self.output_mb, self.disk_mb)
+        if not all(math.isfinite(v) and v > 0 for v in values):  # inf would let a hanging command run for ever
+            raise InvalidInput("every re-run limit must be a finite number > 0")
 
 
 #: The limits a re-run gets unless the command line says otherwise.

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -28,7 +29,8 @@ from scitaste_hf.errors import InvalidInput, first_line
 from scitaste_hf.rtaste.release import validation_message
 from scitaste_hf.rtaste.schema import N_MVES, ORGANISATIONS, Condition, MVERegistration
 from scitaste_hf.rtaste_protocol.seal import seals
-from scitaste_hf.rtaste_protocol.study import Study, condition_id, write
+from scitaste_hf.rtaste_protocol.study import Study, condition_id, read_json, write
+from scitaste_hf.schema import TRANSIENT_FAILURES
 from scitaste_hf.scoring.answers import last_json_object
 
 #: Searches each researcher (or proposer) may make; past them the tool is no longer offered.
@@ -100,6 +102,10 @@ class Prices:
 
     prompt: float = 0.0
     completion: float = 0.0
+
+    def __post_init__(self) -> None:
+        if not all(math.isfinite(p) and p >= 0 for p in (self.prompt, self.completion)):
+            raise InvalidInput("token prices must be finite numbers >= 0")
 
     def cost(self, calls: list[dict[str, Any]]) -> float:
         """The cost of ``calls`` (each with ``prompt_tokens`` and ``completion_tokens``)."""
@@ -322,7 +328,10 @@ def propose_one(client: ChatClient, seed: str, paper: dict[str, str], *, organis
         condition = run.forecast(messages, cid, seed, organisation, registrations)
     except (InvalidInput, ChatError) as exc:
         reason = f"{exc.reason}: {exc}" if isinstance(exc, ChatError) else str(exc)
-        return {**base, "status": "failed", "stage": run.stage, "reason": reason, "calls": run.calls,
+        # the endpoint's failure, not the model's reply: asked again when the stage is resumed
+        transient = isinstance(exc, ChatError) and exc.reason in TRANSIENT_FAILURES
+        return {**base, "status": "failed", "stage": run.stage, "reason": reason, "transient": transient,
+                "calls": run.calls,
                 "searches": run.searches, "messages": run.conversations, "cost_usd": prices.cost(run.calls)}
     condition = condition.model_copy(update={"cost_usd": prices.cost(run.calls)})
     return {**base, "status": "ok", "condition": condition.model_dump(mode="json"), "seed_summary": seed_summary(paper),
@@ -330,20 +339,26 @@ def propose_one(client: ChatClient, seed: str, paper: dict[str, str], *, organis
             "cost_usd": condition.cost_usd}
 
 
+def check_repeats(repeats: int) -> None:
+    """Refuse a number of repeat runs that is not a whole number >= 1, in one line."""
+    if isinstance(repeats, bool) or not isinstance(repeats, int) or repeats < 1:
+        raise InvalidInput(f"repeats must be a whole number >= 1, got {repeats!r}")
+
+
 def propose(study: Study, client: ChatClient, *, organisation: str = ORGANISATIONS[0], arxiv: Any = None,
             prices: Prices = Prices(), force: bool = False, repeats: int = 1) -> dict[str, int]:
     """Propose ``repeats`` conditions of ``organisation`` for every seed paper of the study (each an independent run
     in fresh contexts; the report gives the spread between them), writing ``conditions/CONDITION.json``; a
     condition already proposed (or failed) is kept unless ``force``, and a sealed one is never replaced, ``force``
-    or not.
+    or not. A condition that failed because the endpoint did not answer (a transient failure: no reply to judge) is
+    asked again.
 
     Returns
     -------
     dict
         ``ok``, ``failed``, ``skipped`` and ``sealed`` (kept because sealed) counts.
     """
-    if isinstance(repeats, bool) or not isinstance(repeats, int) or repeats < 1:
-        raise InvalidInput(f"repeats must be a whole number >= 1, got {repeats!r}")
+    check_repeats(repeats)
     counts = {"ok": 0, "failed": 0, "skipped": 0, "sealed": 0}
     sealed = seals(study)
     for seed, paper in study.seeds().items():
@@ -353,7 +368,7 @@ def propose(study: Study, client: ChatClient, *, organisation: str = ORGANISATIO
             if cid in sealed:
                 counts["sealed"] += 1
                 continue
-            if path.exists() and not force:
+            if path.exists() and not force and not read_json(path, "proposal").get("transient"):
                 counts["skipped"] += 1
                 continue
             record = propose_one(client, seed, paper, organisation=organisation, arxiv=arxiv, prices=prices,

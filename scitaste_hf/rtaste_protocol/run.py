@@ -23,13 +23,13 @@ from scitaste_hf.errors import InvalidInput, ScitasteError
 from scitaste_hf.output import write_bytes_atomic
 from scitaste_hf.rtaste.schema import N_AUDITORS, N_NOVELTY_JUDGES, N_REVIEWERS, ORGANISATIONS
 from scitaste_hf.rtaste_protocol.assemble import write_release
-from scitaste_hf.rtaste_protocol.budget import BUDGET
+from scitaste_hf.rtaste_protocol.budget import BUDGET, shares
 from scitaste_hf.rtaste_protocol.budget import budget as spend
 from scitaste_hf.rtaste_protocol.calibrate import CALIBRATION, calibrate
 from scitaste_hf.rtaste_protocol.judges import judge
 from scitaste_hf.rtaste_protocol.labels import AUDITORS, NOVELTY, REVIEWS, audit, novelty, review
 from scitaste_hf.rtaste_protocol.limits import Limits
-from scitaste_hf.rtaste_protocol.propose import Prices, propose
+from scitaste_hf.rtaste_protocol.propose import Prices, check_repeats, propose
 from scitaste_hf.rtaste_protocol.rerun import rerun
 from scitaste_hf.rtaste_protocol.seal import seal
 from scitaste_hf.rtaste_protocol.study import CONDITIONS, JUDGES, RELEASE, SEEDS, Study, read_json, write
@@ -159,6 +159,9 @@ def run_protocol(root: str | Path, seed_papers: str | Path, roles: Roles, *,
         or ``None`` when the run stopped before it) and ``waiting`` (MVEs no executor has delivered).
     """
     root, folder, prices = Path(root), Path(seed_papers), prices or Prices()
+    check_repeats(repeats)  # the arguments are refused before anything is copied, asked or run
+    if budget is not None:
+        shares(*budget)
     root.mkdir(parents=True, exist_ok=True)
     record: dict[str, Any] = {"stages": {}, "costs": {}, "release": None, "waiting": 0}
     study = Study(root)

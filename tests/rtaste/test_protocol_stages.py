@@ -122,6 +122,23 @@ def test_hostile_agents_are_recorded_failed_with_their_reason_in_one_line(hostil
     assert propose(study, _client("http://127.0.0.1:9")) == {"ok": 0, "failed": 0, "skipped": 7, "sealed": 0}
 
 
+def test_a_proposal_the_endpoint_never_answered_is_asked_again_when_resumed(tmp_path, scripted_chat, servers):
+    """An endpoint that is down (or a wrong --base-url) is no reply of the model's: the failed condition is asked
+    again on the next run, not kept as the model's failure as an invalid reply is."""
+    study = _study(tmp_path / "study", ["down"])
+    assert propose(study, _client("http://127.0.0.1:9")) == {"ok": 0, "failed": 1, "skipped": 0, "sealed": 0}
+    path = study.condition_path(f"down.{MODEL}.single_researcher")
+    record = json.loads(path.read_text())
+    assert (record["status"], record["transient"]) == ("failed", True) and record["reason"].startswith("api_error")
+    rules = [{"contains": "Seed paper down", "reply": {"cycle": [UNDERSTANDING, GOOD, _forecast()]}}]
+    proc, url, log = scripted_chat({"rules": rules, "default": "unscripted"}, tmp_path, "up")
+    try:
+        assert propose(study, _client(url)) == {"ok": 1, "failed": 0, "skipped": 0, "sealed": 0}
+    finally:
+        servers[1](proc)
+    assert json.loads(path.read_text())["status"] == "ok" and len(_requests(log)) == 3
+
+
 def test_nothing_runs_on_an_unsealed_or_changed_study(hostile, tmp_path):
     study, _, log = hostile
     cid = f"second-try.{MODEL}.single_researcher"
@@ -153,7 +170,12 @@ def test_nothing_runs_on_an_unsealed_or_changed_study(hostile, tmp_path):
     (["rerun"], "is not sealed: run `scitaste rtaste seal"),
     (["release"], "is not sealed: run `scitaste rtaste seal"),
     (["judge", "--base-url", "http://127.0.0.1:9/v1", "--judges", " , "], "--judges names no model"),
-    (["rerun", "--wall-s", "0"], "every re-run limit must be > 0"),
+    (["rerun", "--wall-s", "0"], "every re-run limit must be a finite number > 0"),
+    (["rerun", "--wall-s", "inf"], "every re-run limit must be a finite number > 0"),  # a hang would never end
+    (["judge", "--base-url", "http://127.0.0.1:9/v1", "--judges", "m", "--timeout", "nan"], "--timeout must be a"),
+    (["judge", "--base-url", "http://127.0.0.1:9/v1", "--judges", "@http://x/v1"], "'@http://x/v1' names no model"),
+    (["propose", "--base-url", "http://127.0.0.1:9/v1", "--model", "m", "--usd-per-m-prompt", "nan"],
+     "token prices must be finite numbers >= 0"),
 ])
 def test_the_commands_refuse_in_one_line(hostile, capsys, args, message):
     study, _, _ = hostile
