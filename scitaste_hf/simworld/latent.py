@@ -2,10 +2,12 @@
 
 Every candidate has a standard-normal trait per dimension B..F that shares a common factor ``q`` (a paper that
 cites broadly also tends to be novel, disruptive, conceptually rich and written by a larger team), a citation
-trait (dimension A's evidence) and a journal trait (dimension G's). The two last ones also share a venue factor:
-the part of a paper's citations that B..F do not explain goes with the journal it appears in, while the journal
-alone tells little about the rest. With these loadings the index computed over the world has the regression
-structure that :mod:`scitaste_hf.simworld.calibration` checks against the paper.
+trait (dimension A's evidence) and a journal trait (dimension G's). The two last ones also share a venue factor,
+and both load on the common factor as well: a paper's journal goes with its citations as a whole, the part B..F
+explain included, so that A is what tells most about G and G adds to B..F what they miss of A. With these
+loadings the released records of a default build have the regression structure of the paper's random-forest
+derivation (its Table 4), which :mod:`scitaste_hf.simworld.calibration` checks; the loadings of B..F are close to
+a tie on purpose, as the forest's impurity importances go mostly to whichever of them best stands in for ``q``.
 
 The world turns each trait into counts, scores and links (:mod:`scitaste_hf.simworld.world`); nothing here is a
 dimension score.
@@ -29,12 +31,13 @@ import numpy as np
 from scitaste_hf.errors import ScitasteError
 
 #: Loading of each trait B..F on the common factor (disruption's evidence, the disruptive citations, also grows
-#: with the citation count, so its trait needs less of the factor).
-COMMON = {"breadth": 0.86, "novelty": 0.97, "disruption": 0.60, "concepts": 0.81, "team": 0.89}
+#: with the citation count, so its trait needs much less of the factor; breadth's and team size's evidence are
+#: the least noisy, so theirs are below novelty's).
+COMMON = {"breadth": 0.78, "novelty": 0.97, "disruption": 0.40, "concepts": 0.815, "team": 0.90}
 #: Citation trait: loadings on the common factor and on the venue factor (the rest is its own noise).
-CITATION_COMMON, CITATION_VENUE = 0.88, 0.35
+CITATION_COMMON, CITATION_VENUE = 0.86, 0.51
 #: Journal trait: loadings on the common factor and on the venue factor (the rest is its own noise).
-JOURNAL_COMMON, JOURNAL_VENUE = -0.13, 0.97
+JOURNAL_COMMON, JOURNAL_VENUE = 0.50, 0.55
 #: The traits B..F, in the order of the index's dimensions.
 TRAITS = tuple(COMMON)
 

@@ -3,6 +3,7 @@
 import numpy as np
 import pytest
 
+from scitaste_hf.schema import DIMENSIONS
 from scitaste_hf.simworld.calibration import TARGETS, eta_squared, report
 
 
@@ -29,3 +30,30 @@ def test_report_sets_every_target_beside_the_records():
     weights = [r["world"] for r in rows if r["key"].startswith("weight.")]
     assert sum(weights) == pytest.approx(100.0)
     assert all(r["source"].startswith("paper section") for r in rows)
+
+
+def test_report_weights_are_the_papers_random_forest():
+    """The weight and R2 rows are the paper's Table 4 derivation, recomputed here from scikit-learn alone: a random
+    forest per target on an 80/20 split (seed 42), A's weight its importance for G, G's its importance for A, B-F
+    the mean of their two importances, renormalised."""
+    from sklearn.ensemble import RandomForestRegressor
+    from sklearn.model_selection import train_test_split
+
+    rng = np.random.default_rng(1)
+    n = 200
+    q, v = rng.normal(size=n), rng.normal(size=n)
+    dims = 50 + 15 * np.column_stack([0.8 * q + 0.5 * v, *(0.7 * q + 0.7 * rng.normal(size=(5, n))),
+                                      0.4 * q + 0.6 * v + 0.7 * rng.normal(size=n)])
+    rows = {r["key"]: r["world"] for r in report(dims, np.array(["a", "b"] * (n // 2)))}
+
+    def forest(x, y):
+        x_train, x_test, y_train, y_test = train_test_split(x, y, test_size=0.2, random_state=42)
+        model = RandomForestRegressor(n_estimators=100, random_state=42).fit(x_train, y_train)
+        return model.feature_importances_ / model.feature_importances_.sum(), model.score(x_test, y_test)
+
+    share_a, r2_a = forest(dims[:, 1:], dims[:, 0])
+    share_g, r2_g = forest(dims[:, :-1], dims[:, -1])
+    raw = np.array([share_g[0], *((share_a[:-1] + share_g[1:]) / 2), share_a[-1]])
+    expected = 100 * raw / raw.sum()
+    assert [rows[f"weight.{d}"] for d in DIMENSIONS] == pytest.approx(expected.tolist(), abs=1e-9)
+    assert rows["r2.citation_impact"] == pytest.approx(r2_a) and rows["r2.journal_impact"] == pytest.approx(r2_g)
