@@ -9,7 +9,11 @@ from typing import Any
 
 from scitaste_hf.errors import ScitasteError
 from scitaste_hf.rtaste.schema import Condition
-from scitaste_hf.rtaste_protocol.study import SEAL, Study, condition_digest, read_json, write
+from scitaste_hf.rtaste_protocol.study import SEAL, Study, condition_digest, read_json, seed_digest, write
+
+#: The key of a seal's seed-paper digest (:func:`~scitaste_hf.rtaste_protocol.study.seed_digest`); a seal made
+#: before it was recorded has none, and its seed paper is then not checked.
+SEED = "seed"
 
 
 def seals(study: Study) -> dict[str, Any]:
@@ -29,19 +33,41 @@ def seal(study: Study) -> dict[str, int]:
     Raises
     ------
     ScitasteError
-        When a sealed condition has changed since (the study is then refused whole, and nothing is written).
+        When a sealed condition, or the seed paper it was proposed on, has changed since, or a seed paper changed
+        between a proposal and its seal (the study is then refused whole, and nothing is written).
     """
     sealed = seals(study)
     conditions = study.conditions()
-    for cid, (condition, _) in conditions.items():
-        if cid in sealed and sealed[cid] != condition_digest(condition):
-            raise ScitasteError(f"condition {cid} changed after it was sealed: its digest differs from seal.json; "
-                                "a sealed registration cannot be replaced")
-    new = {cid: condition_digest(c) for cid, (c, _) in conditions.items() if cid not in sealed}
+    seeds = study.seeds() if conditions else {}
+    for cid, (condition, summary) in conditions.items():
+        if cid in sealed:
+            _check(cid, sealed[cid], condition, summary, seeds, "; a sealed registration cannot be replaced")
+    from scitaste_hf.rtaste_protocol.propose import seed_summary  # propose imports this module
+
+    new = {}
+    for cid, (condition, summary) in conditions.items():
+        if cid in sealed:
+            continue
+        paper = seeds.get(condition.seed_paper)
+        if paper is None or seed_summary(paper) != summary:
+            raise ScitasteError(f"seed paper {condition.seed_paper} of condition {cid} is not the one it was "
+                                "proposed on (missing or changed in seeds/): propose it again with --force")
+        new[cid] = {**condition_digest(condition), SEED: seed_digest(paper, summary)}
     if new:
         write(study.path(SEAL), {**sealed, **new})
     failed = sum(1 for r in study.proposals().values() if r.get("status") != "ok")
     return {"sealed": len(new), "kept": len(conditions) - len(new), "failed": failed}
+
+
+def _check(cid: str, sealed: dict[str, Any], condition: Condition, summary: str, seeds: dict[str, Any],
+           more: str = "") -> None:
+    """Refuse a condition, or the seed paper and summary it was proposed on, that differ from its seal."""
+    if {k: v for k, v in sealed.items() if k != SEED} != condition_digest(condition):
+        raise ScitasteError(f"condition {cid} changed after it was sealed: its digest differs from seal.json{more}")
+    if SEED in sealed and sealed[SEED] != seed_digest(seeds.get(condition.seed_paper), summary):
+        raise ScitasteError(f"seed paper {condition.seed_paper} of condition {cid} changed after it was sealed (the "
+                            "paper in seeds/ or the summary its judges are shown): the judges must see what the "
+                            "proposer saw")
 
 
 def sealed_conditions(study: Study) -> dict[str, tuple[Condition, str]]:
@@ -58,11 +84,11 @@ def sealed_conditions(study: Study) -> dict[str, tuple[Condition, str]]:
         raise ScitasteError(f"{study.root} is not sealed: run `scitaste rtaste seal {study.root}` before any later "
                             "stage")
     conditions = study.conditions()
-    for cid, (condition, _) in conditions.items():
+    seeds = study.seeds() if conditions else {}
+    for cid, (condition, summary) in conditions.items():
         if cid not in sealed:
             raise ScitasteError(f"condition {cid} is not sealed: run `scitaste rtaste seal` first")
-        if sealed[cid] != condition_digest(condition):
-            raise ScitasteError(f"condition {cid} changed after it was sealed: its digest differs from seal.json")
+        _check(cid, sealed[cid], condition, summary, seeds)
     missing = sorted(set(sealed) - set(conditions))
     if missing:
         raise ScitasteError(f"sealed condition {missing[0]} is missing from {study.path('conditions')}")

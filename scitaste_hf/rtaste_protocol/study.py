@@ -130,6 +130,12 @@ def mve_digest(condition: Condition, position: int) -> str:
         "probability": condition.probabilities[k], "rank": condition.ranks[k]})).hexdigest()
 
 
+def seed_digest(paper: dict[str, Any], summary: str) -> str:
+    """SHA-256 of the seed paper a condition was proposed on and of the summary its judges are shown, so that
+    neither changes after the seal: the same-model judge must see what the proposer saw."""
+    return hashlib.sha256(canonical({"paper": paper, "summary": summary})).hexdigest()
+
+
 def condition_digest(condition: Condition) -> dict[str, Any]:
     """The seal of a condition: a digest of the whole condition and one per MVE."""
     return {"digest": hashlib.sha256(canonical(condition.model_dump(mode="json"))).hexdigest(),

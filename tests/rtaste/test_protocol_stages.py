@@ -184,6 +184,34 @@ def test_the_commands_refuse_in_one_line(hostile, capsys, args, message):
     assert err.startswith("scitaste: error: ") and err.count("\n") == 1 and message in err, err
 
 
+def test_a_seed_paper_changed_after_its_proposal_or_its_seal_is_refused(hostile):
+    """The same-model judge must see what the proposer saw: the seed paper in seeds/ and the summary in the
+    condition's record are sealed with it."""
+    study, _, log = hostile
+    cid, paper = f"second-try.{MODEL}.single_researcher", study.path("seeds", "second-try.json")
+    original, record = paper.read_text(), study.condition_path(cid).read_text()
+    paper.write_text(json.dumps({"title": "Seed paper second-try", "abstract": "A better abstract, after the fact."}))
+    with pytest.raises(ScitasteError, match=f"seed paper second-try of condition {cid} is not the one it was "
+                                            "proposed on"):
+        seal(study)
+    assert not study.path("seal.json").exists()
+    paper.write_text(original)
+    assert seal(study)["sealed"] == 1
+    before = len(_requests(log))
+    shown = record.replace("The abstract of", "Not the abstract of")  # the summary the judges read
+    for change in (lambda: paper.write_text(original.replace("The abstract", "An abstract")),
+                   lambda: study.condition_path(cid).write_text(shown)):
+        change()
+        for stage in (lambda: seal(study), lambda: rerun(study),
+                      lambda: judge(study, {MODEL: _client("http://127.0.0.1:9")})):
+            with pytest.raises(ScitasteError, match=f"seed paper second-try of condition {cid} changed after it "
+                                                    "was sealed"):
+                stage()
+        paper.write_text(original)
+        study.condition_path(cid).write_text(record)
+    assert seal(study) == {"sealed": 0, "kept": 1, "failed": 6} and len(_requests(log)) == before
+
+
 def test_the_judge_needs_the_proposers_own_model(hostile):
     study, _, _ = hostile
     seal(study)
