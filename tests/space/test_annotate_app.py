@@ -5,7 +5,6 @@ test_space_annotate.py; outside a Space, Gradio cannot sign anyone in.)"""
 import runpy
 from importlib import resources
 
-import gradio as gr
 import pytest
 
 from scitaste_hf.leaderboard import Leaderboard
@@ -30,6 +29,8 @@ def ratings(tmp_path):
 
 
 def _profile(username):
+    import gradio as gr  # here, not at the top: every xdist worker imports every test module to collect it
+
     return gr.OAuthProfile({"preferred_username": username, "name": username.title(), "picture": "",
                             "profile": f"https://huggingface.co/{username}"})
 
@@ -57,6 +58,8 @@ def test_locally_the_rater_is_the_typed_name(app, ratings, monkeypatch):
 
 
 def _login_buttons(demo):
+    import gradio as gr
+
     return [b for b in demo.blocks.values() if isinstance(b, gr.LoginButton)]
 
 
