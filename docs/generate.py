@@ -237,7 +237,8 @@ def _subparameters() -> str:
 def _formula_normalise() -> str:
     return (quote("scitaste_hf.index.normalise", "percentile", r"return 100\.0 \* below")
             + "\n\n" + quote("scitaste_hf.index.normalise", "mean_rank", r"if values\.size == 1",
-                               r"return np\.array\(\[", r"rankdata\("))
+                               r"return np\.array\(\[", r"order = ", r"ordered = ", r"starts = ", r"ends = ",
+                               r"ranks = ", r"ranks\[order\] = ", r"return 100\.0 \* \(ranks"))
 
 
 @generator("formula-citation-impact")

@@ -43,7 +43,7 @@ def mean_rank(values: np.ndarray) -> np.ndarray:
     values = np.asarray(values, dtype=float)
     if values.size == 1:
         return np.array([50.0])
-    # Average ranks from one sort (scipy.stats.rankdata's "average", whose import costs a build process 0.65 s):
+    # Average ranks from one sort (scipy.stats.rankdata's "average"; importing scipy.stats costs a process 0.6 s):
     # a group of equal values spanning sorted positions start..end-1 shares the rank (start + 1 + end) / 2, exact
     # in floating point.
     order = np.argsort(values, kind="stable")
@@ -123,7 +123,7 @@ def _first_component(z: np.ndarray) -> np.ndarray:
     """The projection on the first principal component, as scikit-learn's ``PCA(n_components=1,
     svd_solver="full").fit_transform`` computes it, operation for operation (so bit for bit): centre, SVD by LAPACK's
     gesdd through scipy, the sign that makes each component's largest loading positive, then U * S. Written out
-    because importing scikit-learn (with scipy.stats) cost each build process some 3 s of CPU."""
+    because importing scikit-learn (with scipy.stats) cost each process that computes the index about 1 s of CPU."""
     from scipy import linalg
 
     centred = z - np.mean(z, axis=0)
