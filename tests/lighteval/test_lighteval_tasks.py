@@ -2,8 +2,9 @@
 (`--custom-tasks scitaste_hf.adapters.lighteval.tasks`) through its litellm backend against the scripted
 OpenAI-compatible server on 127.0.0.1, and reports every figure stock lm_eval reports for the same answers. lighteval
 needs torch and transformers, so it runs in an environment of its own: the interpreter named by
-SCITASTE_LIGHTEVAL_PYTHON, else one built here (CPU-only torch from PyTorch's CPU index, which pip prefers there for
-its +cpu local version; about 1.5 GB and several minutes).
+SCITASTE_LIGHTEVAL_PYTHON, else one built here: torch first, pinned (the CPU-only build from PyTorch's CPU index where
+that index is reached, which pip prefers there for its +cpu local version, or a local file of the same release), so
+that lighteval's own requirement adds no CUDA build; about 1 GB.
 
 lighteval 0.13.0 needs three workarounds with today's packages, applied here and written in
 docs/guide-evaluate.md#with-lighteval: litellm below 1.80 (its disk cache type is gone from 1.110), xxhash below 3.6
@@ -26,7 +27,9 @@ from scitaste_hf.records import load_records
 pytestmark = pytest.mark.lighteval
 
 ROOT = Path(__file__).resolve().parents[2]
-PACKAGES = ["lighteval[litellm]==0.13.0", "litellm>=1.79,<1.80", "xxhash<3.6", "torch>=2,<3"]
+#: The torch release the environment takes (2026-12-02: run with 2.13.0+cpu).
+TORCH = "torch==2.13.0"
+PACKAGES = ["lighteval[litellm]==0.13.0", "litellm>=1.79,<1.80", "xxhash<3.6", TORCH]
 #: lighteval's command line, with the one call of its mt_bench module that huggingface_hub 1.x refuses answered.
 SHIM = ("import sys; from huggingface_hub import HfApi; HfApi.list_models = lambda self, **kwargs: [kwargs]; "
         "from lighteval.__main__ import app; sys.argv[0] = 'lighteval'; app()")
@@ -40,8 +43,9 @@ def _python(once) -> str:
     def build(folder):
         subprocess.run([sys.executable, "-m", "venv", str(folder / "venv")], check=True)
         pip = [str(folder / "venv" / "bin" / "pip"), "install", "-q"]
-        subprocess.run([*pip, *PACKAGES, "--extra-index-url", "https://download.pytorch.org/whl/cpu"], check=True,
+        subprocess.run([*pip, TORCH, "--extra-index-url", "https://download.pytorch.org/whl/cpu"], check=True,
                        timeout=3600)
+        subprocess.run([*pip, *PACKAGES], check=True, timeout=3600)
         subprocess.run([*pip, str(ROOT)], check=True, timeout=900)
         return str(folder / "venv" / "bin" / "python")
 
@@ -55,6 +59,7 @@ def _tiny_benchmarks(python):
     (Path(tasks) / "tasks" / "tasks" / "tinyBenchmarks.pkl").touch()
 
 
+@pytest.mark.timeout(1800)  # the environment built once (several minutes), then lighteval's 300 requests
 def test_lighteval_runs_dimagent_with_lm_evals_figures(once, stock_samples, scripted_chat, servers, tmp_path):
     """All 300 papers (lighteval's --max-samples takes a shuffle's first N, not the tasks' order that lm_eval's
     --limit takes), against the replies of the run's shared stock lm_eval run (tests/fixtures/stock_samples.py)."""
