@@ -138,7 +138,9 @@ def _folder_size(folder: Path) -> int:
     return total
 
 
-def _limit(limits: Limits):
+def limited(limits: Limits):
+    """A ``preexec_fn`` that holds a command to ``limits``' memory and file size (and writes no core)."""
+
     def apply() -> None:
         memory, output = limits.memory_mb << 20, limits.output_mb << 20
         resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
@@ -160,7 +162,7 @@ def _tokened(token: str) -> list[int]:
     return found
 
 
-def _kill_all(group: int, token: str) -> int:
+def kill_all(group: int, token: str) -> int:
     """Kill the process group and every process with the run's token; the number of strays found by token."""
     try:
         os.killpg(group, signal.SIGKILL)
@@ -267,7 +269,7 @@ def run_protected(folder: Path, limits: Limits, *, work_parent: str | Path | Non
         started = time.monotonic()
         with open(place / "stdout", "wb") as out, open(place / "stderr", "wb") as err:
             proc = subprocess.Popen(command, cwd=work, env=env, stdin=subprocess.DEVNULL, stdout=out, stderr=err,
-                                    start_new_session=True, preexec_fn=_limit(limits))
+                                    start_new_session=True, preexec_fn=limited(limits))
             try:
                 while proc.poll() is None:
                     if time.monotonic() - started > limits.wall_s:
@@ -278,7 +280,7 @@ def run_protected(folder: Path, limits: Limits, *, work_parent: str | Path | Non
                         break
                     time.sleep(POLL_S)
             finally:
-                result["strays_killed"] = _kill_all(proc.pid, token)
+                result["strays_killed"] = kill_all(proc.pid, token)
                 proc.wait()
         result["wall_s"] = round(time.monotonic() - started, 3)
         result["exit"] = proc.returncode

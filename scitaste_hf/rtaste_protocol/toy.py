@@ -12,17 +12,20 @@ command's ``{python}`` is the executor's own interpreter (the toy needs only the
 
 from __future__ import annotations
 
+import os
 import shlex
 import shutil
 import subprocess
 import sys
 import tempfile
+import uuid
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
 from scitaste_hf.errors import InvalidInput
-from scitaste_hf.rtaste_protocol.rerun import MVE_FILE, read_statistic
+from scitaste_hf.rtaste_protocol.limits import DEFAULT_LIMITS
+from scitaste_hf.rtaste_protocol.rerun import MVE_FILE, TOKEN_VARIABLE, kill_all, limited, read_statistic
 from scitaste_hf.rtaste_protocol.seal import sealed_conditions
 from scitaste_hf.rtaste_protocol.study import MVES, Study, read_json, write
 
@@ -59,12 +62,22 @@ def _deliver(place: Path, program: Path, spec: dict[str, Any], scenario: dict[st
     write(place / "settings.json", scenario)
     write(place / "registration.json", registration)
     command = spec["command"].replace("{python}", shlex.quote(sys.executable))
-    try:
-        done = subprocess.run(["/bin/sh", "-c", command], cwd=place, capture_output=True,
-                              timeout=EXECUTOR_WALL_S, stdin=subprocess.DEVNULL)
-        value = read_statistic(done.stdout)[0] if done.returncode == 0 else None
-    except subprocess.TimeoutExpired:
-        value = None
+    # A session and a token of its own, killed whole when it ends or times out, so that no child of a scenario's
+    # command outlives the delivery; its output goes to a file (a child holding a pipe would hold the read).
+    token = uuid.uuid4().hex
+    with tempfile.TemporaryFile() as out:
+        proc = subprocess.Popen(["/bin/sh", "-c", command], cwd=place, stdin=subprocess.DEVNULL, stdout=out,
+                                stderr=subprocess.DEVNULL, env={**os.environ, TOKEN_VARIABLE: token},
+                                start_new_session=True, preexec_fn=limited(DEFAULT_LIMITS))
+        try:
+            proc.wait(timeout=EXECUTOR_WALL_S)
+        except subprocess.TimeoutExpired:
+            pass
+        finally:
+            kill_all(proc.pid, token)
+            proc.wait()
+        out.seek(0)
+        value = read_statistic(out.read(DEFAULT_LIMITS.output_mb << 20))[0] if proc.returncode == 0 else None
     write(place / MVE_FILE, {"command": command, "executor": EXECUTOR, "value_unit": spec["value_unit"],
                              "status": "delivered" if value is not None else "failed", "attempts": 1,
                              "reported_value": value})

@@ -264,3 +264,37 @@ def test_the_stage_commands_resume_the_runs_study_without_asking(ran, tmp_path):
     assert "rtaste calibrate: planted 0, answered 0, failed 0, skipped 45" in printed
     assert "calibration a2: catches 0.200 [0.200, 0.200] of 15 planted flaws, flags 0.200" in printed
     assert "rtaste review: answered 0, failed 0, skipped 9, not_rerun 0" in printed
+
+
+def _alive(marker: str) -> list[int]:
+    """The processes whose command line is ``sleep MARKER``."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            if entry.name.isdigit() and (entry / "cmdline").read_bytes() == f"sleep\0{marker}\0".encode():
+                found.append(int(entry.name))
+        except OSError:
+            continue
+    return found
+
+
+def test_the_toy_executor_leaves_no_process_of_a_hostile_scenario_and_is_bounded(ran, tmp_path, monkeypatch):
+    """A scenario command that leaves a child behind, or hangs, is the user's own executor's: the toy executor
+    still kills its whole session, reads what it printed without waiting for the child, and stops at its limit."""
+    from scitaste_hf.rtaste_protocol import toy
+
+    shutil.copytree(ran["study"], tmp_path / "study")
+    cid = f"toy-shift.{MODEL}.single_researcher"
+    monkeypatch.setattr(toy, "EXECUTOR_WALL_S", 2)
+    for command, value in (("sleep 3171 & echo RTASTE_STATISTIC=0.9", 0.9), ("exec sleep 3172", None)):
+        shutil.rmtree(tmp_path / "study" / "mves" / cid)
+        hostile = tmp_path / command.split()[-1].split("=")[0]
+        shutil.copytree(example_study_dir(), hostile)
+        spec = json.loads((hostile / "toy_mves.json").read_text())
+        (hostile / "toy_mves.json").write_text(json.dumps({**spec, "command": command}))
+        counts = toy.deliver_toy(Study(tmp_path / "study"), hostile)  # the sleeps would last an hour
+        assert counts == {"delivered": 5, "skipped": 10, "no_toy": 0}
+        delivered = json.loads((tmp_path / "study" / "mves" / cid / "1" / "mve.json").read_text())
+        assert delivered["reported_value"] == value and delivered["status"] == ("failed" if value is None else
+                                                                                "delivered")
+        assert _alive(command.split()[-1] if value is None else "3171") == []
