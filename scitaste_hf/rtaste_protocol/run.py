@@ -32,7 +32,7 @@ from scitaste_hf.rtaste_protocol.limits import Limits
 from scitaste_hf.rtaste_protocol.propose import Prices, check_repeats, propose
 from scitaste_hf.rtaste_protocol.rerun import rerun
 from scitaste_hf.rtaste_protocol.seal import seal
-from scitaste_hf.rtaste_protocol.study import CONDITIONS, JUDGES, RELEASE, SEEDS, Study, read_json, write
+from scitaste_hf.rtaste_protocol.study import CONDITIONS, JUDGES, RELEASE, SEEDS, Study, read_json, read_seed, write
 from scitaste_hf.rtaste_protocol.toy import TOY_FILE, deliver_toy, has_toy_mves
 
 #: The run's record in the study folder.
@@ -73,12 +73,15 @@ def import_seeds(root: Path, folder: Path) -> dict[str, int]:
     Raises
     ------
     ScitasteError
-        When the folder holds no seed paper, or one differs from the study's copy of the same id.
+        When the folder holds no seed paper, one that is not a seed paper (nothing is copied then), or one that
+        differs from the study's copy of the same id.
     """
     source = folder / SEEDS if (folder / SEEDS).is_dir() else folder
     papers = sorted(p for p in source.glob("*.json") if p.name != TOY_FILE) if source.is_dir() else []
     if not papers:
         raise ScitasteError(f"no seed papers in {source}: add SEED.json files with a title and an abstract")
+    for paper in papers:  # all checked before any is copied: a study keeps no paper it could not run on
+        read_seed(paper)
     counts = {"copied": 0, "kept": 0}
     for paper in papers:
         target = root / SEEDS / paper.name

@@ -61,6 +61,22 @@ def read_json(path: Path, what: str) -> Any:
         raise InvalidInput(f"{path}: not JSON ({type(exc).__name__})") from None
 
 
+def read_seed(path: Path) -> tuple[str, dict[str, Any]]:
+    """A seed paper file's id (its stem) and its paper, which needs a non-empty ``title`` and ``abstract``.
+
+    Raises
+    ------
+    ScitasteError
+        One line: the id is not a plain name, or the file is not JSON or not such a paper.
+    """
+    seed = check_name(path.stem, "seed paper")
+    paper = read_json(path, "seed paper")
+    if not isinstance(paper, dict) or not all(isinstance(paper.get(k), str) and paper[k].strip()
+                                              for k in ("title", "abstract")):
+        raise InvalidInput(f"{path}: a seed paper needs a non-empty 'title' and 'abstract'")
+    return seed, paper
+
+
 def write(path: Path, data: Any) -> None:
     """Write a record of the study atomically, making its folder."""
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -78,13 +94,7 @@ class Study:
     def seeds(self) -> dict[str, dict[str, str]]:
         """The seed papers by id (the file's stem), each with a non-empty ``title`` and ``abstract``."""
         folder = self.root / SEEDS
-        found = {}
-        for path in sorted(folder.glob("*.json")) if folder.is_dir() else []:
-            paper = read_json(path, "seed paper")
-            if not isinstance(paper, dict) or not all(isinstance(paper.get(k), str) and paper[k].strip()
-                                                      for k in ("title", "abstract")):
-                raise InvalidInput(f"{path}: a seed paper needs a non-empty 'title' and 'abstract'")
-            found[check_name(path.stem, "seed paper")] = paper
+        found = dict(read_seed(path) for path in sorted(folder.glob("*.json"))) if folder.is_dir() else {}
         if not found:
             raise ScitasteError(f"no seed papers in {folder}: add SEED.json files with a title and an abstract")
         return found

@@ -298,3 +298,22 @@ def test_the_toy_executor_leaves_no_process_of_a_hostile_scenario_and_is_bounded
         assert delivered["reported_value"] == value and delivered["status"] == ("failed" if value is None else
                                                                                 "delivered")
         assert _alive(command.split()[-1] if value is None else "3171") == []
+
+
+def test_seed_papers_are_all_checked_before_any_is_copied(tmp_path):
+    """A seed paper the study could not run on is refused before anything is copied, so that the fixed paper is
+    taken on the next run instead of differing from a broken copy kept in the study."""
+    from scitaste_hf.errors import ScitasteError
+    from scitaste_hf.rtaste_protocol.run import import_seeds
+
+    (tmp_path / "papers").mkdir()
+    (tmp_path / "study").mkdir()
+    good = {"title": "A seed", "abstract": "Its abstract."}
+    (tmp_path / "papers" / "a.json").write_text(json.dumps(good))
+    (tmp_path / "papers" / "b.json").write_text(json.dumps({"title": "No abstract"}))
+    with pytest.raises(ScitasteError, match=r"b\.json: a seed paper needs a non-empty 'title' and 'abstract'"):
+        import_seeds(tmp_path / "study", tmp_path / "papers")
+    assert not (tmp_path / "study" / "seeds").exists()
+    (tmp_path / "papers" / "b.json").write_text(json.dumps({**good, "title": "B seed"}))
+    assert import_seeds(tmp_path / "study", tmp_path / "papers") == {"copied": 2, "kept": 0}
+    assert sorted(Study(tmp_path / "study").seeds()) == ["a", "b"]
