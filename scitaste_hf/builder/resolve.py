@@ -70,6 +70,8 @@ def resolve(args: argparse.Namespace) -> dict:
         raise InvalidInput(f"--as-of {args.as_of.isoformat()} is after {now.isoformat()}, the date of {where}: "
                            "the split can be resolved only as of a date the services have reached")
     out = Path(args.out) if args.out else Path(args.data) / "resolutions" / args.as_of.isoformat()
+    if out.resolve() == Path(args.dataset).resolve():  # --overwrite would replace the release, its split with it
+        raise InvalidInput(f"--out {out} is the release itself: the resolved gold goes to a folder of its own")
     weights = load_weights(args.weights) if args.weights else None
     taxonomy = load_taxonomy(args.taxonomy)
     config = BuildConfig(out=out, source="live" if args.live else "mirror", mirror_url=args.mirror_url,

@@ -134,9 +134,10 @@ def test_resolve_refuses_a_release_without_a_prospective_split_or_a_date_inside_
                           prospective=blank_records(gold[100:], [None] * 200))
 
     def args(dataset, as_of, **more):
-        return argparse.Namespace(data=str(tmp_path / "board"), dataset=str(dataset), as_of=as_of, mirror_url=None,
-                                  live=False, out=None, work_dir=None, per_discipline=60, taxonomy=None,
-                                  weights=None, overwrite=False, **more)
+        return argparse.Namespace(**{"data": str(tmp_path / "board"), "dataset": str(dataset), "as_of": as_of,
+                                     "mirror_url": None, "live": False, "out": None, "work_dir": None,
+                                     "per_discipline": 60, "taxonomy": None, "weights": None, "overwrite": False,
+                                     **more})
 
     empty = write_dataset(tmp_path / "empty", {"selected": gold[:100]}, DEFAULT_WEIGHTS, synthetic=True,
                           provenance={**recorded, "prospective": Window.before(date(2021, 12, 31), 12).record()},
@@ -148,6 +149,8 @@ def test_resolve_refuses_a_release_without_a_prospective_split_or_a_date_inside_
         resolve(args(young, date(2021, 12, 31)))
     with pytest.raises(InvalidInput, match="give --mirror-url"):
         resolve(args(young, date(2022, 12, 31)))
+    with pytest.raises(InvalidInput, match="is the release itself"):
+        resolve(args(young, date(2022, 12, 31), live=True, out=str(young), overwrite=True, resume=False))
     assert not (tmp_path / "board").exists()
 
 
