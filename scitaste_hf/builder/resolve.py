@@ -125,3 +125,29 @@ def _mirror_clock(url: str):
         return date.fromisoformat(clock) if clock else None
     except (ValueError, AttributeError, TypeError):
         return None
+
+
+def _number(value, interval) -> str:
+    """A score and its interval as the line prints them."""
+    if value is None:
+        return "undefined"
+    return f"{value:.3f}" + (f" [{interval[0]:.3f}, {interval[1]:.3f}]" if interval and None not in interval else "")
+
+
+def run(args: argparse.Namespace) -> int:
+    """Resolve and print one line per sealed run scored."""
+    from scitaste_hf.taxonomy import OVERALL
+
+    done = resolve(args)
+    print(f"resolved {done['resolved']} of {done['total']} prospective papers as of {args.as_of.isoformat()} "
+          f"(normalised against {done['resolved'] + done['same_age']} papers of their age); gold in {done['out']}")
+    for run_id, result in sorted(done["scored"].items()):
+        overall = result["overall"]
+        s1, s2 = overall["scheme1"] or {}, overall["scheme2"] or {}
+        ci1, ci2 = (s1.get("ci") or {}).get("scheme1"), (s2.get("ci") or {}).get("score")
+        skill = ((overall.get("skill") or {}).get("scheme1") or {})
+        print(f"sealed run #{run_id} ({OVERALL}): Scheme 1 {_number(s1.get('scheme1'), ci1)}, Scheme 2 "
+              f"{_number(s2.get('score'), ci2)}, Scheme-1 skill {_number(skill.get('skill'), skill.get('interval'))}")
+    for run_id in done["late"]:
+        print(f"sealed run #{run_id}: not scored, sealed on or after {args.as_of.isoformat()}")
+    return 0

@@ -235,4 +235,8 @@ def test_resolve_refuses_a_date_the_services_have_not_reached(tmp_path, servers)
         resolve(args(later, live=True))
     with pytest.raises(InvalidInput, match="no answer to GET /_control/clock"):  # the server is gone
         resolve(args(date(2022, 6, 30), mirror_url=url))
+    from scitaste_hf.cli import main  # the command, which prints the refusal in one line
+
+    assert main(["resolve", "--data", str(tmp_path / "board"), "--dataset", str(young), "--as-of",
+                 later.isoformat(), "--live"]) == 2
     assert not (tmp_path / "board").exists()
