@@ -192,10 +192,9 @@ class SealedBoard:
             The papers of the same age outside the split, which the no-information floors are learned from
             (:func:`~scitaste_hf.scoring.score_run`).
         sealed_before : str, optional
-            The ISO date from which the board's clock had reached the resolution date (the resolution date itself
-            when the world resolved is the real one): a run sealed on or after it is left unscored, as
-            :data:`LATE`, since its submitter could see the world as of the resolution. None: the world is
-            simulated, its dates are not the board's clock, and every run is scored.
+            A run sealed on or after this ISO date is left unscored (:data:`LATE`): its submitter could see the
+            world as of the resolution. The resolution date where the world is the real one; None for the
+            simulated world, whose dates are not the board's clock: every run is scored.
 
         Returns
         -------
