@@ -73,11 +73,12 @@ def test_the_hub_app_has_a_sign_in_button_and_the_local_one_a_name_box(app, tmp_
     hub = app["build_app"](board)
     monkeypatch.delenv("SYSTEM")
     local = app["build_app"](board)
-    # one sign-in button where a visitor's identity is taken: Annotate's raters and Submit's requests
-    assert len(_login_buttons(hub)) == 2 and _login_buttons(local) == []
+    # one sign-in button where a visitor's identity is taken: Annotate's raters, Submit's requests and the Queue's
+    # cancel (the Prospective tab reads the same signed-in session)
+    assert len(_login_buttons(hub)) == 3 and _login_buttons(local) == []
     names = [c["props"] for c in local.config["components"] if c.get("type") == "textbox"
              and c["props"].get("label", "").startswith("your name")]
-    assert len(names) == 2 and all(n["visible"] is not False for n in names)
+    assert len(names) == 3 and all(n["visible"] is not False for n in names)
     assert not [c for c in hub.config["components"] if c.get("type") == "textbox"
                 and c["props"].get("label", "").startswith("your name")]  # on the Hub nobody types a name
     board.close()
