@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import json
 import subprocess
 import sys
 import tempfile
@@ -102,7 +103,8 @@ def calibrate(papers: int, seed: int, folder: Path) -> dict:
     published, score = load_records(out, need_score=True)
     fit = fit_weights(published, score)
     return {"seed": seed, "released": report(released, disciplines), "pool": report(pool, pool_disciplines),
-            "n_released": len(released), "n_pool": len(pool), "splits": {s: Counter(v) for s, v in splits.items()},
+            "n_released": len(released), "n_pool": len(pool),
+            "splits": {s: dict(Counter(v)) for s, v in splits.items()},
             "fit_rmse": fit["residual_rmse"], "seconds": time.perf_counter() - started,
             "no_subdiscipline": sum(v is None for v in table.column("subcategory_id").to_pylist()),
             "fit_off": max(abs(fit["weights"][k] - w) for k, w in DEFAULT_WEIGHTS.items())}
@@ -164,7 +166,18 @@ def main() -> None:
                         help="also time the world's generation and report its peak memory")
     parser.add_argument("--identical", action="store_true",
                         help="build the first seed twice and compare the datasets' files (sha256)")
+    parser.add_argument("--json", type=Path, help="append each seed's result to this JSON-lines file as it comes")
+    parser.add_argument("--from-json", type=Path,
+                        help="print the report of the results in this JSON-lines file instead of building")
     args = parser.parse_args()
+    if args.from_json:
+        results = sorted((json.loads(line) for line in args.from_json.read_text().splitlines() if line.strip()),
+                         key=lambda r: r["seed"])
+        for result in results if args.papers >= DEFAULT_PAPERS else []:
+            print_seed(args.papers, result)
+        if args.papers < DEFAULT_PAPERS:
+            print_spread(args.papers, results)
+        return
     seeds = args.seeds or list(range(5 if args.papers >= DEFAULT_PAPERS else 25))
 
     def run(seed: int) -> dict:
@@ -183,6 +196,9 @@ def main() -> None:
     with ThreadPoolExecutor(max(1, args.jobs)) as pool:
         for result in pool.map(run, seeds):
             results.append(result)
+            if args.json:
+                with args.json.open("a") as sink:
+                    sink.write(json.dumps(result) + "\n")
             if "identical" in result:
                 same, files = result["identical"]
                 print(f"seed {result['seed']} built twice: {'byte-identical' if same else 'DIFFERENT'} ({files} "
