@@ -399,23 +399,10 @@ class DuckIndex:
     def semantic(self, embed_key: str, n_focal: int, n_works: int, rows: np.ndarray, vectors: np.ndarray
                  ) -> np.ndarray:
         """Reference centroid distance, bridge score and dispersion per focal paper."""
-        from scitaste_hf.index.dimensions import reference_parameters
-
         key = key_of("semantic", embed_key)
         target = self.stages.path("semantic.npy")
         if not self.stages.done("semantic", key):
-            emb_row = np.full(n_works, -1, dtype=np.int64)
-            emb_row[rows] = np.arange(rows.size)
-            out = np.empty((n_focal, 3))
-            with self.progress.step("semantic novelty (blocks)", n_focal) as advance:
-                for lo in range(0, n_focal, SEMANTIC_BLOCK):
-                    hi = min(n_focal, lo + SEMANTIC_BLOCK)
-                    links = self.con.sql(sql.reference_fields(lo, hi)).to_arrow_table()
-                    refs = links.column("ref").to_numpy().astype(np.int64)
-                    out[lo:hi] = reference_parameters(
-                        emb_row[lo:hi], links.column("w").to_numpy().astype(np.int64) - lo, emb_row[refs],
-                        links.column("field_code").to_numpy().astype(np.int64), vectors)
-                    advance(hi - lo)
+            out = self._reference_parameters(n_focal, n_works, rows, vectors)
             tmp = self.stages.path("semantic.tmp.npy")
             np.save(tmp, out)
             replace(tmp, target)
@@ -423,6 +410,25 @@ class DuckIndex:
         else:
             self.progress.note("semantic: done before, skipped")
         return np.load(target)
+
+    def _reference_parameters(self, n_focal: int, n_works: int, rows: np.ndarray, vectors: np.ndarray
+                              ) -> np.ndarray:
+        """The semantic stage's values, :data:`SEMANTIC_BLOCK` focal papers at a time in this process."""
+        from scitaste_hf.index.dimensions import reference_parameters
+
+        emb_row = np.full(n_works, -1, dtype=np.int64)
+        emb_row[rows] = np.arange(rows.size)
+        out = np.empty((n_focal, 3))
+        with self.progress.step("semantic novelty (blocks)", n_focal) as advance:
+            for lo in range(0, n_focal, SEMANTIC_BLOCK):
+                hi = min(n_focal, lo + SEMANTIC_BLOCK)
+                links = self.con.sql(sql.reference_fields(lo, hi)).to_arrow_table()
+                refs = links.column("ref").to_numpy().astype(np.int64)
+                out[lo:hi] = reference_parameters(
+                    emb_row[lo:hi], links.column("w").to_numpy().astype(np.int64) - lo, emb_row[refs],
+                    links.column("field_code").to_numpy().astype(np.int64), vectors)
+                advance(hi - lo)
+        return out
 
     def disciplines(self, n_focal: int) -> list[str | None] | None:
         """Each focal paper's discipline for per-discipline weights (None with one vector), checked before the

@@ -278,30 +278,21 @@ class SparkIndex(DuckIndex):
                 shutil.rmtree(self.folder / name, ignore_errors=True)
 
     # --- stage 7 ---
-    def semantic(self, embed_key: str, n_focal: int, n_works: int, rows: np.ndarray, vectors: np.ndarray
-                 ) -> np.ndarray:
+    def _reference_parameters(self, n_focal: int, n_works: int, rows: np.ndarray, vectors: np.ndarray
+                              ) -> np.ndarray:
         """Reference centroid distance, bridge score and dispersion per focal paper, grouped by paper on the
         executors (:func:`scitaste_hf.scale.spark_vectors.semantic`)."""
         from scitaste_hf.scale.spark_vectors import semantic
 
-        key = key_of("semantic", embed_key)
-        target = self.stages.path("semantic.npy")
-        if not self.stages.done("semantic", key):
-            with self.progress.step("semantic novelty (Spark)", n_focal) as advance:
-                self.spark.read.parquet(str(self.folder / "vectors")).createOrReplaceTempView("vectors")
-                table = semantic(self.spark, self._write, "vectors", sql.reference_fields(0, n_focal))
-                out = np.full((n_focal, 3), np.nan)
-                w = table.column("w").to_numpy()
-                for j, name in enumerate(("centroid", "bridge", "dispersion")):
-                    out[w, j] = table.column(name).to_numpy()
-                advance(n_focal)
-            tmp = self.stages.path("semantic.tmp.npy")
-            np.save(tmp, out)
-            replace(tmp, target)
-            self.stages.finish("semantic", key)
-        else:
-            self.progress.note("semantic: done before, skipped")
-        return np.load(target)
+        with self.progress.step("semantic novelty (Spark)", n_focal) as advance:
+            self.spark.read.parquet(str(self.folder / "vectors")).createOrReplaceTempView("vectors")
+            table = semantic(self.spark, self._write, "vectors", sql.reference_fields(0, n_focal))
+            out = np.full((n_focal, 3), np.nan)
+            w = table.column("w").to_numpy()
+            for j, name in enumerate(("centroid", "bridge", "dispersion")):
+                out[w, j] = table.column(name).to_numpy()
+            advance(n_focal)
+        return out
 
     def disciplines(self, n_focal: int) -> list[str | None] | None:
         """Each focal paper's discipline for per-discipline weights (None with one vector), from Spark's tables."""
