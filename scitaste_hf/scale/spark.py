@@ -207,7 +207,8 @@ class SparkIndex(DuckIndex):
     # --- stage 5 ---
     def embed(self, tables_key: str) -> tuple[str, np.ndarray, np.ndarray]:
         """The texts' unit vectors, embedded on the executors (the embedder and its weights broadcast once), then
-        copied to the driver's vector file for the semantic stage: (stage key, w of each row, vectors)."""
+        copied to the driver's vector file (read for the search's two samples, and by exact search): (stage key,
+        w of each row, vectors)."""
         from functools import partial
 
         from scitaste_hf.scale.spark_vectors import VECTOR_SCHEMA, embed_batches
