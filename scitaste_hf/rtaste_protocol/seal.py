@@ -62,7 +62,7 @@ def seal(study: Study) -> dict[str, int]:
 def _check(cid: str, sealed: dict[str, Any], condition: Condition, summary: str, seeds: dict[str, Any],
            more: str = "") -> None:
     """Refuse a condition, or the seed paper and summary it was proposed on, that differ from its seal."""
-    if {k: v for k, v in sealed.items() if k != SEED} != condition_digest(condition):
+    if not isinstance(sealed, dict) or {k: v for k, v in sealed.items() if k != SEED} != condition_digest(condition):
         raise ScitasteError(f"condition {cid} changed after it was sealed: its digest differs from seal.json{more}")
     if SEED in sealed and sealed[SEED] != seed_digest(seeds.get(condition.seed_paper), summary):
         raise ScitasteError(f"seed paper {condition.seed_paper} of condition {cid} changed after it was sealed (the "

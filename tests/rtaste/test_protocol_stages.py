@@ -210,6 +210,9 @@ def test_a_seed_paper_changed_after_its_proposal_or_its_seal_is_refused(hostile)
         paper.write_text(original)
         study.condition_path(cid).write_text(record)
     assert seal(study) == {"sealed": 0, "kept": 1, "failed": 6} and len(_requests(log)) == before
+    study.path("seal.json").write_text(json.dumps({cid: ["not", "a", "seal"]}))  # a seal.json edited by hand
+    with pytest.raises(ScitasteError, match=f"condition {cid} changed after it was sealed"):
+        rerun(study)
 
 
 def test_the_judge_needs_the_proposers_own_model(hostile):
