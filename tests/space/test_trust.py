@@ -114,7 +114,8 @@ def test_an_informative_run_is_ordered_above_both_floors_by_default(board, app):
     shown = {row[table["headers"].index("run")]: dict(zip(table["headers"], row)) for row in table["data"]}
     assert shown[board.ids["noisy"]]["vs floor"] == "above"
     reference = app["floors_table"](board)
-    assert [r[0] for r in reference["data"]] == [FLOOR_NAMES["constant"], FLOOR_NAMES["discipline_prior"]]
+    assert [r[0] for r in reference["data"]] == [FLOOR_NAMES["constant"], FLOOR_NAMES["discipline_prior"],
+                                                 app["CEILING_ROW"]]
 
 
 def test_floors_are_never_runs(board, app, tmp_path):
