@@ -50,7 +50,7 @@ def release_rows(study: Study) -> list[dict[str, Any]]:
             raise ScitasteError(f"{judges_path} was written for another registration of {cid}: run judge again")
         answered = {m: j["probabilities"] for m, j in judged.get("judges", {}).items() if j["probabilities"]}
         written = study.path(AUDITS, f"{cid}.json")
-        audits = (read_json(written, f"the audits of {cid}") if written.exists()
+        audits = (read_json(written, f"the audits of {cid}", list) if written.exists()
                   else audits_of(study, cid, condition_digest(condition)["digest"]))
         if not isinstance(audits, list) or len(audits) != N_MVES:
             raise ScitasteError(f"{study.path(AUDITS, f'{cid}.json')}: needs a list of {N_MVES} audits, in written "

@@ -51,14 +51,18 @@ def condition_id(seed: str, model: str, organisation: str, repeat: int = 1) -> s
     return check_name(re.sub(r"[^A-Za-z0-9._-]+", "_", name).strip("._-"), "condition")
 
 
-def read_json(path: Path, what: str) -> Any:
-    """A JSON file of the study, with a one-line error naming it when it is missing or does not parse."""
+def read_json(path: Path, what: str, kind: type = dict) -> Any:
+    """A JSON file of the study, with a one-line error naming it when it is missing, does not parse, or is not a
+    ``kind`` (an object: every record of the study but the hand-written audits, a list)."""
     try:
-        return json.loads(path.read_text("utf-8"))
+        data = json.loads(path.read_text("utf-8"))
     except FileNotFoundError:
         raise ScitasteError(f"{what} not found: {path}") from None
     except (ValueError, UnicodeDecodeError, RecursionError) as exc:
         raise InvalidInput(f"{path}: not JSON ({type(exc).__name__})") from None
+    if not isinstance(data, kind):  # a record edited by hand: every stage reads its fields by name
+        raise InvalidInput(f"{path}: not a JSON {'object' if kind is dict else 'list'} ({what})")
+    return data
 
 
 def read_seed(path: Path) -> tuple[str, dict[str, Any]]:

@@ -215,6 +215,19 @@ def test_a_seed_paper_changed_after_its_proposal_or_its_seal_is_refused(hostile)
         rerun(study)
 
 
+def test_a_record_edited_into_another_json_shape_is_refused_in_one_line(hostile, capsys):
+    study, _, _ = hostile
+    seal(study)
+    judged = study.path("judges", f"second-try.{MODEL}.single_researcher.json")
+    judged.parent.mkdir()
+    for path in (judged, study.condition_path(f"six.{MODEL}.single_researcher")):  # read by name by every stage
+        path.write_text("[]")
+        assert main(["rtaste", "release", str(study.root)]) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and f"{path}: not a JSON object" in err, err
+        path.unlink()
+
+
 def test_the_judge_needs_the_proposers_own_model(hostile):
     study, _, _ = hostile
     seal(study)
