@@ -445,8 +445,8 @@ def _modes() -> str:
 
     round_one = {"none": "no tools", "fixed": "made by the harness", "live": "the model's own calls"}
     rows = [(f"`{m}`", f"`{s.task}`", round_one[s.tools], "yes" if s.search else "no",
-             "any chat model" if s.tools != "live" and not s.search else "`scitaste-agent`"
-             + (" with a search profile" if s.search else ""), s.about) for m, s in MODE_SPECS.items()]
+             re.sub(r"scitaste-agent|--metadata '[^']*'", lambda m: f"`{m[0]}`", s.runs_with), s.about)
+            for m, s in MODE_SPECS.items()]
     return ("Owner: `scitaste_hf.modes.MODE_SPECS`.\n\n"
             + table(("mode", "lm-eval task", "round 1", "provider search", "runs with", "what the model gets"), rows))
 

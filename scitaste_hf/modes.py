@@ -17,14 +17,25 @@ class Mode(NamedTuple):
     ``tools`` is ``"none"``; ``"fixed"`` when the harness makes round 1 itself (all nine tools for the paper,
     answered from frozen evidence, rendered into the conversation) and the model answers round 2, which any chat
     model can do; or ``"live"`` when the model chooses its own calls in round 1 (a function-calling endpoint
-    behind ``scitaste-agent``). ``search`` switches the provider's own web search on, which only
-    ``scitaste-agent`` with a profile that has it can do.
+    behind ``scitaste-agent``). ``search`` switches the provider's own web search on: ``scitaste-agent`` with a
+    profile that has it, or any chat model whose task is given a search profile (``--metadata``), whose switch
+    each request then carries.
     """
 
     task: str
     tools: Literal["none", "fixed", "live"]
     search: bool
     about: str
+
+    @property
+    def runs_with(self) -> str:
+        """Which lm-eval models run the mode, as the CLI's help and the docs' modes table say it."""
+        if self.tools == "live":
+            return "scitaste-agent"
+        if self.search:
+            return ("scitaste-agent with a search profile, or any chat model given one "
+                    "(--metadata '{\"search\": \"PROFILE\"}')")
+        return "any chat model, stock lm_eval included"
 
 
 #: The evaluation modes: the paper's four (no tools, the model's native web search, the nine DimAgent-v3 tools

@@ -48,9 +48,7 @@ def _print_help() -> None:
 
     print("tasks (scitaste: the group of the paper's four modes):")
     for mode, spec in MODE_SPECS.items():
-        who = ("scitaste-agent with a search profile" if spec.search else "scitaste-agent" if spec.tools == "live"
-               else "any chat model, stock lm_eval included")
-        print(f"    {spec.task:26} mode {mode}: {spec.about}; runs with {who}")
+        print(f"    {spec.task:26} mode {mode}: {spec.about}; runs with {spec.runs_with}")
     print("    rtaste_judge               the rTaste judge task\n")
     for model in (AgentLM, BaselineLM):
         if model is not None:
