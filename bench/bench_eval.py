@@ -9,16 +9,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
 from types import SimpleNamespace
 
-import httpx
-
-ROOT = Path(__file__).resolve().parents[1]
+from _scripted import scripted_server
 
 
 def main() -> None:
@@ -41,19 +37,10 @@ def main() -> None:
         script = Path(tmp) / "script.json"
         script.write_text(json.dumps({"latency": args.latency, "rules": [{"contains": "Identifier", "tools": True,
                                                                           "reply": calls}], "default": answer}))
-        port = 18000 + int(time.time()) % 1000
-        server = subprocess.Popen([sys.executable, str(ROOT / "tests" / "fixtures" / "scripted_chat.py"), str(port),
-                                   str(script), str(Path(tmp) / "log.jsonl")])
-        try:
-            for _ in range(100):
-                try:
-                    httpx.get(f"http://127.0.0.1:{port}/health", timeout=1)
-                    break
-                except httpx.HTTPError:
-                    time.sleep(0.1)
+        with scripted_server(script, Path(tmp) / "log.jsonl") as url:
             evidence = FrozenToolBox({(f"P{i}", t): {"tool": t, "items": list(range(50))}
                                       for i in range(args.papers) for t in TOOL_NAMES})
-            model = AgentLM(base_url=f"http://127.0.0.1:{port}/v1", model="scripted",
+            model = AgentLM(base_url=url, model="scripted",
                             num_concurrent=args.concurrent, trace_path=str(Path(tmp) / "trace.jsonl"))
             model.tools = evidence
             # the live loop: two requests a paper (the model's calls, then its answer)
@@ -63,9 +50,6 @@ def main() -> None:
             start = time.perf_counter()
             replies = model.generate_until(requests)
             took = time.perf_counter() - start
-        finally:
-            server.terminate()
-            server.wait()
     ideal = args.papers * 2 * args.latency / args.concurrent
     print(f"{args.papers} papers, dimagent_v3_live mode, num_concurrent={args.concurrent}, server latency "
           f"{args.latency * 1000:.0f} ms: {took:.2f} s against an ideal {ideal:.2f} s = {100 * ideal / took:.0f}% "

@@ -19,10 +19,10 @@ import tempfile
 import time
 from pathlib import Path
 
-import httpx
-
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests" / "fixtures"))
+
+from _scripted import scripted_server  # noqa: E402  (bench/, the script's own folder)
 
 
 def _cpu() -> float:
@@ -39,18 +39,9 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
         (folder / "script.json").write_text(json.dumps({**study_script(), "latency": args.latency}))
-        port = 18000 + int(time.time()) % 1000
-        server = subprocess.Popen([sys.executable, str(ROOT / "tests" / "fixtures" / "scripted_chat.py"), str(port),
-                                   str(folder / "script.json"), str(folder / "log.jsonl")])
-        try:
-            for _ in range(100):
-                try:
-                    httpx.get(f"http://127.0.0.1:{port}/health", timeout=1)
-                    break
-                except httpx.HTTPError:
-                    time.sleep(0.1)
+        with scripted_server(folder / "script.json", folder / "log.jsonl") as url:
             command = [str(Path(sys.executable).with_name("scitaste")), "rtaste", "run", "--study",
-                       str(folder / "study"), "--models", MODEL, "--base-url", f"http://127.0.0.1:{port}/v1",
+                       str(folder / "study"), "--models", MODEL, "--base-url", url,
                        "--auditors", "a1,a2,a3", "--novelty-judges", "n1,n2", "--reviewers", "r1,r2,r3",
                        "--no-search", "--budget-units", "4", "--max-retries", "0"]
             for label in ("first run", "resumed run"):
@@ -64,9 +55,6 @@ def main() -> None:
                 print(f"{label}: {wall:.1f} s wall, {cpu:.1f} s CPU (the command and its re-runs), {calls} model "
                       f"calls so far; stages: " + ", ".join(f"{k} {v['seconds']:.1f} s"
                                                            for k, v in record["stages"].items()))
-        finally:
-            server.terminate()
-            server.wait()
     print("load average after: " + " ".join(f"{x:.1f}" for x in os.getloadavg()))
 
 
