@@ -22,7 +22,8 @@ Nearest papers (the approximate search of :mod:`scitaste_hf.scale.neighbours`, s
    searching its partitions for the broadcast sample, against what the search found for them.
 
 Vectors travel as float32 bytes (``BINARY``). The executors need scitaste-hf and its embedder's package
-installed (``pip install scitaste-hf``); the Python of a local session is the driver's.
+installed (a wheel of this checkout, ``pip wheel --no-deps .``, installed on each); the Python of a local session is
+the driver's.
 """
 
 from __future__ import annotations
