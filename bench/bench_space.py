@@ -3,8 +3,8 @@ with rank intervals, the floors' reference rows, the run lists of Compare), rows
 (validation, integrity, scoring with intervals and skill, replicates, storing), the first view after an insert
 (a cache miss) and a cached view; the Papers tab (a paper's page with every run's answer, a run's worst papers, the
 details table brought up to date after a new run); the Report tab (a report of one and of REPORT_RUNS stored runs,
-first and again); then, through a running Space (`scitaste space`), a valid
-submission's latency alone and while a 5 MiB upload is being processed.
+first and again); the board and the Queue tab while 25 requests arrive at once; then, through a running Space
+(`scitaste space`), a valid submission's latency alone and while a 5 MiB upload is being processed.
 
     python bench/bench_space.py [--runs 1000 10000] [--no-server]
 
@@ -159,6 +159,7 @@ def board_figures(app, gold, n: int) -> None:
         print(f"slowest view (table or floors, first after an insert): {max(worst, miss):.3f} s   target < 1 s")
         papers_figures(app, board, gold, n)
         report_figures(app, board, gold)
+        queue_figures(app, board)
         board.close()
 
 
@@ -232,6 +233,38 @@ def report_figures(app, board: Leaderboard, gold) -> None:
         app["report_view"](board, runs, [])
         print(f"Report of {len(runs)} run(s) after another submission ({t_submit:.1f} s; runs already seen): "
               f"{time.perf_counter() - t:.3f} s   target < 1 s")
+
+
+def queue_figures(app, board: Leaderboard) -> None:
+    """The Queue tab and the board while requests arrive: 25 requests from 5 identities at once (each identity's
+    fifth a duplicate, refused in one line), sent from 8 threads while this thread serves the board's table and
+    the Queue tab over and over, as visitors would; then the Queue tab alone."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from scitaste_hf.net.guard import SubmissionError
+
+    asks = [(f"visitor-{v}", f"org/queued-{v}-{k % 4}") for v in range(5) for k in range(5)]
+
+    def ask(pair):
+        try:
+            return board.request(pair[1], ["pure_qa"], submitter=pair[0]).ids[0]
+        except SubmissionError as exc:
+            return str(exc)
+
+    views = []
+    with ThreadPoolExecutor(8) as pool:
+        pending = [pool.submit(ask, pair) for pair in asks]
+        while not all(f.done() for f in pending):
+            views.append(_served(partial(app["table"], board)))
+            views.append(_served(partial(app["queue_table"], board)))
+        outcomes = [f.result() for f in pending]
+    accepted = sum(isinstance(o, int) for o in outcomes)
+    refused = [o for o in outcomes if isinstance(o, str)]
+    assert accepted == 20 and len(refused) == 5 and all("\n" not in o for o in refused), outcomes
+    alone = _served(partial(app["queue_table"], board))
+    print(f"25 requests from 5 identities at once ({accepted} queued, {len(refused)} duplicates refused in one line): "
+          f"{len(views)} views served meanwhile, the slowest {max(views, default=0.0):.3f} s; the Queue tab after "
+          f"them {alone:.3f} s   target < 1 s")
 
 
 def _submit(board: Leaderboard, gold, k: int) -> float:

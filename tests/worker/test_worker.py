@@ -288,23 +288,30 @@ def test_hostile_models_end_failed_in_one_line_and_the_queue_goes_on(dataset, se
                                                                      monkeypatch):
     ds, _ = dataset
     broken, broken_url, _ = scripted_chat({"rules": [], "default": {"status": 500}}, tmp_path, "broken")
-    endpoints = _endpoints(tmp_path, {"broken": broken_url}, {"broken": "max_retries=0,timeout=5"})
+    # a model that answers every paper, with prose and no JSON: nothing parseable
+    babbling, babbling_url, _ = scripted_chat({"rules": [], "default": "A most innovative paper, truly {{ 100 }}!"},
+                                              tmp_path, "babbling")
+    endpoints = _endpoints(tmp_path, {"broken": broken_url, "babbling": babbling_url},
+                           {"broken": "max_retries=0,timeout=5", "babbling": "max_retries=0,timeout=5"})
     data_dir = tmp_path / "board"
     board = _board(data_dir, ds, endpoints, monkeypatch)
     try:
         failing = board.request("broken", ["pure_qa"]).ids[0]
+        garbage = board.request("babbling", ["pure_qa"]).ids[0]
         missing = board.request("nobody/no-such-model", ["pure_qa"]).ids[0]
         worker = subprocess.run(_worker(data_dir, ds, "--once", "--concurrency", "2"),
                                 env=_env(endpoints, HF_HUB_OFFLINE="1"), capture_output=True, text=True, timeout=300)
     finally:
         servers[1](broken)
+        servers[1](babbling)
         board.close()
     assert worker.returncode == 0, worker.stderr[-3000:]
     board = _board(data_dir, ds, endpoints, monkeypatch)
     try:
-        rows = {i: board.requests.get(i) for i in (failing, missing)}
+        rows = {i: board.requests.get(i) for i in (failing, garbage, missing)}
         assert all(r["state"] == "failed" and "\n" not in r["reason"] and r["run_id"] is None for r in rows.values())
         assert rows[failing]["reason"] == f"no reply of the {N} papers could be scored ({N} api_error)"
+        assert rows[garbage]["reason"] == f"no reply of the {N} papers could be scored ({N} no_json)"
         assert rows[missing]["reason"].startswith("lm-eval stopped")
         assert board.rows() == []  # nothing half-stored
     finally:
