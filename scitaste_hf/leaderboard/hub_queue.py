@@ -26,11 +26,11 @@ import logging
 import sqlite3
 import threading
 import time
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from scitaste_hf.errors import ScitasteError, first_line
+from scitaste_hf.leaderboard.database import timestamp
 from scitaste_hf.leaderboard.integrity import seal, seal_holds
 from scitaste_hf.leaderboard.requests import CANCELLED, FAILED, FINISHED, LEASE_S, MAX_ATTEMPTS, PENDING, RUNNING
 from scitaste_hf.net.guard import SubmissionError
@@ -45,10 +45,6 @@ RESULTS = "queue/results"
 COLLECT_EVERY = 30.0
 #: Commits refused because another landed first, after which a change is given up (each refusal reads again).
 _RETRIES = 8
-
-
-def _now() -> str:
-    return datetime.now(UTC).isoformat(timespec="seconds")
 
 
 def _claimable(entry: dict[str, Any] | None, row: dict[str, Any], now: float) -> bool:
@@ -179,7 +175,7 @@ class HubQueue:
             request_id = free[0]
             entry = state.get(str(request_id))
             if entry is None or entry["state"] != RUNNING:  # never claimed, or queued again after its outcome
-                entry = {"attempts": 0, "started_at": _now()}
+                entry = {"attempts": 0, "started_at": timestamp()}
             if entry["attempts"] >= max_attempts:
                 state[str(request_id)] = {**entry, "state": FAILED, "owner": "", "until": 0,
                                           "reason": f"no end after {entry['attempts']} attempts (the worker was lost "

@@ -27,11 +27,11 @@ import sqlite3
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from typing import Any
 
 from scitaste_hf import constants
 from scitaste_hf.errors import ScitasteError
+from scitaste_hf.leaderboard.database import timestamp
 from scitaste_hf.leaderboard.store import REQUEST_KEY, Store
 from scitaste_hf.net.guard import SubmissionError, check_name
 
@@ -90,10 +90,6 @@ def operator_endpoints() -> dict[str, Endpoint]:
         out[check_name(name, "endpoint name")] = Endpoint(name, entry["base_url"], entry["model"],
                                                           str(entry.get("model_args") or ""))
     return out
-
-
-def _now() -> str:
-    return datetime.now(UTC).isoformat(timespec="seconds")
 
 
 def _holder_is(row: sqlite3.Row | None, owner: str) -> bool:
@@ -161,7 +157,7 @@ class RequestQueue:
             for mode in modes:
                 cur = db.execute("INSERT INTO requests (model, source, revision, mode, submitter, state, created_at,"
                                  " knowledge_cutoff) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                                 (model, source, revision, mode, submitter, PENDING, _now(), knowledge_cutoff))
+                                 (model, source, revision, mode, submitter, PENDING, timestamp(), knowledge_cutoff))
                 ids.append(int(cur.lastrowid))
                 self._changed(db, ids[-1])
             return ids
@@ -193,7 +189,7 @@ class RequestQueue:
                 raise SubmissionError(f"request #{request_id} is {row['state']}; only a pending or running request "
                                       "is cancelled")
             db.execute("UPDATE requests SET state = ?, finished_at = ?, lease_owner = '', lease_until = 0 WHERE id = ?",
-                       (CANCELLED, _now(), request_id))
+                       (CANCELLED, timestamp(), request_id))
             self._changed(db, request_id)
 
     def requeue(self, request_id: int) -> None:
@@ -225,12 +221,12 @@ class RequestQueue:
                 if row["attempts"] >= max_attempts:
                     db.execute("UPDATE requests SET state = ?, reason = ?, finished_at = ?, lease_owner = '' WHERE"
                                " id = ?", (FAILED, f"no end after {row['attempts']} attempts (the worker was lost each"
-                                           " time: killed, out of memory or its machine gone)", _now(), row["id"]))
+                                           " time: killed, out of memory or its machine gone)", timestamp(), row["id"]))
                     self._changed(db, row["id"])
                     continue
                 db.execute("UPDATE requests SET state = ?, attempts = attempts + 1, lease_owner = ?, lease_until = ?,"
                            " started_at = CASE started_at WHEN '' THEN ? ELSE started_at END WHERE id = ?",
-                           (RUNNING, owner, now + lease_s, _now(), row["id"]))
+                           (RUNNING, owner, now + lease_s, timestamp(), row["id"]))
                 self._changed(db, row["id"])
                 return dict(db.execute("SELECT * FROM requests WHERE id = ?", (row["id"],)).fetchone())
 
@@ -302,5 +298,5 @@ class RequestQueue:
         """End a request as ``state`` with ``reason`` (made one line) and the run it produced, its lease cleared."""
         db.execute("UPDATE requests SET state = ?, reason = ?, finished_at = ?, lease_owner = '', lease_until = 0,"
                    " run_id = COALESCE(?, run_id) WHERE id = ?",
-                   (state, " ".join(reason.split())[:300], _now(), run_id, request_id))
+                   (state, " ".join(reason.split())[:300], timestamp(), run_id, request_id))
         self._changed(db, request_id)

@@ -17,11 +17,10 @@ import hashlib
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from scitaste_hf.leaderboard.database import Database
+from scitaste_hf.leaderboard.database import Database, timestamp
 from scitaste_hf.leaderboard.service import (
     ANONYMOUS,
     ATTEMPTS_PER_ACCEPTED,
@@ -151,7 +150,7 @@ class SealedBoard:
             run_id = int(db.execute(
                 "INSERT INTO sealed_runs (split, digest, model, mode, submitter, submitted_at, answers)"
                 " VALUES (?, ?, ?, ?, ?, ?, ?)",
-                (self.key, digest, model, mode, submitter, datetime.now(UTC).isoformat(timespec="seconds"), data),
+                (self.key, digest, model, mode, submitter, timestamp(), data),
             ).lastrowid)
         return SealResult(run_id, digest, False, f"sealed as run #{run_id} (SHA-256 {digest}); it is scored when the "
                                                  "prospective split is resolved")
@@ -228,7 +227,7 @@ class SealedBoard:
             db.executemany("INSERT OR REPLACE INTO resolved_scores (run_id, as_of, result) VALUES (?, ?, ?)",
                            [(run_id, as_of, json.dumps(result)) for run_id, result in results.items()])
             db.execute("INSERT OR REPLACE INTO resolutions (split, as_of, resolved_at, n_resolved, n_total)"
-                       " VALUES (?, ?, ?, ?, ?)", (self.key, as_of, datetime.now(UTC).isoformat(timespec="seconds"),
+                       " VALUES (?, ?, ?, ?, ?)", (self.key, as_of, timestamp(),
                                                    len(resolved), len(self.ids)))
         return results
 

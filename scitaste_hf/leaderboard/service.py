@@ -18,7 +18,6 @@ import threading
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +25,7 @@ import numpy as np
 
 from scitaste_hf import constants
 from scitaste_hf.errors import ScitasteError
+from scitaste_hf.leaderboard.database import timestamp
 from scitaste_hf.leaderboard.integrity import RULE_VERSION, near_gold, seal, seal_holds, verify_evidence
 from scitaste_hf.leaderboard.metadata import check_cutoff, model_metadata
 from scitaste_hf.leaderboard.requests import RequestQueue, check_hub_model, check_model, operator_endpoints
@@ -377,7 +377,7 @@ class Leaderboard:
             if limited:  # counted with the storing, so that concurrent uploads of one submitter cannot pass it
                 self._accepted.check(submitter or ANONYMOUS)
             meta = Meta(model=model, mode=mode, organisation=organisation, link=link, kind=kind,
-                        submitter=submitter, submitted_at=datetime.now(UTC).isoformat(timespec="seconds"),
+                        submitter=submitter, submitted_at=timestamp(),
                         model_meta=model_meta)
             self.store.store_submission(key, data, meta, evidence)
             run_id = self._insert(key, meta, status, *derived)
@@ -651,7 +651,7 @@ class Leaderboard:
             if existing is not None:
                 return existing
             meta = Meta(model=request["model"], mode=mode, link=link, submitter=request["submitter"],
-                        submitted_at=datetime.now(UTC).isoformat(timespec="seconds"), provenance=dict(provenance),
+                        submitted_at=timestamp(), provenance=dict(provenance),
                         model_meta=model_meta)
             meta = replace(meta, seal=seal(self.worker_secret, sha256=key, model=meta.model, mode=mode,
                                            submitted_at=meta.submitted_at, provenance=meta.provenance, answers=data))
