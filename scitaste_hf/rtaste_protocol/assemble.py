@@ -45,7 +45,7 @@ def release_rows(study: Study) -> list[dict[str, Any]]:
     rows = []
     for cid, (condition, summary) in sealed_conditions(study).items():
         judges_path = study.path(JUDGES, f"{cid}.json")
-        judged = read_json(judges_path, "judges") if judges_path.exists() else {}
+        judged = read_json(judges_path, "judges", missing_ok=True)
         if judged and judged.get("digest") != condition_digest(condition)["digest"]:
             raise ScitasteError(f"{judges_path} was written for another registration of {cid}: run judge again")
         answered = {m: j["probabilities"] for m, j in judged.get("judges", {}).items() if j["probabilities"]}

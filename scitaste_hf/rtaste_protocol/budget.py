@@ -119,7 +119,7 @@ def budget(study: Study, clients: dict[str, ChatClient], *, units: int = 10, rou
             counts["not_rerun"] += 1
             continue
         path, digest = study.path(BUDGET, f"{cid}.json"), condition_digest(condition)["digest"]
-        done = read_json(path, "budget") if path.exists() else {}
+        done = read_json(path, "budget", missing_ok=True)
         if (not force and done.get("digest") == digest and done.get("rounds") is not None
                 and (done["units"], len(done["rounds"])) == (units, rounds)):
             counts["skipped"] += 1
@@ -146,7 +146,7 @@ def budget_summary(study: Study) -> dict[str, Any]:
     rows: dict[str, list[tuple[str, float, float]]] = {k: [] for k in ("svn", "sound", "valuable", "new")}
     for cid, records in release.by_condition().items():
         path = study.path(BUDGET, f"{cid}.json")
-        done = read_json(path, "budget") if path.exists() else {}
+        done = read_json(path, "budget", missing_ok=True)
         if done.get("digest") != condition_digest(release.conditions[cid])["digest"] or not done.get("rounds"):
             continue
         spent = np.sum([r["units"] for r in done["rounds"]], axis=0, dtype=np.float64)

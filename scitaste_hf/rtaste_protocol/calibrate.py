@@ -164,7 +164,7 @@ def calibrate(study: Study, auditors: dict[str, ChatClient], limits: Limits | No
         digest = condition_digest(condition)["digest"]
         for flaw in flaws:
             path = study.path(CALIBRATION, cid, f"{flaw}.json")
-            done = read_json(path, "calibration") if path.exists() else {}
+            done = read_json(path, "calibration", missing_ok=True)
             if done.get("digest") != digest or force:
                 done = _planted(study, cid, condition, flaw, list(FLAWS).index(flaw), limits, work_parent)
                 done["digest"] = digest
@@ -233,7 +233,7 @@ def calibration_summary(study: Study) -> dict[str, Any]:
     for cid, (condition, _) in sealed_conditions(study).items():
         digest, seed = condition_digest(condition)["digest"], condition.seed_paper
         audited = study.path(AUDITORS, f"{cid}.json")
-        record = read_json(audited, "audit") if audited.exists() else {}
+        record = read_json(audited, "audit", missing_ok=True)
         if record.get("digest") == digest:
             answers = {n: a["answer"] for n, a in record[AUDITORS].items() if a["answer"] is not None}
             for name, answer in answers.items():
@@ -242,7 +242,7 @@ def calibration_summary(study: Study) -> dict[str, Any]:
                 add(false, "majority", seed, _majority(list(answers.values())))
         for flaw in FLAWS:
             path = study.path(CALIBRATION, cid, f"{flaw}.json")
-            done = read_json(path, "calibration") if path.exists() else {}
+            done = read_json(path, "calibration", missing_ok=True)
             if done.get("digest") != digest or done.get("position") is None:
                 continue
             k = done["position"] - 1

@@ -68,7 +68,7 @@ def judge(study: Study, clients: dict[str, ChatClient], *, force: bool = False) 
     for cid, (condition, summary) in conditions.items():
         path = study.path(JUDGES, f"{cid}.json")
         digest = condition_digest(condition)["digest"]
-        done = read_json(path, "judges") if path.exists() else {}
+        done = read_json(path, "judges", missing_ok=True)
         judged = done.get("judges", {}) if done.get("digest") == digest else {}
         for model, client in clients.items():
             if not force and judged.get(model, {}).get("probabilities") is not None:

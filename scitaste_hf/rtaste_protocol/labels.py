@@ -186,7 +186,7 @@ def _count(counts: dict[str, int], answer: dict[str, Any]) -> None:
 
 
 def _resumed(path, digest: str, key: str) -> dict[str, Any]:
-    done = read_json(path, key) if path.exists() else {}
+    done = read_json(path, key, missing_ok=True)
     return done.get(key, {}) if done.get("digest") == digest else {}
 
 

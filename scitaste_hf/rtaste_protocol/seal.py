@@ -19,7 +19,7 @@ SEED = "seed"
 def seals(study: Study) -> dict[str, Any]:
     """The study's seals by condition id (empty when it has none)."""
     path = study.path(SEAL)
-    return read_json(path, "seal") if path.exists() else {}
+    return read_json(path, "seal", missing_ok=True)
 
 
 def seal(study: Study) -> dict[str, int]:

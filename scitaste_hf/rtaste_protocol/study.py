@@ -51,12 +51,15 @@ def condition_id(seed: str, model: str, organisation: str, repeat: int = 1) -> s
     return check_name(re.sub(r"[^A-Za-z0-9._-]+", "_", name).strip("._-"), "condition")
 
 
-def read_json(path: Path, what: str, kind: type = dict) -> Any:
-    """A JSON file of the study, with a one-line error naming it when it is missing, does not parse, or is not a
-    ``kind`` (an object: every record of the study but the hand-written audits, a list)."""
+def read_json(path: Path, what: str, kind: type = dict, *, missing_ok: bool = False) -> Any:
+    """A JSON file of the study, with a one-line error naming it when it is missing (an empty ``kind`` instead with
+    ``missing_ok``: a stage's record not written yet), does not parse, or is not a ``kind`` (an object: every record
+    of the study but the hand-written audits, a list)."""
     try:
         data = json.loads(path.read_text("utf-8"))
     except FileNotFoundError:
+        if missing_ok:
+            return kind()
         raise ScitasteError(f"{what} not found: {path}") from None
     except (ValueError, UnicodeDecodeError, RecursionError) as exc:
         raise InvalidInput(f"{path}: not JSON ({type(exc).__name__})") from None
