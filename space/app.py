@@ -807,8 +807,11 @@ def _report_runs(board: Leaderboard, runs, modes) -> tuple[list[tuple[int, str, 
         seen: set[tuple[str, str, str]] = set()
         metas = []
         for r in board.rows():
-            if r["mode"] in modes and (r["model"], r["mode"], board.withheld(r["run"])) not in seen:
-                seen.add((r["model"], r["mode"], board.withheld(r["run"])))
+            if r["mode"] not in modes:
+                continue
+            key = (r["model"], r["mode"], board.withheld(r["run"]))
+            if key not in seen:
+                seen.add(key)
                 metas.append(r)
         what = f"ranked runs of {', '.join(m for m in MODES if m in modes)}"
     else:
