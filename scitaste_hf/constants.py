@@ -70,15 +70,19 @@ SCITASTE_ENDPOINTS = "SCITASTE_ENDPOINTS"
 #: The evaluation worker's secret: seals each ``server-run`` result, and the board checks the seals with it on open;
 #: the same value on the Space and the worker; without it nothing is ``server-run``.
 SCITASTE_WORKER_SECRET = "SCITASTE_WORKER_SECRET"
+#: The key of the sealed runs' Hub copy (any long random text): their answers go up encrypted with it, so that only
+#: the Space reads them back after a restart; needed when the board has a prospective split and a Hub copy.
+SCITASTE_SEALED_KEY = "SCITASTE_SEALED_KEY"
 
 #: The variables that hold secrets or point at them: never echoed, and cleared where a test or child must not
 #: inherit the caller's.
 CREDENTIAL_VARIABLES = (HF_TOKEN, ADS_API_TOKEN, OPENALEX_API_KEY, OPENALEX_MAILTO, OPENAI_API_KEY,
-                        SCITASTE_CREDENTIALS, SCITASTE_WORKER_SECRET)
+                        SCITASTE_CREDENTIALS, SCITASTE_WORKER_SECRET, SCITASTE_SEALED_KEY)
 #: Every variable of this module, in the order the docs list them.
 VARIABLES = (HF_ENDPOINT, HF_HUB_OFFLINE, HF_TOKEN, ADS_API_TOKEN, OPENALEX_API_KEY, OPENALEX_MAILTO, OPENAI_API_KEY,
              SCITASTE_CREDENTIALS, SCITASTE_DATA_DIR, SCITASTE_EVIDENCE_DIR, SCITASTE_TRACE, SCITASTE_DATA,
-             SCITASTE_GOLD, SCITASTE_RESULTS_REPO, SCITASTE_SUBMIT_LIMIT, SCITASTE_ENDPOINTS, SCITASTE_WORKER_SECRET)
+             SCITASTE_GOLD, SCITASTE_RESULTS_REPO, SCITASTE_SUBMIT_LIMIT, SCITASTE_ENDPOINTS, SCITASTE_WORKER_SECRET,
+             SCITASTE_SEALED_KEY)
 
 #: The public Hub.
 DEFAULT_HF_ENDPOINT = "https://huggingface.co"

@@ -31,7 +31,7 @@ from scitaste_hf.leaderboard.metadata import FIELDS as MODEL_FIELDS
 from scitaste_hf.leaderboard.metadata import NOT_FOUND, READ, STATED, UNKNOWN, UNVERIFIED
 from scitaste_hf.leaderboard.metadata import shown as model_fields
 from scitaste_hf.leaderboard.requests import REQUEST_STATES, operator_endpoints
-from scitaste_hf.leaderboard.sealed import SealedBoard, prospective_split
+from scitaste_hf.leaderboard.sealed import SealedBoard, open_sealed, prospective_split
 from scitaste_hf.leaderboard.service import ANONYMOUS, FLOOR_NAMES, MAX_BYTES, MAX_EVIDENCE_BYTES, RATE_LIMIT
 from scitaste_hf.leaderboard.setup import gold_source, open_leaderboard, reported_results
 from scitaste_hf.leaderboard.store import EVIDENCE_CONSISTENT, FLAGGED, SELF_REPORTED, SERVER_RUN, STATUSES
@@ -680,7 +680,7 @@ def submit(board: Leaderboard, file, model, mode, organisation, link, samples, t
 #: resolved, its scores as of each resolution date beside the best retrospective run of the same model and mode.
 SEALED_COLUMNS = ["run", "model", "mode", "status", "sealed at", "digest (SHA-256)", "resolved as of", "S1 skill",
                   "S1 skill interval", "Scheme 1", "Scheme-1 interval", "Scheme 2", "Scheme-2 interval",
-                  "retrospective S1 skill", "retrospective S1 skill interval"]
+                  "retrospective S1 skill", "retrospective S1 skill interval", "digest salt"]
 
 
 def prospective_table(board: Leaderboard, sealed: SealedBoard | None) -> dict:
@@ -693,7 +693,7 @@ def prospective_table(board: Leaderboard, sealed: SealedBoard | None) -> dict:
     rows = []
     for run in sealed.rows():
         retro = best.get((run["model"], run["mode"]), {})
-        tail = (_round(retro.get("s1_skill"), 3), _ci(retro.get("s1_skill_ci"), digits=3))
+        tail = (_round(retro.get("s1_skill"), 3), _ci(retro.get("s1_skill_ci"), digits=3), run["salt"] or "")
         head = (run["run"], run["model"], run["mode"], run["status"], run["submitted_at"], run["digest"])
         for as_of, n in (run["resolved"] or {"": {}}).items():
             rows.append((*head, as_of, _round(n.get("s1_skill"), 3), _ci(n.get("s1_skill_ci"), digits=3),
@@ -1532,11 +1532,12 @@ def main_evidence() -> str:
 
 
 def main_sealed(board: Leaderboard) -> SealedBoard | None:
-    """The sealed runs of the gold source's prospective split, in the board's data folder (None: no such split)."""
+    """The sealed runs of the gold source's prospective split, in the board's data folder and its Hub copy where one
+    is configured (:func:`~scitaste_hf.leaderboard.sealed.open_sealed`; None: no such split)."""
     split = prospective_split(main_evidence())
     if split is None:
         return None
-    return SealedBoard(board.store.root, split, rate_limit=constants.submit_limit(RATE_LIMIT))
+    return open_sealed(board.store.root, split, rate_limit=constants.submit_limit(RATE_LIMIT))
 
 
 def main_app() -> gr.Blocks:

@@ -38,7 +38,9 @@ def resolve(args: argparse.Namespace) -> dict:
     Raises
     ------
     ScitasteError
-        One line: the release has no prospective split, the date is not after its window, or the rebuild failed.
+        One line: the release has no prospective split, the date is not after its window, the rebuild failed or
+        found none of the split's papers (nothing is then recorded: the split stays open), or the board's Hub copy
+        of its sealed runs cannot be opened.
     """
     from datetime import date
     from pathlib import Path
@@ -47,7 +49,7 @@ def resolve(args: argparse.Namespace) -> dict:
     from scitaste_hf.builder.pipeline import Build, BuildConfig
     from scitaste_hf.builder.prospective import Window
     from scitaste_hf.errors import InvalidInput
-    from scitaste_hf.leaderboard.sealed import SealedBoard, prospective_split
+    from scitaste_hf.leaderboard.sealed import open_sealed, prospective_split
     from scitaste_hf.release.folder import provenance, read_release
     from scitaste_hf.taxonomy import ADS_ROUTE, load_taxonomy
     from scitaste_hf.weights import DEFAULT_WEIGHTS, load_weights
@@ -80,22 +82,27 @@ def resolve(args: argparse.Namespace) -> dict:
                          cohort=cohort, resume=args.resume)
     build = Build(config, taxonomy=taxonomy)
     check_out(out, args.overwrite)  # before the rebuild, not after it
-    indexed = build.indexed_records()
-    records = indexed["records"]
-    ids = {r["bibcode"] for r in split}
-    gold = [r for r in records if r["bibcode"] in ids]
-    same_age = [r for r in records if r["bibcode"] not in ids]
-    recorded = provenance(args.as_of, weights or DEFAULT_WEIGHTS, taxonomy, indexed["graph"])
-    recorded["resolves"] = {**window, "release": str(args.dataset)}
-    write_dataset(out, {"selected": gold, "backup": same_age}, weights or DEFAULT_WEIGHTS,
-                  synthetic=not args.live, overwrite=args.overwrite, provenance=recorded,
-                  ads_disciplines=[d.name for d in build.taxonomy.by_route(ADS_ROUTE)])
-    board = SealedBoard(args.data, split)
+    board = open_sealed(args.data, split)  # before the rebuild too: a Hub copy's missing key is told at once
     try:
+        indexed = build.indexed_records()
+        records = indexed["records"]
+        ids = {r["bibcode"] for r in split}
+        gold = [r for r in records if r["bibcode"] in ids]
+        if not gold:  # a resolution of no paper would close the split with nothing scored
+            raise InvalidInput(f"the rebuild as of {args.as_of.isoformat()} found none of the split's {len(ids)} "
+                               f"papers ({len(records)} papers of their window): nothing was resolved and the split "
+                               "stays open; resolve against the services and with the taxonomy the release was built "
+                               "with")
+        same_age = [r for r in records if r["bibcode"] not in ids]
+        recorded = provenance(args.as_of, weights or DEFAULT_WEIGHTS, taxonomy, indexed["graph"])
+        recorded["resolves"] = {**window, "release": str(args.dataset)}
+        write_dataset(out, {"selected": gold, "backup": same_age}, weights or DEFAULT_WEIGHTS,
+                      synthetic=not args.live, overwrite=args.overwrite, provenance=recorded,
+                      ads_disciplines=[d.name for d in build.taxonomy.by_route(ADS_ROUTE)])
         # the real world's dates are the board's clock; the simulated world's are not (its runs are sealed now)
         scored = board.resolve(args.as_of.isoformat(), gold, same_age or None,
-                               sealed_before=args.as_of.isoformat() if args.live else None) if gold else {}
-        late = [r["run"] for r in board.rows() if r["run"] not in scored] if gold else []
+                               sealed_before=args.as_of.isoformat() if args.live else None)
+        late = [r["run"] for r in board.rows() if r["run"] not in scored]
     finally:
         board.close()
     return {"out": out, "resolved": len(gold), "total": len(ids), "same_age": len(same_age), "scored": scored,

@@ -12,7 +12,7 @@ import pytest
 
 from scitaste_hf.builder.prospective import Window, blank_records, months_before, split_young
 from scitaste_hf.errors import InvalidInput
-from scitaste_hf.leaderboard.sealed import FILE, SEALED, SealedBoard
+from scitaste_hf.leaderboard.sealed import FILE, SEALED, SealedBoard, salted_digest
 from scitaste_hf.leaderboard.service import run_key
 from scitaste_hf.leaderboard.store import Store
 from scitaste_hf.net.guard import SubmissionError
@@ -67,12 +67,13 @@ def test_a_sealed_run_is_its_submitters_until_resolved_then_scored_against_the_r
     board = SealedBoard(tmp_path, split)
     honest = _lines(gold, lambda r: min(100.0, r["innovation_score"] + 7.0))
     sealed = board.submit(honest, "m", "pure_qa", submitter="hf:ann")
-    digest = run_key(parse_predictions(jsonl_lines(honest.decode()), "x"), "pure_qa")
+    [(salt,)] = board.db.query("SELECT salt FROM sealed_runs")
+    digest = salted_digest(salt, run_key(parse_predictions(jsonl_lines(honest.decode()), "x"), "pure_qa"))
     assert (sealed.run_id, sealed.digest, sealed.duplicate) == (1, digest, False)
     assert board.submit(honest, "m", "pure_qa", submitter="hf:bob").duplicate
     [row] = board.rows()
-    assert (row["model"], row["mode"], row["status"], row["digest"], row["resolved"]) == \
-        ("m", "pure_qa", SEALED, digest, {})
+    assert (row["model"], row["mode"], row["status"], row["digest"], row["resolved"], row["salt"]) == \
+        ("m", "pure_qa", SEALED, digest, {}, None)
     assert "answers" not in row
     assert board.answers(1, "hf:ann") == honest
     with pytest.raises(SubmissionError, match="only its submitter may read its answers"):
@@ -95,6 +96,7 @@ def test_a_sealed_run_is_its_submitters_until_resolved_then_scored_against_the_r
     [row] = board.rows()
     assert row["status"] == "resolved" and row["resolved"]["2022-12-31"]["scheme1"] == \
         expected["overall"]["scheme1"]["scheme1"]
+    assert row["salt"] == salt  # revealed at resolution
     assert board.resolutions()[0] | {"resolved_at": ""} == {"as_of": "2022-12-31", "resolved_at": "",
                                                              "n_resolved": 200, "n_total": 300}
     with pytest.raises(SubmissionError, match="resolved as of 2022-12-31: it takes no sealed run after"):
@@ -240,3 +242,35 @@ def test_resolve_refuses_a_date_the_services_have_not_reached(tmp_path, servers)
     assert main(["resolve", "--data", str(tmp_path / "board"), "--dataset", str(young), "--as-of",
                  later.isoformat(), "--live"]) == 2
     assert not (tmp_path / "board").exists()
+
+
+def test_a_resolve_that_finds_none_of_the_split_is_one_line_and_leaves_the_split_open(tmp_path, mirror, capsys):
+    """The shared mirror's world holds none of the example papers: the rebuild of their window finds papers, but
+    none of the split's, and a resolution of no paper would close the split with nothing scored."""
+    from scitaste_hf.builder.layout import write_dataset
+    from scitaste_hf.cli import main
+    from scitaste_hf.release.folder import provenance
+    from scitaste_hf.taxonomy import load_taxonomy
+    from scitaste_hf.weights import DEFAULT_WEIGHTS
+
+    gold = load_records(str(EXAMPLES.joinpath("gold.jsonl")))
+    window = Window.before(date(2021, 12, 31), 1)
+    young = write_dataset(tmp_path / "young", {"selected": gold[:100]}, DEFAULT_WEIGHTS, synthetic=True,
+                          provenance={**provenance(date(2021, 12, 31), DEFAULT_WEIGHTS, load_taxonomy(),
+                                                   {"papers": 300, "works_around": 0, "citations": 0}),
+                                      "prospective": window.record()},
+                          prospective=blank_records(gold[100:], [None] * 200))
+    board = SealedBoard(tmp_path / "board", blank_records(gold[100:], [None] * 200))
+    board.submit(_lines(gold[100:], lambda r: 40.0), "m", "pure_qa", submitter="hf:ann")
+    board.close()
+    out = tmp_path / "gold-t1"
+    assert main(["resolve", "--data", str(tmp_path / "board"), "--dataset", str(young), "--as-of", "2022-12-31",
+                 "--mirror-url", mirror, "--per-discipline", "10", "--out", str(out)]) == 2
+    [line] = capsys.readouterr().err.strip().splitlines()
+    assert "the rebuild as of 2022-12-31 found none of the split's 200 papers" in line
+    assert "nothing was resolved and the split stays open" in line
+    assert not out.exists()
+    board = SealedBoard(tmp_path / "board", blank_records(gold[100:], [None] * 200))
+    assert board.resolutions() == [] and board.rows()[0]["status"] == SEALED
+    assert not board.submit(_lines(gold[100:], lambda r: 41.0), "m", "pure_qa", submitter="hf:ann").duplicate
+    board.close()

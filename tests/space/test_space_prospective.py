@@ -7,6 +7,7 @@ present, which agrees with the world moved to T1); an oracle that sealed the T1 
 copy of the retrospective gold has nothing to copy (the prospective papers are in neither retrospective split, so
 it is refused)."""
 
+import hashlib
 import importlib.util
 import json
 import sqlite3
@@ -116,11 +117,12 @@ def test_a_sealed_run_is_unreadable_then_refused_then_scored_as_scitaste_score_s
     assert _seal(bob, oracle, "oracle").startswith("Sealed: sealed as run #2"), "oracle"
     refused = _seal(bob, copy, "copycat")
     assert refused.startswith("Rejected: ") and "not in the prospective split" in refused, refused
-    # shown sealed, with its digest, which is the key of the answers sent
+    # shown sealed, with its digest, which is salted: hashing the answers sent (a guess) does not give it
     table = ann.predict(api_name="/prospective")
     shown = {row[0]: row for row in table["data"]}
-    digest = run_key(parse_predictions(jsonl_lines(honest.read_text()), "honest"), "pure_qa")
-    assert shown[1][1:6] == ["ann-model", "pure_qa", "sealed", shown[1][4], digest] and shown[1][7] is None
+    key = run_key(parse_predictions(jsonl_lines(honest.read_text()), "honest"), "pure_qa")
+    assert shown[1][1:4] == ["ann-model", "pure_qa", "sealed"] and shown[1][7] is None
+    assert len(shown[1][5]) == 64 and shown[1][5] != key and shown[1][-1] == ""
     # only its submitter reads it back while it is sealed
     assert ann.predict("1", api_name="/prospective_answers") == honest.read_text()
     assert bob.predict("1", api_name="/prospective_answers").startswith("Refused: run #1 is sealed until the "
@@ -163,6 +165,9 @@ def test_a_sealed_run_is_unreadable_then_refused_then_scored_as_scitaste_score_s
     assert sorted(r[6] for r in rows) == [T1, T2]
     at_t1 = next(r for r in rows if r[6] == T1)
     assert at_t1[3] == "resolved" and at_t1[9] == pytest.approx(round(perfect["scheme1"]["scheme1"], 1))
+    # resolved, the salt is shown: the digest sealed at T0 is the salted key of the answers scored
+    [honest_row, *_] = [r for r in ann.predict(api_name="/prospective")["data"] if r[0] == 1]
+    assert hashlib.sha256(bytes.fromhex(honest_row[-1]) + key.encode()).hexdigest() == shown[1][5] == honest_row[5]
 
 
 def test_on_the_hub_only_a_signed_in_submitter_reads_a_sealed_run(tmp_path, monkeypatch):
