@@ -58,6 +58,11 @@ COLUMN_MEANINGS = {
     "run": "the run's number on this board",
     "model": "the model, as submitted",
     "mode": "how the model saw each paper (see The modes)",
+    "prospective S1 skill": "the S1 skill that the best sealed run of the same model and mode earned on the "
+                            "prospective split at its latest resolution: papers too young for gold when they were "
+                            "answered (see the Prospective tab; blank: no such run resolved)",
+    "prospective S1 skill 95% CI": "the bootstrap 95% interval of prospective S1 skill",
+    "resolved as of": "the resolution date of prospective S1 skill: the gold of those papers as the world stood then",
     "S1 skill": "the share of the constant floor's distance to a perfect Scheme 1 that the run closes",
     "S1 skill 95% CI": "the bootstrap 95% interval of S1 skill",
     "vs floor": "above, or not above floor when the S1 skill interval does not exclude 0",
@@ -93,7 +98,8 @@ COLUMNS = list(COLUMN_MEANINGS)
 #: Pixel widths of :data:`COLUMNS`, wide enough that no header breaks inside a word (headers wrap between words:
 #: CSS) and no status ("evidence-consistent", the longest), mark ("not above floor") or negative interval
 #: ("[-0.006, 0.037]", "[100.0, 100.0]") is cut.
-WIDTHS = ["70px", "110px", "80px", "60px", "220px", "170px", "90px", "150px", "150px", "100px", "95px", "140px", "90px",
+WIDTHS = ["70px", "110px", "80px", "60px", "220px", "170px", "120px", "150px", "110px",
+          "90px", "150px", "150px", "100px", "95px", "140px", "90px",
           "150px", "100px", "95px", "140px", "95px", "105px", "95px", "80px", "80px", "100px", "180px", "100px",
           "100px", "90px", "120px", "200px", "110px", "150px", "110px", "140px", "200px"]
 #: The columns of a run's scores (:func:`_scores`).
@@ -185,22 +191,25 @@ def _scores(r) -> list:
             _round(r["bias"], 2), f"{r['n_scored']}/{r['n_total']}")
 
 
-def _run_values(board: Leaderboard, scope: str, gold: dict | None = None):
+def _run_values(board: Leaderboard, scope: str, gold: dict | None = None, prospective: dict | None = None):
     """A run row's value in each of :data:`COLUMNS` and its text (:func:`_display`), from what the board keeps of
     it. A board of 10,000 runs has 270,000 cells: a run's scores are rounded and written out once per scope (and
     kept with the run until it is rescored), a view only adds its ranks (``gold``: run id -> rank with the gold
-    redrawn, :meth:`~scitaste_hf.leaderboard.service.Leaderboard.gold_ranks`)."""
+    redrawn, :meth:`~scitaste_hf.leaderboard.service.Leaderboard.gold_ranks`) and the prospective numbers of its
+    model and mode (``prospective``: :meth:`~scitaste_hf.leaderboard.sealed.SealedBoard.prospective`)."""
     def values(meta, numbers, rank, top) -> tuple[tuple, tuple]:
         scores = board.per_run(meta["run"], ("scores", scope), lambda: _scores(numbers))
         shown = board.per_run(meta["run"], ("shown", scope), lambda: _display(SCORE_COLUMNS, [scores])[0])
+        ahead = (prospective or {}).get((meta["model"], meta["mode"])) or {}
         head = (_rank(rank), _rank((gold or {}).get(meta["run"])), TOP if top else "", meta["run"], meta["model"],
-                meta["mode"])
+                meta["mode"], _round(ahead.get("s1_skill"), 3), _ci(ahead.get("s1_skill_ci"), digits=3),
+                ahead.get("as_of", ""))
         about = model_fields(meta["model_meta"])
         model = tuple(about[f] for f in MODEL_FIELDS)
         tail = (meta["status"], meta["kind"], *model, meta["date"], meta["organisation"], meta["link"])
         text = (UNKNOWN if model[0] is None else f"{model[0]:.3f}", *model[1:])
-        return (*head, *scores, *tail), (*map(str, head), *shown, meta["status"], meta["kind"], *text,
-                                         *map(str, tail[-3:]))
+        return (*head, *scores, *tail), (*_display(COLUMNS[:len(head)], [head])[0], *shown, meta["status"],
+                                         meta["kind"], *text, *map(str, tail[-3:]))
 
     return values
 
@@ -220,7 +229,8 @@ def _highlighted(column, value) -> bool:
 
 
 #: Decimals each numeric column is shown with, whatever its value (0.630 beside 0.564, never 0.63).
-DIGITS = {"S1 skill": 3, "Scheme-1": 1, "S2 skill": 3, "Scheme-2": 1, "WAPE %": 1, "Spearman": 3, "Pearson": 3,
+DIGITS = {"prospective S1 skill": 3,
+          "S1 skill": 3, "Scheme-1": 1, "S2 skill": 3, "Scheme-2": 1, "WAPE %": 1, "Spearman": 3, "Pearson": 3,
           "MAE": 2, "bias": 2}
 
 
@@ -254,7 +264,8 @@ def _frame(columns, data, shown=None) -> dict:
 
 
 def _datatypes(columns) -> list[str]:
-    numeric = {"run", "S1 skill", "Scheme-1", "S2 skill", "Scheme-2", "WAPE %", "Spearman", "Pearson", "MAE", "bias",
+    numeric = {"run", "prospective S1 skill",
+               "S1 skill", "Scheme-1", "S2 skill", "Scheme-2", "WAPE %", "Spearman", "Pearson", "MAE", "bias",
                "params (B)"}
     return ["number" if c in numeric else "str" for c in columns]
 
@@ -267,17 +278,20 @@ def _filters(mode, discipline, grade, status, flagged, open_weights=False) -> di
 
 
 def table(board: Leaderboard, mode=ALL, discipline="overall", grade=ALL, status=ALL, flagged=False,
-          open_weights=False):
+          open_weights=False, *, sealed: SealedBoard | None = None):
     """The leaderboard view: the runs in the board's order with their rank intervals (built once per view until
-    the store changes); ``open_weights`` keeps the runs of open-weight models, ranked among themselves."""
+    the store changes, or a resolution of ``sealed`` is recorded); ``open_weights`` keeps the runs of open-weight
+    models, ranked among themselves; ``sealed`` gives each run the prospective numbers of its model and mode."""
     filters = _filters(mode, discipline, grade, status, flagged, open_weights)
+    scope = filters["discipline"] or "overall"
 
     def build():
-        values = _run_values(board, filters["discipline"] or "overall", board.gold_ranks(**filters))
+        values = _run_values(board, scope, board.gold_ranks(**filters),
+                             None if sealed is None else sealed.prospective(scope))
         rows = board.map_rows(values, **filters)
         return _frame(COLUMNS, [row for row, _ in rows], [shown for _, shown in rows])
 
-    return board.memo(("table", *filters.values()), build)
+    return board.memo(("table", *filters.values(), None if sealed is None else sealed.marker()), build)
 
 
 def floors_table(board: Leaderboard, mode=ALL, discipline="overall", grade=ALL, status=ALL, flagged=False,
@@ -642,6 +656,11 @@ marked *evidence-consistent*), one mode a submission: `samples_scitaste_dimagent
 """
 
 
+#: The visibilities a submitter may choose for the run's details dataset (the default first).
+PUBLIC, PRIVATE = "public", "private"
+VISIBILITIES = (PUBLIC, PRIVATE)
+
+
 def _submitter(profile, request) -> str:
     """Who sent a submission, the key of its rate limit and what the run stores as its submitter: the signed-in
     Hugging Face account (``hf:<username>``) where there is one; else, on a Space, the visitor's address as the
@@ -659,18 +678,22 @@ def _submitter(profile, request) -> str:
 
 
 def submit(board: Leaderboard, file, model, mode, organisation, link, samples, trace, request: gr.Request,
-           profile=None, hub_id="", revision="", cutoff=""):
+           profile=None, hub_id="", revision="", cutoff="", visibility=PUBLIC):
     """Validate, score and store an upload; the message says what happened, in one line. The submitter is
-    :func:`_submitter`'s; ``hub_id`` and ``revision`` name the model on the Hub (its metadata is read from there) and
-    ``cutoff`` is the knowledge cutoff the submitter states."""
+    :func:`_submitter`'s; ``hub_id`` and ``revision`` name the model on the Hub (its metadata is read from there),
+    ``cutoff`` is the knowledge cutoff the submitter states and ``visibility`` (one of :data:`VISIBILITIES`) that of
+    the run's details dataset, where the board publishes one."""
     if file is None:
         return "Rejected: upload a predictions JSONL file."
     submitter = _submitter(profile, request)
+    if (visibility or PUBLIC) not in VISIBILITIES:
+        return f"Rejected: the details dataset's visibility is one of {', '.join(VISIBILITIES)}."
     try:
         result = board.submit(Path(file).read_bytes(), model, mode, organisation, link, submitter=submitter,
                               samples=Path(samples).read_bytes() if samples else None,
                               trace=Path(trace).read_bytes() if trace else None, hub_id=str(hub_id or ""),
-                              revision=str(revision or ""), knowledge_cutoff=str(cutoff or ""))
+                              revision=str(revision or ""), knowledge_cutoff=str(cutoff or ""),
+                              private=visibility == PRIVATE)
     except ScitasteError as exc:
         return f"Rejected: {exc}"
     return ("Already submitted: " if result.duplicate else "Accepted: ") + result.message
@@ -1265,7 +1288,7 @@ def build_app(board: Leaderboard, synthetic: bool = False, ratings: Ratings | No
     split; the tab says so)."""
     ratings = open_ratings(board) if ratings is None else ratings
     papers = Papers(board) if papers is None else papers
-    # The full window width: the table has thirty-three columns.
+    # The full window width: the table has over thirty columns.
     with gr.Blocks(title="SciTaste-Bench leaderboard", fill_width=True) as demo:
         gr.Markdown("# SciTaste-Bench leaderboard\n"
                     "Can language models judge the innovativeness of scientific papers?")
@@ -1286,7 +1309,7 @@ def build_app(board: Leaderboard, synthetic: bool = False, ratings: Ratings | No
                                            datatype=_datatypes(FLOOR_COLUMNS), pinned_columns=1, wrap=True,
                                            label="Reference rows: what knowing nothing earns on the same papers "
                                                  "(not submissions; never ranked, counted or compared; see About)")
-                board_table = gr.Dataframe(value=table(board), interactive=False, show_search="search",
+                board_table = gr.Dataframe(value=table(board, sealed=sealed), interactive=False, show_search="search",
                                            pinned_columns=5, column_widths=WIDTHS, datatype=_datatypes(COLUMNS),
                                            wrap=True,
                                            label=f"Scored runs, best Scheme-1 skill over the constant floor first; "
@@ -1297,7 +1320,7 @@ def build_app(board: Leaderboard, synthetic: bool = False, ratings: Ratings | No
                 filters = [mode, discipline, grade, status, flagged, weights]
 
                 def leaderboard(mode, discipline, grade, status, flagged, open_weights=False):
-                    return table(board, mode, discipline, grade, status, flagged, open_weights)
+                    return table(board, mode, discipline, grade, status, flagged, open_weights, sealed=sealed)
 
                 def reference(mode, discipline, grade, status, flagged, open_weights=False):
                     return floors_table(board, mode, discipline, grade, status, flagged, open_weights)
@@ -1383,18 +1406,21 @@ def build_app(board: Leaderboard, synthetic: bool = False, ratings: Ratings | No
                     hub_revision = gr.Textbox(label="revision (optional: branch, tag or commit)")
                     cutoff = gr.Textbox(label="knowledge cutoff (optional: YYYY, YYYY-MM or YYYY-MM-DD, as you "
                                               "state it)")
+                    visibility = gr.Radio(list(VISIBILITIES), value=PUBLIC,
+                                          label="details dataset on the Hub, where this board publishes one (the "
+                                                "Papers tab here shows the run's papers either way)")
                 submit_button = gr.Button("Submit", variant="primary")
                 outcome = gr.Textbox(label="status", interactive=False)
 
                 # Trailing inputs default to None, which gradio_client reads as optional (older callers omit them).
                 def do_submit(file, model, mode, organisation, link, samples=None, trace=None, hub_id=None,
-                              revision=None, cutoff=None, request: gr.Request = None,
+                              revision=None, cutoff=None, visibility=None, request: gr.Request = None,
                               profile: gr.OAuthProfile | None = None):
                     return submit(board, file, model, mode, organisation, link, samples, trace, request, profile,
-                                  hub_id, revision, cutoff)
+                                  hub_id, revision, cutoff, visibility)
 
                 submitted = submit_button.click(do_submit, [file, model, submit_mode, organisation, link, samples,
-                                                            trace, hub_id, hub_revision, cutoff], outcome,
+                                                            trace, hub_id, hub_revision, cutoff, visibility], outcome,
                                                 api_name="submit",
                                                 concurrency_limit=SUBMIT_CONCURRENCY)
                 gr.Markdown(f"### Or ask the board to evaluate a model\n"

@@ -10,7 +10,8 @@ a dataset repo (so that ``load_dataset("ORG/NAME")`` reads its two splits and ``
     scitaste publish details RUN --data DIR --repo-id ORG/NAME
 
 ``details`` writes one stored run's per-paper details (prediction, parsed answer or failure reason, reasoning, tool
-trace; :mod:`scitaste_hf.leaderboard.details`) as a dataset repo of one row a paper, public unless --private.
+trace; :mod:`scitaste_hf.leaderboard.details`) as a dataset repo of one row a paper, private when --private or the
+run's submitter chose so, else public.
 
 No package index carries scitaste-hf, so a Space installs it from a wheel pushed with it. The pushed
 requirements.txt names that wheel by its URL in the Space's own repo, because a Space's build runs pip on
@@ -439,13 +440,14 @@ def _publish_details(args: argparse.Namespace) -> int:
     board = Leaderboard(args.data, load_records(source, "selected"), backup=backup_split(source), read_only=True)
     try:
         rows = dataset_rows(Details(board), int(args.run))
+        private = args.private or bool(board.store.run(int(args.run))["private"])
     finally:
         board.close()
     with tempfile.TemporaryDirectory(prefix="scitaste-details-") as tmp:
         folder = write_dataset(rows, Path(tmp))
         files = [p.relative_to(folder).as_posix() for p in folder_files(folder)]
         print(f"{'would push' if args.dry_run else 'pushing'} run #{args.run} ({len(rows)} papers) -> datasets/"
-              f"{repo_id} ({'private' if args.private else 'public'})")
+              f"{repo_id} ({'private' if private else 'public'})")
         for name in files:
             print(f"  {name}")
         if args.dry_run:
@@ -454,7 +456,7 @@ def _publish_details(args: argparse.Namespace) -> int:
 
         api = _hub_api(repo_id)
         try:
-            api.create_repo(repo_id, repo_type="dataset", private=args.private, exist_ok=True)
+            api.create_repo(repo_id, repo_type="dataset", private=private, exist_ok=True)
             info = api.upload_folder(repo_id=repo_id, repo_type="dataset", folder_path=folder, allow_patterns=files,
                                      commit_message=f"Details of run #{args.run}")
         except hub_errors() as exc:

@@ -12,6 +12,7 @@ table's primary key, whatever the number of runs, instead of parsing every submi
 from __future__ import annotations
 
 import json
+import logging
 import re
 import threading
 from collections.abc import Mapping, Sequence
@@ -24,6 +25,8 @@ from scitaste_hf.leaderboard.integrity import evidence_mode, evidence_paper
 from scitaste_hf.output import write_bytes_atomic
 from scitaste_hf.predictions import is_inspect_log, log_reader
 from scitaste_hf.schema import DIMENSIONS, Answer
+
+logger = logging.getLogger(__name__)
 
 DETAILS_FILE = "details.sqlite"
 SCHEMA_VERSION = 1
@@ -384,22 +387,96 @@ def dataset_rows(details: Details, run_id: int) -> list[dict[str, Any]]:
     return out
 
 
-def write_dataset(rows: Sequence[Mapping[str, Any]], folder: str | Path) -> Path:
-    """Write a details dataset (its Parquet file and its card, which ``datasets.load_dataset`` reads as one ``train``
-    split) to ``folder``; returns it."""
+def dataset_files(rows: Sequence[Mapping[str, Any]]) -> dict[str, bytes]:
+    """A details dataset's files, path -> bytes: its Parquet file and its card, which ``datasets.load_dataset`` reads
+    as one ``train`` split."""
     import pyarrow as pa
     import pyarrow.parquet as pq
-    from huggingface_hub import metadata_save
+    import yaml
 
-    folder = Path(folder)
-    (folder / DATASET_FILE).parent.mkdir(parents=True, exist_ok=True)
     buffer = pa.BufferOutputStream()
     pq.write_table(pa.Table.from_pylist(list(rows)), buffer)
-    write_bytes_atomic(folder / DATASET_FILE, buffer.getvalue().to_pybytes())
     first = rows[0]
-    card = folder / "README.md"
-    card.write_text(DATASET_CARD.format(run=first["run"], model=first["model"], mode=first["mode"],
-                                        status=first["status"], n=len(rows)), "utf-8")
-    metadata_save(card, {"configs": [{"config_name": "default",
-                                      "data_files": [{"split": "train", "path": DATASET_PATH}]}]})
+    metadata = {"configs": [{"config_name": "default", "data_files": [{"split": "train", "path": DATASET_PATH}]}]}
+    card = DATASET_CARD.format(run=first["run"], model=first["model"], mode=first["mode"], status=first["status"],
+                               n=len(rows))
+    return {DATASET_FILE: buffer.getvalue().to_pybytes(),
+            "README.md": f"---\n{yaml.safe_dump(metadata, sort_keys=False)}---\n{card}".encode()}
+
+
+def write_dataset(rows: Sequence[Mapping[str, Any]], folder: str | Path) -> Path:
+    """Write a details dataset (:func:`dataset_files`) to ``folder``; returns it."""
+    folder = Path(folder)
+    for name, data in dataset_files(rows).items():
+        (folder / name).parent.mkdir(parents=True, exist_ok=True)
+        write_bytes_atomic(folder / name, data)
     return folder
+
+
+#: Most characters of a Hub repo's name (the part after its owner).
+REPO_NAME_LIMIT = 96
+
+
+def details_repo(results_repo: str, run_id: int) -> str:
+    """The dataset repo a Space publishes a run's details to: beside its results repo, ``OWNER/NAME-details-RUN`` (the
+    name shortened to fit the Hub's limit)."""
+    owner, _, name = results_repo.rpartition("/")
+    suffix = f"-details-{int(run_id)}"
+    name = name[:REPO_NAME_LIMIT - len(suffix)].rstrip("-.") or "run"
+    return f"{owner}/{name}{suffix}" if owner else f"{name}{suffix}"
+
+
+class DetailsQueue:
+    """The runs of a board whose details dataset waits to be published, as the Hub copy
+    (:class:`~scitaste_hf.net.hub_copy.HubMirror`) takes a store (:class:`~scitaste_hf.net.hub_copy.Copied`): one run
+    a commit, each to a repo of its own (:func:`details_repo`), private when the run's submitter chose so.
+
+    The board's store keeps each run's state (:meth:`~scitaste_hf.leaderboard.store.Store.details_pending`), so a
+    failed publication stays pending and is retried (after the failure, with the next run, on the next start); a run
+    whose file no longer parses against the gold set has no details and leaves the queue, with a warning.
+
+    Parameters
+    ----------
+    board : Leaderboard
+        The board whose runs are published; its details table (:class:`Details`) is opened on first use.
+    results_repo : str
+        The Space's results repo, beside which each run's details repo is named.
+    """
+
+    def __init__(self, board, results_repo: str) -> None:
+        self.board = board
+        self.results_repo = results_repo
+        self._details: Details | None = None
+        self._open = threading.Lock()
+
+    @property
+    def details(self) -> Details:
+        """The board's details table, opened on first use (by the publishing thread, not the submission)."""
+        with self._open:
+            if self._details is None:
+                self._details = Details(self.board)
+            return self._details
+
+    def copy_pending(self) -> list[str]:
+        """The oldest run whose details are pending, as a one-key list (empty when none is)."""
+        for run_id in self.board.store.details_pending():
+            if self.details.of_run(run_id):
+                return [str(run_id)]
+            logger.warning("run #%s's file does not parse against the board's gold set: no details to publish", run_id)
+            self.board.store.set_details(run_id, "")
+        return []
+
+    def hub_target(self, keys: list[str]) -> tuple[str, bool]:
+        """The repo of the run ``keys[0]`` and whether it is to be private."""
+        run_id = int(keys[0])
+        return details_repo(self.results_repo, run_id), bool(self.board.store.run(run_id)["private"])
+
+    def hub_files(self, keys: list[str]) -> tuple[list[tuple[str, bytes]], str]:
+        """The run's details dataset (:func:`dataset_files`) and the commit message."""
+        run_id = int(keys[0])
+        return list(dataset_files(dataset_rows(self.details, run_id)).items()), f"Details of run #{run_id}"
+
+    def copy_done(self, keys: list[str]) -> None:
+        """Record that the run's details are published."""
+        run_id = int(keys[0])
+        self.board.store.set_details(run_id, self.hub_target(keys)[0])

@@ -16,7 +16,7 @@ import logging
 import re
 import threading
 from collections import defaultdict
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -26,10 +26,12 @@ import numpy as np
 from scitaste_hf import constants
 from scitaste_hf.errors import ScitasteError
 from scitaste_hf.leaderboard.database import timestamp
+from scitaste_hf.leaderboard.details import DetailsQueue
 from scitaste_hf.leaderboard.integrity import RULE_VERSION, near_gold, seal, seal_holds, verify_evidence
 from scitaste_hf.leaderboard.metadata import check_cutoff, model_metadata
 from scitaste_hf.leaderboard.requests import RequestQueue, check_hub_model, check_model, operator_endpoints
 from scitaste_hf.leaderboard.store import (
+    DETAILS_PENDING,
     EVIDENCE_CONSISTENT,
     FLAGGED,
     KINDS,
@@ -42,7 +44,7 @@ from scitaste_hf.leaderboard.views import GOLD_REDRAWN, RunCache, order_key
 from scitaste_hf.modes import MODE_SPECS, MODES
 from scitaste_hf.net.guard import RateLimit, SubmissionError, check_name
 from scitaste_hf.net.hub_copy import HUB_COPY_WAIT, copy_in_background
-from scitaste_hf.predictions import is_samples_log, parse_predictions, run_text
+from scitaste_hf.predictions import is_samples_log, logged_field, parse_predictions, run_text
 from scitaste_hf.records import jsonl_lines
 from scitaste_hf.schema import DIMENSIONS, Answer, Failure
 from scitaste_hf.scoring import paired_bootstrap, score_run
@@ -126,7 +128,37 @@ def _result_of(row) -> dict[str, Any]:
     return {"run": row["id"], "model": row["model"], "mode": row["mode"], "status": row["status"],
             "kind": row["kind"], "organisation": row["organisation"], "link": row["link"],
             "submitted_at": row["submitted_at"], "sha256": row["sha256"],
-            "provenance": json.loads(row["provenance"]) if row["provenance"] else None, **json.loads(row["result"])}
+            "provenance": json.loads(row["provenance"]) if row["provenance"] else None,
+            **_details_of(row), **json.loads(row["result"])}
+
+
+def _details_of(row) -> dict[str, Any]:
+    """Where a stored run's details dataset stands (:mod:`~scitaste_hf.leaderboard.details`), for its result: nothing
+    for a run whose details are not published (no results repo when it was stored)."""
+    if not row["details"]:
+        return {}
+    visibility = "private" if row["private"] else "public"
+    if row["details"] == DETAILS_PENDING:
+        return {"details dataset": f"pending ({visibility}): not on the Hub yet; retried until the Hub takes it"}
+    return {"details dataset": f"{row['details']} ({visibility}): datasets.load_dataset(\"{row['details']}\", "
+                               f"split=\"train\")"}
+
+
+def logged_withheld(mode: str, logs: Iterable[bytes], source: str) -> str:
+    """The tool a run went without ("" for none): the ``withheld`` that the first of its samples logs ``logs`` to
+    record one gives (per-tool attribution, docs/report.md#per-tool-attribution); a run of a tool-free mode has none,
+    and its logs are not read (``logs`` may be a generator that reads them). A file that is no samples log, or that
+    cannot be read, records none."""
+    if MODE_SPECS[mode].tools == "none":
+        return ""
+    for data in logs:
+        try:
+            tool = logged_field(data, source, "withheld") if data else None
+        except (ScitasteError, ValueError):
+            tool = None
+        if tool:
+            return tool
+    return ""
 
 
 def _compact(block: Mapping[str, Any]) -> dict[str, Any]:
@@ -240,13 +272,18 @@ class Leaderboard:
         How well the gold is known (:mod:`scitaste_hf.scoring.gold_uncertainty`): each run then also gets a rank
         interval with the gold redrawn (``rank_gold``) and the board its :meth:`noise_ceiling`. Default: the
         default weights taken as known, so that the second interval is the first.
+    details : HubMirror, optional
+        Publishes each new run's per-paper details as a dataset repo of its own beside the mirror's repo
+        (:class:`~scitaste_hf.leaderboard.details.DetailsQueue`), in the background: a submission never waits for it,
+        and a failure leaves the run's details pending (shown in its result), retried after the failure, with the
+        next run and on the next start.
     """
 
     def __init__(self, data_dir: str | Path, gold: Sequence[Mapping[str, Any]], *, max_bytes: int = MAX_BYTES,
                  max_evidence_bytes: int = MAX_EVIDENCE_BYTES, rate_limit: tuple[int, float] | None = RATE_LIMIT,
                  mirror=None, backup: Sequence[Mapping[str, Any]] | None = None,
-                 background_upgrade: bool = True, read_only: bool = False, gold_draws: GoldDraws | None = None
-                 ) -> None:
+                 background_upgrade: bool = True, read_only: bool = False, gold_draws: GoldDraws | None = None,
+                 details=None) -> None:
         self.store = Store(data_dir)
         self.gold_draws = gold_draws or GoldDraws(DEFAULT_WEIGHTS)
         self._ceilings: dict[str, dict[str, Any]] = {}
@@ -257,6 +294,8 @@ class Leaderboard:
         self.max_evidence_bytes = max_evidence_bytes
         self.rate_limit = rate_limit
         self.mirror = mirror
+        self.details_mirror = details
+        self._details = None if details is None else DetailsQueue(self, details.repo_id)
         self._accepted = self._attempts = self._requested = None
         if rate_limit is not None:
             self._accepted = RateLimit(*rate_limit, "submissions")
@@ -292,13 +331,14 @@ class Leaderboard:
             return
         self.reconciled = self.reconcile()
         self.unsealed = self.verify_seals()
-        if self.store.stale(RULE_VERSION, self.derived_key):
+        if self.store.stale(RULE_VERSION, self.derived_key) or self.store.unread_withheld():
             if background_upgrade:
                 self.upgrading = threading.Thread(target=self.upgrade, daemon=True, name="scitaste-upgrade")
                 self.upgrading.start()
             else:
                 self.upgrade()
         self.copy_to_hub()
+        self.publish_details()
 
     def _derived_key(self) -> str:
         """What a run's stored numbers and replicates depend on besides its answers: the gold set, the floors (and
@@ -327,13 +367,14 @@ class Leaderboard:
 
     def submit(self, data: bytes, model: str, mode: str, organisation: str = "", link: str = "", *,
                submitter: str = "", samples: bytes | None = None, trace: bytes | None = None,
-               kind: str = "submission", hub_id: str = "", revision: str = "", knowledge_cutoff: str = ""
-               ) -> SubmitResult:
+               kind: str = "submission", hub_id: str = "", revision: str = "", knowledge_cutoff: str = "",
+               private: bool = False) -> SubmitResult:
         """Validate, score and store a predictions file; the same answers twice in a mode are a no-op.
 
         ``hub_id`` and ``revision`` name the model on the Hub, whose card and repo give the run's model metadata
         when the Hub answers (:func:`~scitaste_hf.leaderboard.metadata.model_metadata`; else it is stored as given,
-        unverified), and ``knowledge_cutoff`` is the submitter's statement of it.
+        unverified), and ``knowledge_cutoff`` is the submitter's statement of it. ``private`` makes the run's details
+        dataset private, where the board publishes them (its ``details``).
 
         Scoring and the evidence check run before the lock that serialises writes, so a large submission does not
         hold up others; a replay is answered before any scoring.
@@ -378,12 +419,14 @@ class Leaderboard:
                 self._accepted.check(submitter or ANONYMOUS)
             meta = Meta(model=model, mode=mode, organisation=organisation, link=link, kind=kind,
                         submitter=submitter, submitted_at=timestamp(),
-                        model_meta=model_meta)
+                        model_meta=model_meta, private=bool(private))
             self.store.store_submission(key, data, meta, evidence)
-            run_id = self._insert(key, meta, status, *derived)
+            run_id = self._insert(key, meta, status, *derived,
+                                  withheld=logged_withheld(mode, [data, evidence.get("samples", b"")], "upload"))
         message = f"scored as run #{run_id}: {status}" + (f" ({note})" if note else "")
         if not self.copy_to_hub():
             message += "; it is stored here, and its copy to the Hub dataset repo is pending and will be retried"
+        self.publish_details()
         return SubmitResult(run_id, status, False, message)
 
     def _stored(self, keys: Sequence[str]) -> SubmitResult | None:
@@ -406,6 +449,12 @@ class Leaderboard:
             (:func:`~scitaste_hf.net.hub_copy.copy_in_background`).
         """
         return copy_in_background(self.mirror, self.store, wait)
+
+    def publish_details(self) -> None:
+        """Publish the details datasets still pending (:class:`~scitaste_hf.leaderboard.details.DetailsQueue`), in the
+        background: tried on start and after each new run, never waited for."""
+        if self._details is not None:
+            copy_in_background(self.details_mirror, self._details, 0.0)
 
     def _status(self, predictions: Mapping[str, Answer | Failure], evidence: Mapping[str, bytes], mode: str
                 ) -> tuple[str, str]:
@@ -441,11 +490,12 @@ class Leaderboard:
         return result, summary_of(result), values
 
     def _insert(self, key: str, meta: Meta, status: str, result: dict[str, Any], summary: dict[str, Any],
-                values: dict[str, np.ndarray]) -> int:
+                values: dict[str, np.ndarray], withheld: str | None = None) -> int:
         overall = result["overall"]
         return self.store.insert(key, meta, status, summary, result, overall["n_scored"], overall["n_total"],
                                  copy=self.mirror is not None, replicates=values, integrity_version=RULE_VERSION,
-                                 derived=self.derived_key)
+                                 derived=self.derived_key, withheld=withheld,
+                                 details=DETAILS_PENDING if self._details is not None else "")
 
     def reconcile(self) -> int:
         """Score and insert submissions whose file was stored but whose row was not (a crash in between)."""
@@ -456,11 +506,13 @@ class Leaderboard:
                 predictions = self.parse(data)
             except ScitasteError:
                 continue  # validated before it was stored; a changed gold set cannot re-admit it
+            evidence = self.store.evidence(key)
             if self._seal_holds(key, meta, data):  # a worker's run whose row a crash kept out
                 status = self._worker_status(predictions)
             else:
-                status, _ = self._status(predictions, self.store.evidence(key), meta.mode)
-            self._insert(key, meta, status, *self._derive(predictions))
+                status, _ = self._status(predictions, evidence, meta.mode)
+            self._insert(key, meta, status, *self._derive(predictions),
+                         withheld=logged_withheld(meta.mode, [data, evidence.get("samples", b"")], "upload"))
             done += 1
         return done
 
@@ -540,7 +592,35 @@ class Leaderboard:
                     result, summary, values = self._derive(predictions)
                     self.store.set_derived(row["id"], summary, result, values, self.derived_key)
                 done += 1
+            if not self._closing.is_set():
+                done += self._read_withheld()
         return done
+
+    def _read_withheld(self, chunk: int = 500) -> int:
+        """Record the withheld tool of each run stored before the store kept it (read from its files once, recorded
+        ``chunk`` runs a transaction); a run whose files cannot be read is left for the next open. Returns the number
+        of runs recorded."""
+        done, values = 0, {}
+        for row in self.store.unread_withheld():
+            if self._closing.is_set():
+                break
+            try:
+                values[int(row["id"])] = self._withheld_of(row)
+            except OSError:
+                continue
+            if len(values) >= chunk:
+                self.store.set_withheld(values)
+                done, values = done + len(values), {}
+        if values:
+            self.store.set_withheld(values)
+        return done + len(values)
+
+    def _withheld_of(self, row) -> str:
+        """A run's withheld tool read from its stored files (:func:`logged_withheld`)."""
+        key = row["sha256"]
+        reads = (lambda: self.store.submission_file(key).read_bytes(),
+                 lambda: self.store.evidence(key).get("samples", b""))
+        return logged_withheld(row["mode"], (read() for read in reads), f"run #{row['id']}")
 
     # -- requests and the worker's runs -------------------------------------------------------------
 
@@ -656,8 +736,9 @@ class Leaderboard:
             meta = replace(meta, seal=seal(self.worker_secret, sha256=key, model=meta.model, mode=mode,
                                            submitted_at=meta.submitted_at, provenance=meta.provenance, answers=data))
             self.store.store_submission(key, data, meta, {"trace": trace} if trace else {})
-            run_id = self._insert(key, meta, status, *derived)
+            run_id = self._insert(key, meta, status, *derived, withheld=logged_withheld(mode, [data], "samples log"))
         self.copy_to_hub()
+        self.publish_details()
         return SubmitResult(run_id, status, False, f"scored as run #{run_id}: {status}")
 
     # -- reading -------------------------------------------------------------------------------------
@@ -785,21 +866,19 @@ class Leaderboard:
         return self.parse(self.store.submission_file(self._row(run_id)["sha256"]).read_bytes())
 
     def withheld(self, run_id: int) -> str:
-        """The tool a stored run went without ("" for none): the ``withheld`` that its samples log records, whether
-        the log is the submission or its evidence (per-tool attribution, docs/report.md#per-tool-attribution). Read
-        once per run; a run of a tool-free mode has none, and its files are not read."""
-        from scitaste_hf.predictions import logged_field
-
+        """The tool a stored run went without ("" for none): the ``withheld`` its samples log records, whether the log
+        is the submission or its evidence (per-tool attribution, docs/report.md#per-tool-attribution), as stored with
+        the run (no file is read); a run stored before the store kept it, and not yet upgraded, has its files read and
+        the tool recorded."""
+        meta = self._cache.meta(run_id)
+        if meta is not None and meta["withheld"] is not None:
+            return meta["withheld"]
         row = self._row(run_id)
-        if MODE_SPECS[row["mode"]].tools == "none":
-            return ""
-
-        def read() -> str:
-            key = row["sha256"]
-            logs = [self.store.submission_file(key).read_bytes(), self.store.evidence(key).get("samples", b"")]
-            return next((t for t in (logged_field(data, f"run #{run_id}", "withheld") for data in logs) if t), "")
-
-        return self.per_run(run_id, "withheld", read)
+        if row["withheld"] is not None:
+            return row["withheld"]
+        tool = self._withheld_of(row)
+        self.store.set_withheld({run_id: tool})
+        return tool
 
     def compare(self, run_a: int, run_b: int, *, n_resamples: int = N_RESAMPLES, seed: int = SEED) -> dict[str, Any]:
         """Paired bootstrap of run A minus run B on the papers both scored, overall and per discipline.

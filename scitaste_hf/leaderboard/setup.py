@@ -94,13 +94,16 @@ def hub_mirror_from_env(*, private_only: bool = False):
 def open_leaderboard(data_dir: str | Path, gold: str | None = None) -> tuple[Leaderboard, bool]:
     """The leaderboard over ``data_dir``; returns it and whether its gold labels are the synthetic example.
 
-    With ``HF_TOKEN`` and ``SCITASTE_RESULTS_REPO`` set, every new run is also copied to that dataset repo; a copy
-    that failed (the Hub unreachable) is retried here, on start, and with the next run. The floors are learned from
+    With ``HF_TOKEN`` and ``SCITASTE_RESULTS_REPO`` set, every new run is also copied to that dataset repo, and its
+    per-paper details published as a dataset repo of its own beside it (private when its submitter chose so:
+    :class:`~scitaste_hf.leaderboard.details.DetailsQueue`); a copy or publication that failed (the Hub unreachable)
+    is retried, on start, and with the next run. The floors are learned from
     the ``backup`` split when the gold source has one (:func:`backup_split`), and the gold is redrawn as
     :func:`gold_draws` says.
     """
     source, synthetic = gold_source(data_dir, gold)
     board = Leaderboard(data_dir, load_records(source, "selected"), mirror=hub_mirror_from_env(),
+                        details=hub_mirror_from_env(),
                         rate_limit=constants.submit_limit(RATE_LIMIT), backup=backup_split(source),
                         gold_draws=gold_draws(data_dir))
     if synthetic and not board.store.rows():

@@ -48,7 +48,10 @@ CREATE TABLE IF NOT EXISTS runs (
     derived TEXT NOT NULL DEFAULT '',
     provenance TEXT NOT NULL DEFAULT '',
     seal TEXT NOT NULL DEFAULT '',
-    model_meta TEXT NOT NULL DEFAULT ''
+    model_meta TEXT NOT NULL DEFAULT '',
+    withheld TEXT,
+    private INTEGER NOT NULL DEFAULT 0,
+    details TEXT NOT NULL DEFAULT ''
 );
 CREATE TABLE IF NOT EXISTS hub_pending (sha256 TEXT PRIMARY KEY);
 CREATE TABLE IF NOT EXISTS replicates (
@@ -83,18 +86,25 @@ CREATE INDEX IF NOT EXISTS requests_state ON requests (state, id);
 #: ``requests`` table (the queue of :mod:`scitaste_hf.leaderboard.requests`) and a run's ``provenance`` and ``seal``
 #: (what the evaluation worker ran, and its HMAC: :func:`scitaste_hf.leaderboard.integrity.seal`); 3 added a run's
 #: ``model_meta`` (its model's size, licence, base model, open weights and stated knowledge cutoff:
-#: :mod:`scitaste_hf.leaderboard.metadata`) and a request's ``knowledge_cutoff``.
-SCHEMA_VERSION = 3
+#: :mod:`scitaste_hf.leaderboard.metadata`) and a request's ``knowledge_cutoff``; 4 added a run's ``withheld`` (the
+#: tool its samples log says it went without, "" for none; NULL until read, for a run stored before:
+#: :meth:`~scitaste_hf.leaderboard.Leaderboard.upgrade` reads it once), ``private`` (the visibility the submitter chose
+#: for the run's details dataset) and ``details`` (where that dataset stands: :data:`DETAILS_PENDING`, the repo it was
+#: published to, or "" when none is published).
+SCHEMA_VERSION = 4
 #: Columns added since a table's first layout, with their definitions, for stores written before them.
 _ADDED_COLUMNS = {"integrity_version": "INTEGER NOT NULL DEFAULT 0", "derived": "TEXT NOT NULL DEFAULT ''",
                   "provenance": "TEXT NOT NULL DEFAULT ''", "seal": "TEXT NOT NULL DEFAULT ''",
-                  "model_meta": "TEXT NOT NULL DEFAULT ''"}
+                  "model_meta": "TEXT NOT NULL DEFAULT ''", "withheld": "TEXT",
+                  "private": "INTEGER NOT NULL DEFAULT 0", "details": "TEXT NOT NULL DEFAULT ''"}
 _ADDED_REQUEST_COLUMNS = {"knowledge_cutoff": "TEXT NOT NULL DEFAULT ''"}
 #: How replicates are stored: half precision (a skill's resampled values only decide ranks), 2 bytes a value.
 REPLICATE_DTYPE = np.float16
 #: The prefix of a request's key in ``hub_pending`` (no run's key, a hex digest, has it): a request whose state
 #: changed waits there for the next copy of the database.
 REQUEST_KEY = "request-"
+#: A run's ``details`` while its details dataset waits to be published (:mod:`scitaste_hf.leaderboard.details`).
+DETAILS_PENDING = "pending"
 #: Most ids in one ``IN (...)`` list (SQLite's default limit on variables is far above it).
 _CHUNK = 900
 
@@ -112,7 +122,7 @@ RENAMED_STATUSES = {"reproducible": EVIDENCE_CONSISTENT}
 
 #: The columns of a table row (everything but the full result).
 _ROW_COLUMNS = ("id, sha256, model, mode, organisation, link, kind, status, submitted_at, n_scored, n_total, summary,"
-                " derived, model_meta")
+                " derived, model_meta, withheld")
 
 
 def _without_submitter(meta_file: Path) -> bytes:
@@ -153,6 +163,7 @@ class Meta:
     provenance: dict[str, Any] | None = None
     seal: str = ""
     model_meta: dict[str, Any] | None = None
+    private: bool = False
 
 
 class Store(Database):
@@ -246,13 +257,14 @@ class Store(Database):
 
     def insert(self, sha256: str, meta: Meta, status: str, summary: dict[str, Any], result: dict[str, Any],
                n_scored: int, n_total: int, *, copy: bool = False, replicates: dict[str, np.ndarray] | None = None,
-               integrity_version: int = 0, derived: str = "") -> int:
+               integrity_version: int = 0, derived: str = "", withheld: str | None = None, details: str = "") -> int:
         """Insert a scored run; a run already stored under ``sha256`` is returned unchanged (a no-op).
 
         With ``copy``, the run is also listed as waiting for its Hub copy, in the same transaction, so that a
         crash cannot leave a stored run that is never copied. ``replicates`` (scope -> values),
         ``integrity_version`` and ``derived`` are stored with it (see the module docstring); left out, the run is
-        brought up to date on the next open.
+        brought up to date on the next open, as is ``withheld`` (the tool its log says it went without) left None.
+        ``details`` is :data:`DETAILS_PENDING` for a run whose details dataset is to be published.
         """
         with self.transaction() as db:
             row = db.execute("SELECT id FROM runs WHERE sha256 = ?", (sha256,)).fetchone()
@@ -260,12 +272,12 @@ class Store(Database):
                 return int(row["id"])
             cur = db.execute(
                 "INSERT INTO runs (sha256, model, mode, organisation, link, kind, status, submitter, submitted_at,"
-                " n_scored, n_total, summary, result, integrity_version, derived, provenance, seal, model_meta)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                " n_scored, n_total, summary, result, integrity_version, derived, provenance, seal, model_meta,"
+                " withheld, private, details) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (sha256, meta.model, meta.mode, meta.organisation, meta.link, meta.kind, status, meta.submitter,
                  meta.submitted_at, n_scored, n_total, json.dumps(summary), json.dumps(result), integrity_version,
                  derived, json.dumps(meta.provenance) if meta.provenance else "", meta.seal,
-                 json.dumps(meta.model_meta) if meta.model_meta else ""),
+                 json.dumps(meta.model_meta) if meta.model_meta else "", withheld, int(meta.private), details),
             )
             run_id = int(cur.lastrowid)
             self._touched.append(run_id)
@@ -300,6 +312,26 @@ class Store(Database):
                        (json.dumps(summary), json.dumps(result), derived, run_id))
             db.execute("DELETE FROM replicates WHERE run_id = ?", (run_id,))
             _put_replicates(db, run_id, replicates)
+
+    def unread_withheld(self) -> list[sqlite3.Row]:
+        """The runs whose ``withheld`` is not read yet (stored before layout 4, or reconciled after a crash)."""
+        return self.query("SELECT id, sha256, mode FROM runs WHERE withheld IS NULL ORDER BY id")
+
+    def set_withheld(self, values: dict[int, str]) -> None:
+        """Record each run's withheld tool (run id -> tool, "" for none), in one transaction."""
+        with self.transaction() as db:
+            self._touched.extend(values)
+            db.executemany("UPDATE runs SET withheld = ? WHERE id = ?", [(t, i) for i, t in values.items()])
+
+    def details_pending(self) -> list[int]:
+        """The runs whose details dataset waits to be published, oldest first."""
+        return [int(r["id"]) for r in self.query("SELECT id FROM runs WHERE details = ? ORDER BY id",
+                                                 (DETAILS_PENDING,))]
+
+    def set_details(self, run_id: int, state: str) -> None:
+        """Record where a run's details dataset stands (:data:`DETAILS_PENDING`, or the repo it was published to)."""
+        with self.transaction() as db:
+            db.execute("UPDATE runs SET details = ? WHERE id = ?", (state, run_id))
 
     def states(self) -> list[tuple[int, str, str]]:
         """Every run's ``(id, status, derived)``: what tells a cache of the runs what changed (plain tuples: read on

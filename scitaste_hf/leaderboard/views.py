@@ -61,7 +61,8 @@ def _record(row: Any) -> dict[str, Any]:
     return {"meta": {"run": int(row["id"]), "model": row["model"], "mode": row["mode"], "kind": row["kind"],
                      "status": row["status"], "organisation": row["organisation"], "link": row["link"],
                      "date": row["submitted_at"][:10],
-                     "model_meta": json.loads(row["model_meta"]) if row["model_meta"] else None},
+                     "model_meta": json.loads(row["model_meta"]) if row["model_meta"] else None,
+                     "withheld": row["withheld"]},
             "derived": row["derived"], "summary": summary, "memo": {}}
 
 
@@ -148,6 +149,12 @@ class RunCache:
         if key not in memo:
             memo[key] = build()
         return memo[key]
+
+    def meta(self, run_id: int) -> dict[str, Any] | None:
+        """A run's metadata as the cache last read it (None for a run it has not read), without asking the store
+        whether anything changed: for a caller that reads it for every run of a view it has just built."""
+        record = self._runs.get(run_id)
+        return None if record is None else record["meta"]
 
     def view(self, key: ViewKey) -> list[dict[str, Any]]:
         """The rows of a view, ordered and ranked: per run its metadata, the numbers of the view's scope (intervals as

@@ -49,7 +49,9 @@ def copy_in_background(mirror, store: Copied, wait: float) -> bool:
 
 class Copied(Protocol):
     """A store whose new entries are copied to the Hub: it lists the keys still pending, says which files they
-    need (path in the repo, local file or bytes) with a commit message, and records those copied."""
+    need (path in the repo, local file or bytes) with a commit message, and records those copied. A store whose
+    entries go to repos of their own (a run's details dataset) also says which: ``hub_target(keys)`` gives the repo
+    and whether it is to be private; a private one is written to only while it is private."""
 
     def copy_pending(self) -> list: ...
 
@@ -180,16 +182,18 @@ class HubMirror:
         from huggingface_hub import CommitOperationAdd
 
         files, message = store.hub_files(pending)
-        self.api.create_repo(self.repo_id, repo_type="dataset", private=True, exist_ok=True)
-        head = self.api.repo_info(self.repo_id, repo_type="dataset")
-        if self.private_only and not head.private:
-            raise RuntimeError(f"{self.repo_id} is public; these entries are copied only to a private repo")
+        target = getattr(store, "hub_target", None)
+        repo_id, private = target(pending) if target is not None else (self.repo_id, True)
+        self.api.create_repo(repo_id, repo_type="dataset", private=private, exist_ok=True)
+        head = self.api.repo_info(repo_id, repo_type="dataset")
+        if (self.private_only or (target is not None and private)) and not head.private:
+            raise RuntimeError(f"{repo_id} is public; these entries are copied only to a private repo")
         if attempt.abandoned:
             raise _Abandoned
         # On top of the head just read, or refused: a commit that the Hub carries out after its client gave up on it
         # (a timeout, an abandoned copy) must not replace the newer files of a later one. A refused commit fails
         # this attempt, and the retry starts from the new head.
-        self.api.create_commit(self.repo_id, repo_type="dataset", commit_message=message, parent_commit=head.sha,
+        self.api.create_commit(repo_id, repo_type="dataset", commit_message=message, parent_commit=head.sha,
                                operations=[CommitOperationAdd(path, data) for path, data in files])
 
     def _schedule(self, store: Copied, delay: float) -> None:

@@ -1,0 +1,78 @@
+"""A board's details datasets on the Hub (scitaste_hf.leaderboard.details.DetailsQueue, issue 29 item 3), against the
+Hub stand-in (tests/fixtures/fake_hub.py, a real process): a submission is answered before its details are published;
+the Hub failing leaves the run stored and its details pending, shown on the run, then published on the retry; the
+dataset loads with load_dataset, one row a paper, private as the submitter chose."""
+
+import json
+import time
+from importlib import resources
+
+import httpx
+import pytest
+
+from scitaste_hf.leaderboard import Leaderboard
+from scitaste_hf.leaderboard.details import NUMBERS, details_repo
+from scitaste_hf.leaderboard.store import DETAILS_PENDING
+from scitaste_hf.records import load_records
+from scitaste_hf.schema import Answer
+
+EXAMPLES = resources.files("scitaste_hf").joinpath("data/examples")
+
+
+def _until(check, what: str, limit: float = 60.0):
+    deadline = time.monotonic() + limit
+    while not (value := check()):
+        assert time.monotonic() < deadline, f"{what} after {limit:.0f} s"
+        time.sleep(0.1)
+    return value
+
+
+def test_a_failed_publication_stays_pending_on_the_run_and_is_published_on_the_retry(hub, tmp_path):
+    import datasets
+
+    from scitaste_hf.net.hub_copy import HubMirror
+
+    endpoint, token, out = hub
+    gold = load_records(str(EXAMPLES.joinpath("gold.jsonl")))
+    predictions = EXAMPLES.joinpath("predictions.jsonl").read_bytes()
+    httpx.post(f"{endpoint}/_fault", json={"mode": "error"}, timeout=10)
+    publisher = HubMirror("org/results", token, endpoint=endpoint, retry_after=(0.3, 0.6))
+    board = Leaderboard(tmp_path / "data", gold, rate_limit=None, background_upgrade=False, details=publisher)
+    try:
+        run = board.submit(predictions, "example", "pure_qa", private=True).run_id
+        # the Hub answers every request 500: the run is stored, its details pending, and the run says so
+        _until(lambda: httpx.get(f"{endpoint}/_fault", timeout=10).json()["held"] > 0, "no publication was tried")
+        assert board.store.run(run)["details"] == DETAILS_PENDING
+        assert board.result(run)["details dataset"].startswith("pending (private): not on the Hub yet")
+        assert [r["run"] for r in board.rows()] == [run]
+        httpx.post(f"{endpoint}/_fault", json={"mode": "ok"}, timeout=10)
+        repo = details_repo("org/results", run)
+        _until(lambda: board.store.run(run)["details"] == repo, "the retry did not publish the details")
+        assert board.result(run)["details dataset"] == (f'{repo} (private): datasets.load_dataset("{repo}", '
+                                                        'split="train")')
+    finally:
+        publisher.close()
+        board.close()
+    created = [json.loads(line) for line in (out / "created.jsonl").read_text().splitlines()]
+    assert {c.get("visibility") for c in created if f"{c['organization']}/{c['name']}" == repo} == {"private"}
+    rows = datasets.load_dataset(str(out / repo), split="train")
+    answers = board.parse(predictions)
+    assert rows["bibcode"] == [r["bibcode"] for r in gold] and set(rows["run"]) == {run}
+    by_id = {r["bibcode"]: r for r in gold}
+    for row in rows:
+        answer = answers[row["bibcode"]]
+        if not isinstance(answer, Answer):
+            assert not row["parsed"] and row["failure"] == answer.reason and row["predicted_innovation_score"] is None
+            continue
+        assert row["parsed"] and row["reasoning"] == answer.reasoning
+        assert [row[f"predicted_{n}"] for n in NUMBERS] == list(answer.vector())
+        gold_numbers = [by_id[row["bibcode"]]["innovation_score"],
+                        *(by_id[row["bibcode"]]["dimension_scores"][k] for k in NUMBERS[1:])]
+        assert [row[f"error_{n}"] for n in NUMBERS] == pytest.approx(
+            [p - g for p, g in zip(answer.vector(), gold_numbers)])
+
+
+def test_a_details_repo_name_fits_the_hub():
+    assert details_repo("org/results", 7) == "org/results-details-7"
+    long = details_repo("org/" + "r" * 96, 123456)
+    assert long.startswith("org/rrr") and long.endswith("-details-123456") and len(long.split("/")[1]) == 96
