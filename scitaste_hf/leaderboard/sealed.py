@@ -335,6 +335,34 @@ class SealedBoard:
                  "digest": r["digest"], "status": "resolved" if scores.get(int(r["id"])) else unscored,
                  "resolved": scores.get(int(r["id"]), {}), "salt": r["salt"] if resolved else None} for r in runs]
 
+    def prospective(self, scope: str = OVERALL) -> dict[tuple[str, str], dict[str, Any]]:
+        """What the board's table shows beside each run's retrospective numbers: per (model, mode) with a run scored
+        at the split's latest resolution, the best of those runs' Scheme-1 skill in ``scope`` (``s1_skill``,
+        ``s1_skill_ci``), with its ``run`` and the resolution date ``as_of``. Best, as the Prospective tab pairs
+        each sealed run with the best retrospective run of its model and mode; a scope the run has no paper of is
+        left out."""
+        done = self.resolutions()
+        if not done:
+            return {}
+        as_of = done[-1]["as_of"]
+        best: dict[tuple[str, str], dict[str, Any]] = {}
+        for r in self.db.query("SELECT r.id, r.model, r.mode, s.result FROM resolved_scores s JOIN sealed_runs r"
+                               " ON r.id = s.run_id WHERE r.split = ? AND s.as_of = ? ORDER BY r.id",
+                               (self.key, as_of)):
+            numbers = summary_of(json.loads(r["result"])).get(scope)
+            if numbers is None or numbers.get("s1_skill") is None:
+                continue
+            held = best.get((r["model"], r["mode"]))
+            if held is None or numbers["s1_skill"] > held["s1_skill"]:
+                best[(r["model"], r["mode"])] = {"run": int(r["id"]), "as_of": as_of, "s1_skill": numbers["s1_skill"],
+                                                 "s1_skill_ci": numbers["s1_skill_ci"]}
+        return best
+
+    def marker(self) -> tuple:
+        """What changes whenever a resolution is recorded (by this process or ``scitaste resolve`` in another): the
+        key of what is built from :meth:`prospective`."""
+        return tuple((r["as_of"], r["resolved_at"]) for r in self.resolutions())
+
     # -- the Hub copy ----------------------------------------------------------------------------------
 
     def copy_to_hub(self, wait: float = HUB_COPY_WAIT) -> bool:
