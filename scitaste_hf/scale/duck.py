@@ -33,6 +33,7 @@ from scitaste_hf.scale import sql
 from scitaste_hf.scale.options import IndexOptions, size_bytes
 from scitaste_hf.scale.stages import Stages, key_of, replace
 from scitaste_hf.snapshot.layout import EntityFiles, find_entity
+from scitaste_hf.snapshot.store import is_remote
 from scitaste_hf.weights import DisciplineWeights
 
 #: Focal -> reference -> citer paths per CD block: bounds the block's join and aggregation (about 1 GB).
@@ -86,6 +87,10 @@ class DuckIndex:
         if options.threads:
             config["threads"] = options.threads
         self.con = duckdb.connect(config=config)
+        if is_remote(self.files.folder):
+            # DuckDB reads the store's files through the same fsspec file system as the contract's reader (its own
+            # httpfs extension is downloaded at run time, which an offline machine cannot do)
+            self.con.register_filesystem(self.files.folder.fs)
 
     def close(self) -> None:
         """Close the database and remove its spill files."""

@@ -23,7 +23,8 @@ def index_snapshot(works: str | Path, out: str | Path, engine: str, options: Ind
     Parameters
     ----------
     works : str or path-like
-        The snapshot.
+        The snapshot: a local path or a URL of any fsspec file system
+        (:func:`scitaste_hf.snapshot.layout.find_entity`).
     out : str or path-like
         Output folder (created); the DuckDB and Spark engines keep their resumable stages in ``out/stages``.
     engine : {"duckdb", "memory", "spark"}
@@ -38,8 +39,8 @@ def index_snapshot(works: str | Path, out: str | Path, engine: str, options: Ind
     Raises
     ------
     ScitasteError
-        On an unknown engine, a folder that cannot be written or that another run is using, or bad input (see
-        the engines).
+        On an unknown engine, a folder that cannot be written or that another run is using, an ``out`` that is a
+        URL, or bad input (see the engines).
     """
     import pyarrow.parquet as pq
 
@@ -47,6 +48,10 @@ def index_snapshot(works: str | Path, out: str | Path, engine: str, options: Ind
 
     if engine not in ENGINES:
         raise ScitasteError(f"unknown engine {engine!r}; use one of {', '.join(ENGINES)}")
+    if "://" in str(out):
+        # the stages are files the engines rename, memory-map and hand DuckDB; a store has none of that
+        raise ScitasteError(f"--out {out}: the output must be a local folder or a shared file system's (an object "
+                            "store's URL is supported for the snapshot only; copy the folder to the store after)")
     find_entity(works, "works", options.format)  # a missing snapshot is refused before anything is written
     out = Path(out)
     try:

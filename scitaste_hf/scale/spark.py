@@ -27,6 +27,7 @@ from scitaste_hf.scale.duck import DuckIndex, _literal
 from scitaste_hf.scale.options import IndexOptions
 from scitaste_hf.scale.spark_session import spark_session
 from scitaste_hf.scale.stages import key_of, replace
+from scitaste_hf.snapshot.store import is_remote
 from scitaste_hf.weights import DisciplineWeights
 
 #: Data files read per Spark job of the reading stage, per core of the session: progress between jobs without
@@ -96,14 +97,36 @@ class SparkIndex(DuckIndex):
             for k in range(0, len(parts), per_job):
                 batch = parts[k:k + per_job]
                 blank_lines += sum(check_part(p.path, self.files.format).blank_lines for p in batch)
-                paths = [str(p.path) for p in batch]
-                reader = self.spark.read
-                records = reader.schema(schema).json(paths) if self.files.format == "jsonl" else reader.parquet(*paths)
-                records.createOrReplaceTempView("records")
+                self._records([p.path for p in batch], schema).createOrReplaceTempView("records")
                 self._write(self.spark.sql(sql.flatten_records("records", sql.SPARK)), f"raw/batch_{k:06d}")
                 advance(sum(p.records for p in batch) if self.files.records else len(batch))
         self.stages.finish("read", key, files=len(parts), blank_lines=blank_lines)
         return key
+
+    def _records(self, paths: list, schema: str):
+        """The records of data files as a DataFrame: Spark's JSON reader with the records' schema or its Parquet
+        reader; for files in a store that Spark's Hadoop layer does not reach (any fsspec URL: ``s3://`` needs
+        Maven jars pyspark does not ship), each file is read on an executor through fsspec
+        (:func:`store_batches`) and parsed by the same JSON parser (``from_json``), or taken as its Arrow batches."""
+        from functools import partial
+
+        from pyspark.sql import functions as F
+
+        fmt = self.files.format
+        if not is_remote(self.files.folder):
+            names = [str(p) for p in paths]
+            return self.spark.read.schema(schema).json(names) if fmt == "jsonl" else self.spark.read.parquet(*names)
+        listed = self.spark.createDataFrame([(str(p),) for p in paths], "path STRING").repartition(len(paths))
+        if fmt == "jsonl":
+            return listed.mapInArrow(partial(store_batches, fmt=fmt), "value STRING") \
+                .select(F.from_json("value", schema).alias("r")).select("r.*")
+        from pyspark.sql.pandas.types import from_arrow_schema
+
+        with paths[0].open("rb") as fh:
+            arrow = pq.ParquetFile(fh).schema_arrow
+        arrow = pa.schema([arrow.field(name) for name in sql.RECORD_FIELDS])
+        return listed.mapInArrow(partial(store_batches, fmt=fmt, columns=list(sql.RECORD_FIELDS)),
+                                 from_arrow_schema(arrow))
 
     def _number_works(self) -> None:
         """The ``numbered`` view: :func:`sql.work_rows` with each work's number ``w`` in :data:`sql.WORK_ORDER`.
@@ -303,6 +326,33 @@ class SparkIndex(DuckIndex):
             return None
         subfields = [r[0] for r in self._rows(sql.focal_subfields(n_focal))]
         return paper_disciplines(subfields, self.options.weights, self.options.taxonomy)
+
+
+#: Lines of a data file in a store per Arrow batch an executor hands Spark.
+STORE_BATCH_LINES = 4096
+
+
+def store_batches(batches, fmt: str, columns: list[str] | None = None):
+    """mapInArrow, on the executors: rows (path) of data files in a store to their records, read through fsspec
+    (:func:`scitaste_hf.snapshot.store.location`): a JSON Lines file's lines as ``value`` (Spark then parses them),
+    a Parquet file's ``columns`` as they are."""
+    from scitaste_hf.snapshot.records import json_lines
+    from scitaste_hf.snapshot.store import location
+
+    for batch in batches:
+        for path in batch.column("path").to_pylist():
+            if fmt != "jsonl":
+                with location(path).open("rb") as fh:
+                    yield from pq.ParquetFile(fh).iter_batches(batch_size=STORE_BATCH_LINES, columns=columns)
+                continue
+            lines: list[bytes] = []
+            for line in json_lines(path):
+                lines.append(line)
+                if len(lines) == STORE_BATCH_LINES:
+                    yield pa.RecordBatch.from_arrays([pa.array(lines, pa.binary()).cast(pa.string())], ["value"])
+                    lines = []
+            if lines:
+                yield pa.RecordBatch.from_arrays([pa.array(lines, pa.binary()).cast(pa.string())], ["value"])
 
 
 def run_spark(works: str | Path, out: Path, options: IndexOptions, progress: StageProgress | None = None

@@ -13,6 +13,9 @@ OpenAlex publishes each entity as gzip-compressed JSON Lines partitioned by the 
 ``data/parquet/works/`` (OpenAlex's newer releases put the JSON under ``data/jsonl/`` beside it; both are read).
 A manifest's URLs point at S3 in a real snapshot and are relative to the snapshot's root in a written one; a file
 is found by the part of its URL from ``data/`` on.
+
+The snapshot may be a local folder or a URL of any fsspec file system (:mod:`scitaste_hf.snapshot.store`): the
+paths of :class:`PartFile` are then ``UPath`` objects, which the readers open the same way.
 """
 
 from __future__ import annotations
@@ -20,8 +23,10 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from scitaste_hf.errors import ScitasteError
+from scitaste_hf.snapshot.store import contact, failure, is_remote, location, read_bounded
 
 FORMATS = ("jsonl", "parquet")
 _SUFFIX = {"jsonl": ".gz", "parquet": ".parquet"}
@@ -31,9 +36,10 @@ _ENTITY_FOLDERS = {"jsonl": ("data/{entity}", "data/jsonl/{entity}"), "parquet":
 
 @dataclass(frozen=True)
 class PartFile:
-    """One data file of an entity, with what its manifest says of it (None without a manifest)."""
+    """One data file of an entity, with what its manifest says of it (None without a manifest); ``path`` is a
+    :class:`pathlib.Path`, or a ``UPath`` in a remote store (:func:`scitaste_hf.snapshot.store.location`)."""
 
-    path: Path
+    path: Any
     records: int | None
 
 
@@ -43,7 +49,7 @@ class EntityFiles:
 
     entity: str
     format: str
-    folder: Path
+    folder: Any
     parts: tuple[PartFile, ...]
 
     @property
@@ -71,13 +77,21 @@ def write_manifest(folder: Path, root: Path, parts: list[tuple[Path, int]]) -> N
 def _manifest_entries(manifest: Path) -> list[tuple[str, int | None]]:
     """A manifest's entries as (url, record count or None), each checked; one line naming the manifest when it is
     not a Redshift manifest (or not a JSON file within :mod:`scitaste_hf.bounded_load`'s bounds)."""
-    from scitaste_hf.bounded_load import load_json
+    from scitaste_hf.bounded_load import MAX_BYTES, load_json, parse_json
 
     def refuse(why: str) -> ScitasteError:
         return ScitasteError(f"snapshot manifest {manifest} is not a Redshift manifest: {why} (expected an "
                              "'entries' list of {'url': ..., 'meta': {'record_count': N}})")
 
-    data = load_json(manifest, "snapshot manifest")
+    if is_remote(manifest):
+        raw = read_bounded(manifest, MAX_BYTES)
+        try:
+            text = raw.decode("utf-8-sig")
+        except UnicodeDecodeError:
+            raise refuse("it is not UTF-8 text") from None
+        data = parse_json(text, f"snapshot manifest {manifest}")
+    else:
+        data = load_json(manifest, "snapshot manifest")
     entries = data.get("entries") if isinstance(data, dict) else None
     if not isinstance(entries, list):
         raise refuse("it has no 'entries' list")
@@ -95,8 +109,10 @@ def _manifest_entries(manifest: Path) -> list[tuple[str, int | None]]:
     return out
 
 
-def _from_manifest(folder: Path, manifest: Path) -> list[PartFile]:
+def _from_manifest(folder: Any, manifest: Any) -> list[PartFile]:
     root = folder.resolve()
+    # a store is listed once rather than asked of each file (a request each)
+    listed = {str(p) for p in folder.glob("updated_date=*/*")} if is_remote(folder) else None
     parts = []
     for url, count in _manifest_entries(manifest):
         # The part from the partition folder on names the file below the entity folder, wherever the URL points.
@@ -107,26 +123,27 @@ def _from_manifest(folder: Path, manifest: Path) -> list[PartFile]:
         # ``..`` or a link must not lead a manifest entry out of the entity folder
         if not path.resolve().is_relative_to(root):
             raise ScitasteError(f"{manifest} lists {url!r}, which leads outside the snapshot's folder {folder}")
-        if not path.is_file():
+        if not (path.is_file() if listed is None else str(path) in listed):
             raise ScitasteError(f"{manifest} lists {url}, which is not at {path}: the snapshot is incomplete")
         parts.append(PartFile(path, count))
     return parts
 
 
-def _entity_files(folder: Path, entity: str, fmt: str) -> EntityFiles:
+def _entity_files(folder: Any, entity: str, fmt: str) -> EntityFiles:
     manifest = folder / "manifest"
     if manifest.is_file():
         parts = _from_manifest(folder, manifest)
     else:
         # a FIFO or a folder of that name is not a data file (reading a FIFO would wait for ever)
-        parts = [PartFile(p, None) for p in sorted(folder.glob(f"updated_date=*/*{_SUFFIX[fmt]}")) if p.is_file()]
+        found = sorted(folder.glob(f"updated_date=*/*{_SUFFIX[fmt]}"), key=lambda p: p.parts)
+        parts = [PartFile(p, None) for p in found if p.is_file()]
     parts = [p for p in parts if p.path.suffix == _SUFFIX[fmt]]
     if not parts:
         raise ScitasteError(f"{folder} holds no {fmt} data files (updated_date=*/*{_SUFFIX[fmt]})")
     return EntityFiles(entity, fmt, folder, tuple(parts))
 
 
-def _has(folder: Path, fmt: str) -> bool:
+def _has(folder: Any, fmt: str) -> bool:
     """Whether an entity folder holds data files of a format, or a manifest that lists some."""
     if not folder.is_dir():
         return False
@@ -136,7 +153,7 @@ def _has(folder: Path, fmt: str) -> bool:
     return manifest.is_file() and any(url.endswith(_SUFFIX[fmt]) for url, _ in _manifest_entries(manifest))
 
 
-def _is_entity_folder(path: Path) -> bool:
+def _is_entity_folder(path: Any) -> bool:
     return (path / "manifest").is_file() or any(path.glob("updated_date=*"))
 
 
@@ -147,7 +164,8 @@ def find_entity(path: str | Path, entity: str = "works", fmt: str = "auto") -> E
     ----------
     path : str or path-like
         The snapshot's root (the folder holding ``data/``), or an entity folder itself (one holding
-        ``manifest`` or ``updated_date=*`` folders).
+        ``manifest`` or ``updated_date=*`` folders); a local path or a URL of any fsspec file system
+        (:func:`scitaste_hf.snapshot.store.location`).
     entity : str
         ``works`` or ``sources``; with an entity folder as ``path``, ``sources`` is looked for beside it.
     fmt : {"auto", "jsonl", "parquet"}
@@ -160,14 +178,25 @@ def find_entity(path: str | Path, entity: str = "works", fmt: str = "auto") -> E
     Raises
     ------
     ScitasteError
-        When nothing of the kind is there, or a manifest lists a file that is missing.
+        When nothing of the kind is there, a manifest lists a file that is missing, or a store cannot be
+        reached (:func:`scitaste_hf.snapshot.store.contact`).
     """
-    path = Path(path)
-    if not path.exists():
+    path = location(path)
+    if not contact(path):
         raise ScitasteError(f"no snapshot at {path}: the path does not exist")
-    formats = FORMATS if fmt == "auto" else (fmt,)
     if fmt not in ("auto", *FORMATS):
         raise ScitasteError(f"unknown snapshot format {fmt!r}; use one of auto, {', '.join(FORMATS)}")
+    try:
+        return _find(path, entity, FORMATS if fmt == "auto" else (fmt,))
+    except ScitasteError:
+        raise
+    except Exception as exc:  # a store's client raises its own kinds (a local path's errors stay as they are)
+        if not is_remote(path):
+            raise
+        raise ScitasteError(f"{path}: reading the store failed: {failure(exc)}") from None
+
+
+def _find(path: Any, entity: str, formats: tuple[str, ...]) -> EntityFiles:
     if _is_entity_folder(path):
         folder = path if entity == "works" else path.parent / entity
         for f in formats:

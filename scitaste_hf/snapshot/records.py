@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from scitaste_hf.errors import ScitasteError, short_repr
+from scitaste_hf.snapshot.store import is_remote, location
 
 #: The longest line (record) of a JSON Lines data file, in bytes. OpenAlex's largest works (thousands of authors
 #: with their institutions) are a few MB; a longer line is refused before it is held in memory.
@@ -285,7 +286,7 @@ def _inflate(path: Path) -> Iterator[bytes]:
     """A gzip file's content in pieces of at most :data:`CHUNK_BYTES` (every member of a multi-member file, zero
     padding between members skipped, as the ``gzip`` module does); zlib checks each member's CRC. Five times
     faster than the ``gzip`` module's reader."""
-    with open(path, "rb") as fh:
+    with path.open("rb") as fh:
         magic = fh.read(2)
         if magic and magic != b"\x1f\x8b":
             raise OSError(f"Not a gzipped file ({magic!r})")  # the gzip module's words
@@ -407,7 +408,7 @@ def _parquet(path: Path, fields: Mapping[str, Any]) -> Iterator[dict]:
         return ScitasteError(f"reading the snapshot failed: {path}: {where}")
 
     try:
-        handle = pq.ParquetFile(path)
+        handle = pq.ParquetFile(path.open("rb") if is_remote(path) else path)
         schema = handle.schema_arrow
         for name, spec in fields.items():
             if schema.get_field_index(name) < 0:
@@ -441,7 +442,8 @@ def read_part(path: str | Path, fmt: str, fields: Mapping[str, Any] = WORK_FIELD
     Parameters
     ----------
     path : str or path-like
-        A gzip JSON Lines file (``fmt`` ``jsonl``) or a Parquet file (``parquet``).
+        A gzip JSON Lines file (``fmt`` ``jsonl``) or a Parquet file (``parquet``); local or in a store
+        (:func:`scitaste_hf.snapshot.store.location`).
     fmt : {"jsonl", "parquet"}
     fields : mapping
         :data:`WORK_FIELDS` (works) or :data:`SOURCE_FIELDS` (sources).
@@ -455,9 +457,17 @@ def read_part(path: str | Path, fmt: str, fields: Mapping[str, Any] = WORK_FIELD
         (or row), raised before the next record is yielded.
     """
     counts = counts if counts is not None else ReadCounts()
+    path = location(path)
     if fmt == "jsonl":
-        return _jsonl(Path(path), fields, counts)
-    return _parquet(Path(path), fields)
+        return _jsonl(path, fields, counts)
+    return _parquet(path, fields)
+
+
+def json_lines(path: str | Path) -> Iterator[bytes]:
+    """The non-blank lines of a gzip JSON Lines data file (local or in a store), streamed as :func:`read_part`
+    streams them, without parsing: what the Spark engine's executors hand Spark's JSON parser for a file that
+    Spark's own readers cannot reach (:meth:`scitaste_hf.scale.spark.SparkIndex.read`)."""
+    return (line for _, line in _lines(location(path), ReadCounts()))
 
 
 def check_part(path: str | Path, fmt: str, fields: Mapping[str, Any] = WORK_FIELDS) -> ReadCounts:

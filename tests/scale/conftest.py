@@ -47,3 +47,20 @@ def duckdb_index(once, snapshot):
         return pq.read_table(path), summary
 
     return get
+
+
+@pytest.fixture(scope="session")
+def spark_missing():
+    """Why the Spark engine cannot run here (no pyspark, no Java), or None."""
+    from scitaste_hf.errors import ScitasteError
+    from scitaste_hf.scale.spark_session import java_home
+
+    try:
+        import pyspark
+    except ImportError:
+        return "pyspark is not installed (pip install '.[test]' installs it)"
+    try:
+        java_home(pyspark.__version__)
+    except ScitasteError as exc:
+        return str(exc)
+    return None

@@ -18,27 +18,13 @@ from scitaste_hf.scale.spark_session import EXTRA, java_home, spark_session
 from scitaste_hf.snapshot.focal import parse_focal
 
 
-def _have_spark() -> str | None:
-    """Why the Spark tests cannot run here, or None."""
-    try:
-        import pyspark
-    except ImportError:
-        return "pyspark is not installed (pip install '.[test]' installs it)"
-    try:
-        java_home(pyspark.__version__)
-    except ScitasteError as exc:
-        return str(exc)
-    return None
-
-
 @pytest.fixture(scope="module")
-def spark(tmp_path_factory):
+def spark(tmp_path_factory, spark_missing):
     """One local session for the module (the engine uses the active session and leaves it running); tuned for
     seconds-long jobs: two cores, few shuffle partitions, the JVM's quick compiler. Skips the tests that use it
     where Spark cannot run."""
-    why = _have_spark()
-    if why:
-        pytest.skip(f"Spark engine: {why}")
+    if spark_missing:
+        pytest.skip(f"Spark engine: {spark_missing}")
     options = IndexOptions(focal=parse_focal("all"), threads=2, memory_limit="1GB",
                            spark_conf={"spark.sql.shuffle.partitions": "2",
                                        "spark.driver.extraJavaOptions": "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"})

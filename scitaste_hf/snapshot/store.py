@@ -1,0 +1,112 @@
+"""Where a snapshot lives: a local folder (or a shared file system's), or a URL of any file system fsspec reaches
+(``s3://``, ``gs://``, ``az://``, ``hf://``, ...) through universal_pathlib's ``UPath``, which gives every one of
+them the same path operations as :class:`pathlib.Path`. There is one code path for them all: the layout
+(:mod:`scitaste_hf.snapshot.layout`) lists and opens files through these path objects, whatever the scheme.
+
+Credentials and endpoints are the file system's own configuration (for S3: the usual ``AWS_*`` variables, the
+AWS config files, an instance role; fsspec's config files and ``FSSPEC_<PROTOCOL>_<OPTION>`` variables for any
+protocol): this module reads none of them itself.
+"""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+from typing import Any
+
+from scitaste_hf.errors import ScitasteError
+
+#: Seconds the first contact with a store may take (listing the snapshot's root) before the run gives up with one
+#: line: a client's own retries against an endpoint that never answers can last minutes.
+CONTACT_SECONDS = 30.0
+#: Protocols that name the local file system.
+_LOCAL = ("", "file", "local")
+
+
+def location(text: str | Path) -> Any:
+    """A snapshot path: a :class:`pathlib.Path` for a local path (or a ``file://`` URL), a ``UPath`` for a URL of
+    another fsspec protocol.
+
+    Raises
+    ------
+    ScitasteError
+        On a protocol fsspec does not know, or one whose package is not installed (one line naming it).
+    """
+    if isinstance(text, Path):
+        return text
+    text = str(text)
+    if "://" not in text:
+        return Path(text)
+    if text.startswith("file://"):
+        return Path(text.removeprefix("file://"))
+    try:
+        from upath import UPath
+    except ImportError:
+        raise ScitasteError(f"{text}: reading a URL needs universal_pathlib (pip install universal-pathlib)") from None
+    try:
+        return UPath(text)
+    except (ValueError, ImportError) as exc:
+        raise ScitasteError(f"{text}: {exc}") from None
+
+
+def is_remote(path: Any) -> bool:
+    """Whether a path of :func:`location` is on another file system than the local one."""
+    return not isinstance(path, Path) and getattr(path, "protocol", "") not in _LOCAL
+
+
+def contact(path: Any) -> bool:
+    """Whether ``path`` exists, asked within :data:`CONTACT_SECONDS` (a local path: at once).
+
+    Raises
+    ------
+    ScitasteError
+        When the store does not answer in time, refuses the credentials, or its client is missing: one line.
+    """
+    if not is_remote(path):
+        return path.exists()
+    answer: list = []
+
+    def ask() -> None:
+        try:
+            answer.append(path.exists())
+        except Exception as exc:  # each client raises its own kinds; all end the run in one line
+            answer.append(exc)
+
+    # A daemon thread: a client stuck in its retries is left behind rather than waited for.
+    asker = threading.Thread(target=ask, daemon=True)
+    asker.start()
+    asker.join(CONTACT_SECONDS)
+    if not answer:
+        raise ScitasteError(f"{path}: the store did not answer within {CONTACT_SECONDS:.0f} s")
+    if isinstance(answer[0], Exception):
+        raise ScitasteError(f"{path}: cannot reach the store: {failure(answer[0])}")
+    return answer[0]
+
+
+def failure(exc: BaseException) -> str:
+    """An error of a file system's client as one line: its type and the first line of its message."""
+    text = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: {text[0]}" if text else type(exc).__name__
+
+
+def read_bounded(path: Any, max_bytes: int) -> bytes:
+    """The bytes of a file of a remote store, refused beyond ``max_bytes`` (a local file is read by
+    :func:`scitaste_hf.bounded_load.read_text`, which also refuses FIFOs and devices).
+
+    Raises
+    ------
+    ScitasteError
+        When it is missing, cannot be read, or is larger.
+    """
+    from scitaste_hf.errors import InvalidInput
+
+    try:
+        with path.open("rb") as handle:
+            data = handle.read(max_bytes + 1)
+    except FileNotFoundError:
+        raise ScitasteError(f"{path} not found") from None
+    except Exception as exc:  # as in contact()
+        raise ScitasteError(f"{path} cannot be read: {failure(exc)}") from None
+    if len(data) > max_bytes:
+        raise InvalidInput(f"{path} has more than the {max_bytes:,} bytes accepted")
+    return data
