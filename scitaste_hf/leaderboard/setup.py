@@ -4,6 +4,7 @@ copy when configured, and give an empty offline board the bundled synthetic exam
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping, Sequence
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -17,26 +18,44 @@ _EXAMPLES = resources.files("scitaste_hf").joinpath("data/examples")
 #: A weights file in the board's folder whose ``weights_interval`` (as ``scitaste weights derive --json`` writes it)
 #: says how well the gold's weights are known: the board then redraws the gold (docs/leaderboard.md#order).
 GOLD_WEIGHTS_FILE = "gold_weights.json"
+#: A folder in the board's folder of other releases of the board's papers (each a dataset folder or records file,
+#: its ``selected`` split read): the board's gold redraws the citation window from them too.
+GOLD_RELEASES_DIR = "gold_releases"
 
 
-def gold_draws(data_dir: str | Path):
-    """How the board at ``data_dir`` redraws its gold: the default weights with the widths of the intervals of
-    :data:`GOLD_WEIGHTS_FILE` where the folder has one, else taken as known.
+def gold_draws(data_dir: str | Path, gold: Sequence[Mapping[str, Any]] | None = None):
+    """How the board at ``data_dir`` redraws its gold ``gold``: the default weights with the widths of the intervals
+    of :data:`GOLD_WEIGHTS_FILE` where the folder has one, else taken as known; and, where the folder has
+    :data:`GOLD_RELEASES_DIR`, each release in it as another citation window of the same papers
+    (:func:`~scitaste_hf.scoring.gold_uncertainty.release_rows`).
 
     Raises
     ------
     InvalidInput
-        For a file that is not JSON, or whose intervals do not name the seven dimensions within 0-1.
+        For a file that is not JSON, or whose intervals do not name the seven dimensions within 0-1; for a release
+        that cannot be read or holds none of the board's papers; for releases without ``gold``.
     """
     from scitaste_hf.bounded_load import parse_json, read_text
-    from scitaste_hf.scoring.gold_uncertainty import GoldDraws, weight_intervals
+    from scitaste_hf.errors import InvalidInput
+    from scitaste_hf.scoring.gold_uncertainty import GoldDraws, release_rows, weight_intervals
     from scitaste_hf.weights import DEFAULT_WEIGHTS
 
+    folder = Path(data_dir) / GOLD_RELEASES_DIR
+    sources = sorted(p for p in folder.iterdir() if not p.name.startswith(".")) if folder.is_dir() else []
+    if sources and gold is None:
+        raise InvalidInput(f"{folder}: other releases are redrawn against the board's gold, which was not given")
+    releases = []
+    for source in sources:
+        try:
+            records = load_records(str(source), "selected")
+        except ScitasteError as exc:
+            raise InvalidInput(f"{source}: not a release of the board's papers ({exc})") from None
+        releases.append(release_rows(gold, records, str(source)))
     path = Path(data_dir) / GOLD_WEIGHTS_FILE
-    if not path.is_file():
-        return GoldDraws(DEFAULT_WEIGHTS)
-    data = parse_json(read_text(path, "gold weights file"), str(path))
-    return GoldDraws(DEFAULT_WEIGHTS, weight_intervals(data, str(path)))
+    intervals = None
+    if path.is_file():
+        intervals = weight_intervals(parse_json(read_text(path, "gold weights file"), str(path)), str(path))
+    return GoldDraws(DEFAULT_WEIGHTS, intervals, tuple(releases))
 
 
 def gold_source(data_dir: str | Path, gold: str | None = None) -> tuple[str, bool]:
@@ -102,10 +121,11 @@ def open_leaderboard(data_dir: str | Path, gold: str | None = None) -> tuple[Lea
     :func:`gold_draws` says.
     """
     source, synthetic = gold_source(data_dir, gold)
-    board = Leaderboard(data_dir, load_records(source, "selected"), mirror=hub_mirror_from_env(),
+    records = load_records(source, "selected")
+    board = Leaderboard(data_dir, records, mirror=hub_mirror_from_env(),
                         details=hub_mirror_from_env(),
                         rate_limit=constants.submit_limit(RATE_LIMIT), backup=backup_split(source),
-                        gold_draws=gold_draws(data_dir))
+                        gold_draws=gold_draws(data_dir, records))
     if synthetic and not board.store.rows():
         board.submit(Path(str(_EXAMPLES.joinpath("predictions.jsonl"))).read_bytes(), "synthetic-example-model",
                      "dimagent_v3", "scitaste-hf (synthetic example)", kind="example")

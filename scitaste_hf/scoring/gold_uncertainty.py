@@ -62,6 +62,28 @@ def weight_intervals(data: Mapping[str, Any], source: str = "the weights") -> di
     return out
 
 
+def release_rows(gold: Sequence[Mapping[str, Any]], other: Sequence[Mapping[str, Any]],
+                 source: str = "the other release") -> np.ndarray:
+    """Another release's gold rows of the board's papers, in the board's order, shape (n, 8) (innovation score then
+    the dimensions): what :class:`GoldDraws` takes as ``releases``. A paper the other release lacks keeps the board's
+    own row there (its citation window is drawn from the releases that hold it).
+
+    Raises
+    ------
+    InvalidInput
+        When the other release holds none of the board's papers, or a shared paper's gold is not within 0-100.
+    """
+    from scitaste_hf.scoring.inputs import as_answer_matrix
+
+    own = {r["bibcode"]: i for i, r in enumerate(gold)}
+    shared = [r for r in other if r.get("bibcode") in own]
+    if not shared:
+        raise InvalidInput(f"{source} holds none of the board's {len(gold)} papers: it is not a release of them")
+    rows = as_answer_matrix(gold, "gold").copy()
+    rows[[own[r["bibcode"]] for r in shared]] = as_answer_matrix(shared, source)
+    return rows
+
+
 @dataclass(frozen=True)
 class GoldDraws:
     """Draws of the gold of one board.
