@@ -19,7 +19,8 @@ pytestmark = pytest.mark.slow
 
 TABS = ("Leaderboard", "Compare", "Papers", "Report", "Plots", "Submit", "Queue", "Annotate", "Expert agreement",
         "About")
-COLUMNS = ["rank", "rank (gold redrawn)", "top group", "run", "model", "mode", "S1 skill", "S1 skill 95% CI",
+COLUMNS = ["rank", "rank (gold redrawn)", "top group", "run", "model", "mode", "prospective S1 skill",
+           "prospective S1 skill 95% CI", "resolved as of", "S1 skill", "S1 skill 95% CI",
            "vs floor", "Scheme-1", "S1 grade", "S1 95% CI", "S2 skill", "S2 skill 95% CI", "Scheme-2", "S2 grade",
            "S2 95% CI", "WAPE %", "Spearman", "Pearson", "MAE", "bias", "coverage", "status", "kind", "params (B)",
            "open weights", "licence", "base model", "knowledge cutoff", "model metadata", "date", "organisation",
