@@ -28,7 +28,16 @@ from scitaste_hf.leaderboard.details import Details, find_papers
 from scitaste_hf.leaderboard.hub_queue import collect_from_env
 from scitaste_hf.leaderboard.integrity import COPY_SHARE, COPY_TOLERANCE, RANKED_SHARE, RANKED_TOLERANCE
 from scitaste_hf.leaderboard.metadata import FIELDS as MODEL_FIELDS
-from scitaste_hf.leaderboard.metadata import NOT_FOUND, READ, STATED, UNKNOWN, UNVERIFIED
+from scitaste_hf.leaderboard.metadata import (
+    FILTER_RULE,
+    NOT_FOUND,
+    READ,
+    STATED,
+    UNKNOWN,
+    UNVERIFIED,
+    check_filters,
+    model_filters,
+)
 from scitaste_hf.leaderboard.metadata import shown as model_fields
 from scitaste_hf.leaderboard.requests import REQUEST_STATES, operator_endpoints
 from scitaste_hf.leaderboard.sealed import SealedBoard, open_sealed, prospective_split
@@ -270,19 +279,25 @@ def _datatypes(columns) -> list[str]:
     return ["number" if c in numeric else "str" for c in columns]
 
 
-def _filters(mode, discipline, grade, status, flagged, open_weights=False) -> dict:
+def _filters(mode, discipline, grade, status, flagged, open_weights=False, model=None) -> dict:
+    try:
+        chosen = check_filters(model)
+    except ScitasteError as exc:
+        raise gr.Error(str(exc)) from None
     return {"mode": None if mode in (None, ALL) else mode,
             "discipline": None if discipline in (None, "overall") else discipline,
             "grade": None if grade in (None, ALL) else grade, "status": None if status in (None, ALL) else status,
-            "include_flagged": bool(flagged), "open_weights": bool(open_weights)}
+            "include_flagged": bool(flagged), "open_weights": bool(open_weights), "model": chosen}
 
 
 def table(board: Leaderboard, mode=ALL, discipline="overall", grade=ALL, status=ALL, flagged=False,
-          open_weights=False, *, sealed: SealedBoard | None = None):
+          open_weights=False, model=None, *, sealed: SealedBoard | None = None):
     """The leaderboard view: the runs in the board's order with their rank intervals (built once per view until
     the store changes, or a resolution of ``sealed`` is recorded); ``open_weights`` keeps the runs of open-weight
-    models, ranked among themselves; ``sealed`` gives each run the prospective numbers of its model and mode."""
-    filters = _filters(mode, discipline, grade, status, flagged, open_weights)
+    models and ``model`` (choices of :func:`~scitaste_hf.leaderboard.metadata.model_filters`) those of a knowledge
+    cutoff or size, ranked among themselves; ``sealed`` gives each run the prospective numbers of its model and
+    mode."""
+    filters = _filters(mode, discipline, grade, status, flagged, open_weights, model)
     scope = filters["discipline"] or "overall"
 
     def build():
@@ -295,9 +310,9 @@ def table(board: Leaderboard, mode=ALL, discipline="overall", grade=ALL, status=
 
 
 def floors_table(board: Leaderboard, mode=ALL, discipline="overall", grade=ALL, status=ALL, flagged=False,
-                 open_weights=False):
+                 open_weights=False, model=None):
     """The no-information floors of the view as reference rows (never runs), and the noise ceiling."""
-    filters = _filters(mode, discipline, grade, status, flagged, open_weights)
+    filters = _filters(mode, discipline, grade, status, flagged, open_weights, model)
     return board.memo(("floors", *filters.values()), lambda: _frame(FLOOR_COLUMNS, [
         *(_floor_values(f) for f in board.floors(**filters)),
         _ceiling_values(board.noise_ceiling(filters["discipline"]))]))
@@ -1304,7 +1319,10 @@ def build_app(board: Leaderboard, synthetic: bool = False, ratings: Ratings | No
                     grade = gr.Dropdown([ALL, *(b.grade for b in WAPE_BANDS)], value=ALL, label="Scheme-2 grade")
                     status = gr.Dropdown(STATUS_CHOICES, value=ALL, label="status")
                     flagged = gr.Checkbox(False, label="show flagged runs", min_width=170, elem_id="show-flagged")
-                    weights = gr.Checkbox(False, label="open weights only", min_width=170)
+                    weights = gr.Checkbox(False, label="open weights only", min_width=170,
+                                          info=f"weights {UNKNOWN}: left out")
+                    model_filter = gr.Dropdown(list(model_filters()), value=[], multiselect=True,
+                                               label="model: knowledge cutoff, size", info=FILTER_RULE, min_width=260)
                 floor_table = gr.Dataframe(value=floors_table(board), interactive=False, column_widths=FLOOR_WIDTHS,
                                            datatype=_datatypes(FLOOR_COLUMNS), pinned_columns=1, wrap=True,
                                            label="Reference rows: what knowing nothing earns on the same papers "
@@ -1317,13 +1335,14 @@ def build_app(board: Leaderboard, synthetic: bool = False, ratings: Ratings | No
                 details = gr.JSON(value=DETAILS_PLACEHOLDER, label="Run details: select a row")
                 gr.Markdown("### Reported in the paper (not scored here)")
                 gr.Dataframe(value=reported_table(), interactive=False, label="reported results")
-                filters = [mode, discipline, grade, status, flagged, weights]
+                filters = [mode, discipline, grade, status, flagged, weights, model_filter]
 
-                def leaderboard(mode, discipline, grade, status, flagged, open_weights=False):
-                    return table(board, mode, discipline, grade, status, flagged, open_weights, sealed=sealed)
+                # Trailing inputs default to None, which gradio_client reads as optional (a raw HTTP call sends each)
+                def leaderboard(mode, discipline, grade, status, flagged, open_weights=False, model=None):
+                    return table(board, mode, discipline, grade, status, flagged, open_weights, model, sealed=sealed)
 
-                def reference(mode, discipline, grade, status, flagged, open_weights=False):
-                    return floors_table(board, mode, discipline, grade, status, flagged, open_weights)
+                def reference(mode, discipline, grade, status, flagged, open_weights=False, model=None):
+                    return floors_table(board, mode, discipline, grade, status, flagged, open_weights, model)
 
                 gr.on([f.change for f in filters], leaderboard, filters, board_table, api_name="leaderboard")
                 gr.on([f.change for f in filters], reference, filters, floor_table, api_name="floors")

@@ -10,7 +10,10 @@ unreachable: the Hub id and revision are kept as given), or stated only (no Hub 
 
 from __future__ import annotations
 
+import math
 import re
+from collections.abc import Callable
+from datetime import date
 from typing import Any
 
 from scitaste_hf.net.guard import SubmissionError
@@ -103,3 +106,70 @@ def shown(metadata: dict[str, Any] | None) -> dict[str, Any]:
     return {"params": m["params"] / 1e9 if m.get("params") else None,
             "open_weights": UNKNOWN if weights is None else "yes" if weights else "no",
             **{field: m.get(field) or UNKNOWN for field in ("licence", "base_model", "knowledge_cutoff", "checked")}}
+
+
+# -- the board's filters on a run's model ---------------------------------------------------------------------------
+#: The first year the knowledge-cutoff filter offers ("cutoff before YYYY"); the last is next year.
+FIRST_CUTOFF_YEAR = 2020
+#: The parameter-count filter's bands: name -> [low, high) in billions of parameters.
+PARAM_BANDS = {"under 3B": (0.0, 3.0), "3B to 15B": (3.0, 15.0), "15B to 80B": (15.0, 80.0),
+               "80B and over": (80.0, math.inf)}
+#: The model filters' kinds, each a field of :func:`model_metadata`, in the order their choices are listed.
+FILTER_KINDS = {"cutoff": "knowledge_cutoff", "params": "params"}
+#: How the model filters combine and treat a field that is unknown (the Space's filter says it).
+FILTER_RULE = ("choices of one kind add up (cutoff before 2023 or 2024), kinds narrow (and under 3B); a run whose "
+               f"cutoff or size is unknown is kept only by 'cutoff {UNKNOWN}' or 'params {UNKNOWN}'")
+
+
+def _before(year: int):
+    # a cutoff stated as a year, month or day (YYYY[-MM[-DD]]) sorts as the dates do: all of it before 1 January
+    return lambda cutoff: cutoff is not None and cutoff < str(year)
+
+
+def _band(low: float, high: float):
+    return lambda params: params is not None and low <= params / 1e9 < high
+
+
+def model_filters() -> dict[str, tuple[str, Any]]:
+    """The model filters' choices, the one definition of each: choice -> (its kind of :data:`FILTER_KINDS`, whether
+    a value of that field passes it). ``cutoff before YYYY`` from :data:`FIRST_CUTOFF_YEAR` to next year, the bands
+    of :data:`PARAM_BANDS`, and for each kind the choice ``KIND unknown``, which keeps the runs whose field is
+    unknown (None: not read, not stated) and which no other choice keeps."""
+    out: dict[str, tuple[str, Any]] = {}
+    for year in range(FIRST_CUTOFF_YEAR, date.today().year + 2):
+        out[f"cutoff before {year}"] = ("cutoff", _before(year))
+    out[f"cutoff {UNKNOWN}"] = ("cutoff", lambda cutoff: cutoff is None)
+    for name, (low, high) in PARAM_BANDS.items():
+        out[f"params {name}"] = ("params", _band(low, high))
+    out[f"params {UNKNOWN}"] = ("params", lambda params: params is None)
+    return out
+
+
+def check_filters(chosen: Any) -> tuple[str, ...]:
+    """Model-filter choices (:func:`model_filters`) as a view keys them: each once, in the filters' order; None or
+    empty for none. :class:`SubmissionError` in one line for a choice that is not one."""
+    filters = model_filters()
+    chosen = [] if chosen in (None, "") else [chosen] if isinstance(chosen, str) else list(chosen)
+    wrong = [c for c in chosen if c not in filters]
+    if wrong:
+        raise SubmissionError(f"model filter {str(wrong[0])[:60]!r}: one of {', '.join(filters)}")
+    return tuple(c for c in filters if c in chosen)
+
+
+def model_filter(*, open_weights: bool = False, chosen: tuple[str, ...] = ()) -> Callable[[dict | None], bool]:
+    """Whether a run passes the board's model filters, as a test of its model metadata (None: a run stored before the
+    board kept any), built once for a view: ``open_weights`` keeps the models the Hub shows with weights files (an
+    unknown one is left out); ``chosen``, choices of :func:`model_filters`, keeps a run when, for each kind chosen,
+    one of its choices holds for the run's field (:data:`FILTER_RULE`)."""
+    filters = model_filters()
+    kinds = [(field, [holds for name, (k, holds) in filters.items() if k == kind and name in chosen])
+             for kind, field in FILTER_KINDS.items()]
+    kinds = [(field, tests) for field, tests in kinds if tests]
+
+    def keeps(metadata: dict | None) -> bool:
+        m = metadata or {}
+        if open_weights and m.get("open_weights") is not True:
+            return False
+        return all(any(holds(m.get(field) or None) for holds in tests) for field, tests in kinds)
+
+    return keeps

@@ -28,7 +28,7 @@ from scitaste_hf.errors import ScitasteError
 from scitaste_hf.leaderboard.database import timestamp
 from scitaste_hf.leaderboard.details import DetailsQueue
 from scitaste_hf.leaderboard.integrity import RULE_VERSION, near_gold, seal, seal_holds, verify_evidence
-from scitaste_hf.leaderboard.metadata import check_cutoff, model_metadata
+from scitaste_hf.leaderboard.metadata import check_cutoff, check_filters, model_metadata
 from scitaste_hf.leaderboard.requests import RequestQueue, check_hub_model, check_model, operator_endpoints
 from scitaste_hf.leaderboard.store import (
     DETAILS_PENDING,
@@ -187,8 +187,9 @@ def summary_of(result: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _view_key(mode: str | None, discipline: str | None, grade: str | None, status: str | None,
-              include_flagged: bool, open_weights: bool) -> tuple:
-    return mode or None, discipline or OVERALL, grade or None, status or None, bool(include_flagged), bool(open_weights)
+              include_flagged: bool, open_weights: bool, model: Sequence[str] | None = None) -> tuple:
+    return (mode or None, discipline or OVERALL, grade or None, status or None, bool(include_flagged),
+            bool(open_weights), check_filters(model))
 
 
 def _answer_rows(predictions: Mapping[str, Answer | Failure], gold: Sequence[Mapping[str, Any]]) -> np.ndarray:
@@ -744,37 +745,40 @@ class Leaderboard:
     # -- reading -------------------------------------------------------------------------------------
 
     def rows(self, *, mode: str | None = None, discipline: str | None = None, grade: str | None = None,
-             status: str | None = None, include_flagged: bool = False, open_weights: bool = False
-             ) -> list[dict[str, Any]]:
+             status: str | None = None, include_flagged: bool = False, open_weights: bool = False,
+             model: Sequence[str] | None = None) -> list[dict[str, Any]]:
         """Table rows, one per run, the scores of ``discipline`` (default overall), in the board's order: best
         Scheme-1 skill over the constant floor first (:func:`~scitaste_hf.leaderboard.views.order_key`).
 
         Flagged runs are left out unless ``include_flagged``, and then come last, unranked; ``grade`` matches the
-        Scheme-2 grade; ``open_weights`` keeps the runs whose model the Hub shows with its weights
-        (:mod:`~scitaste_hf.leaderboard.metadata`), ranked among themselves. Each ranked run has ``rank``, its 95% rank
-        interval ``(best, worst)`` among the view's ranked runs, ``rank_gold``, the same with the gold redrawn too
-        (:attr:`gold_draws`), and ``top_group``, whether that interval reaches the leader's (None for a run not
-        ranked, or whose replicates are not computed yet). Computed once per view until the store changes; the floors
-        are never among the rows (see :meth:`floors`).
+        Scheme-2 grade; ``open_weights`` keeps the runs whose model the Hub shows with its weights, ``model`` (choices
+        of :func:`~scitaste_hf.leaderboard.metadata.model_filters`: knowledge cutoff, size) those whose model passes
+        them (:func:`~scitaste_hf.leaderboard.metadata.model_filter`), ranked among themselves. Each ranked run has
+        ``rank``, its 95% rank interval ``(best, worst)`` among the view's ranked runs, ``rank_gold``, the same with the
+        gold redrawn too (:attr:`gold_draws`), and ``top_group``, whether that interval reaches the leader's (None for a
+        run not ranked, or whose replicates are not computed yet). Computed once per view until the store changes; the
+        floors are never among the rows (see :meth:`floors`).
         """
-        return self._cache.view(_view_key(mode, discipline, grade, status, include_flagged, open_weights))
+        return self._cache.view(_view_key(mode, discipline, grade, status, include_flagged, open_weights, model))
 
     def map_rows(self, row, *, mode: str | None = None, discipline: str | None = None, grade: str | None = None,
-                 status: str | None = None, include_flagged: bool = False, open_weights: bool = False) -> list[Any]:
+                 status: str | None = None, include_flagged: bool = False, open_weights: bool = False,
+                 model: Sequence[str] | None = None) -> list[Any]:
         """``row(meta, numbers, rank, top_group)`` for each row of :meth:`rows`, without building its dict: the run's
         metadata (``run``, ``model``, ``mode``, ``kind``, ``status``, ``organisation``, ``link``, ``date``,
         ``model_meta``), the
         numbers of the scope, the rank interval and the top group (the first two shared: not to be changed). For
         what renders thousands of rows."""
-        key = _view_key(mode, discipline, grade, status, include_flagged, open_weights)
+        key = _view_key(mode, discipline, grade, status, include_flagged, open_weights, model)
         return [row(*entry) for entry in self._cache.entries(key)]
 
     def gold_ranks(self, *, mode: str | None = None, discipline: str | None = None, grade: str | None = None,
-                   status: str | None = None, include_flagged: bool = False, open_weights: bool = False
-                   ) -> dict[int, tuple[int, int]]:
+                   status: str | None = None, include_flagged: bool = False, open_weights: bool = False,
+                   model: Sequence[str] | None = None) -> dict[int, tuple[int, int]]:
         """Run id -> ``rank_gold`` of each ranked run of the view :meth:`map_rows` gives (the rank interval with the
         gold redrawn too), for what renders rows without their dicts."""
-        return self._cache.gold_ranks(_view_key(mode, discipline, grade, status, include_flagged, open_weights))
+        return self._cache.gold_ranks(_view_key(mode, discipline, grade, status, include_flagged, open_weights,
+                                                model))
 
     def generation(self) -> int:
         """A number that changes whenever the stored runs do (for caches of what is built from :meth:`rows`)."""
@@ -804,8 +808,8 @@ class Leaderboard:
         return self._ceilings[scope]
 
     def floors(self, *, mode: str | None = None, discipline: str | None = None, grade: str | None = None,
-               status: str | None = None, include_flagged: bool = False, open_weights: bool = False
-               ) -> list[dict[str, Any]]:
+               status: str | None = None, include_flagged: bool = False, open_weights: bool = False,
+               model: Sequence[str] | None = None) -> list[dict[str, Any]]:
         """The no-information floors of a view as reference rows, never runs: each floor's answers
         (:func:`~scitaste_hf.scoring.floors.floor_matrices` over the board's gold, learned from the backup split
         when there is one) scored by :func:`score_run` like a run, on the papers of ``discipline``.
@@ -816,7 +820,7 @@ class Leaderboard:
         """
         scope = discipline or OVERALL
         runs = [r for r in self.rows(mode=mode, discipline=discipline, grade=grade, status=status,
-                                     include_flagged=include_flagged, open_weights=open_weights)
+                                     include_flagged=include_flagged, open_weights=open_weights, model=model)
                 if r["status"] != FLAGGED]
         out = []
         for floor in self._floors().get(scope, []):

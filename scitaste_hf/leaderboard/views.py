@@ -1,11 +1,12 @@
 """The board's views, kept fast as the store fills: every run's table numbers held in memory, each view's rows
 ranked once and kept until the store changes.
 
-A *view* is one combination of the board's filters (mode, scope, Scheme-2 grade, status, flagged runs shown or not,
-open-weight models only). Its runs are ordered by Scheme-1 skill over the constant floor, best first (see
-:func:`order_key`); flagged runs, shown on request, come last and are never ranked. Each ranked run gets a 95% rank
-interval from the joint paired bootstrap of :mod:`scitaste_hf.scoring.ranks` (its stored replicates, on resamples shared
-by every run of the board) and whether it shares the top group.
+A *view* is one combination of the board's filters (mode, scope, Scheme-2 grade, status, flagged runs shown or not, and
+the model filters of :func:`~scitaste_hf.leaderboard.metadata.model_filter`: open weights, knowledge cutoff, size). Its
+runs are ordered by Scheme-1 skill over the constant floor, best first (see :func:`order_key`); flagged runs, shown on
+request, come last and are never ranked. Each ranked run gets a 95% rank interval from the joint paired bootstrap of
+:mod:`scitaste_hf.scoring.ranks` (its stored replicates, on resamples shared by every run of the board) and whether it
+shares the top group.
 
 The cache follows the store, whoever writes to it (this process, or another one on the same folder): on each
 read it asks the store whether anything changed (:meth:`~scitaste_hf.leaderboard.store.Store.change_marker`), and
@@ -22,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from scitaste_hf.leaderboard.metadata import model_filter
 from scitaste_hf.leaderboard.store import FLAGGED, Store
 from scitaste_hf.scoring.ranks import rank_intervals, top_group
 
@@ -30,8 +32,8 @@ from scitaste_hf.scoring.ranks import rank_intervals, top_group
 GOLD_REDRAWN = "gold-redrawn:"
 
 #: A view: (mode or None, scope, Scheme-2 grade or None, status or None, flagged runs included, only runs whose model
-#: the Hub shows with open weights).
-ViewKey = tuple[str | None, str, str | None, str | None, bool, bool]
+#: the Hub shows with open weights, the model filters chosen: :func:`~scitaste_hf.leaderboard.metadata.check_filters`).
+ViewKey = tuple[str | None, str, str | None, str | None, bool, bool, tuple[str, ...]]
 #: Views (and what is built from them) kept at once, the least recently used dropped first: a board of 10,000 runs
 #: has 735 filter combinations, and a crawler visiting all of them must not fill the memory.
 MEMO_SIZE = 64
@@ -190,13 +192,14 @@ class RunCache:
 
     def _build(self, key: ViewKey) -> list[tuple[dict[str, Any], dict[str, Any], tuple[int, int] | None, bool | None]]:
         """A view as (metadata, the scope's numbers, rank interval, top group) per run, in the board's order."""
-        mode, scope, grade, status, include_flagged, open_weights = key
+        mode, scope, grade, status, include_flagged, open_weights, chosen = key
+        keeps = model_filter(open_weights=open_weights, chosen=chosen)
         ranked, flagged = [], []
         for run in self._runs.values():
             meta = run["meta"]
             if (mode and meta["mode"] != mode) or (status and meta["status"] != status):
                 continue
-            if open_weights and (meta["model_meta"] or {}).get("open_weights") is not True:
+            if not keeps(meta["model_meta"]):
                 continue
             if meta["status"] == FLAGGED and not include_flagged:
                 continue

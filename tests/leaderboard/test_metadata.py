@@ -145,3 +145,56 @@ def test_a_request_states_its_cutoff_and_its_server_run_reads_the_hub(online, ap
         board.close()
     assert (cells["status"][1], cells["params (B)"][1], cells["open weights"][1], cells["knowledge cutoff"][1],
             cells["model metadata"][1]) == ("server-run", "0.135", "yes", "2024-01", READ)
+
+
+def test_the_cutoff_and_size_filters_keep_what_they_say_and_list_unknown_runs_apart(online, app, tmp_path):
+    big = {**OPEN, "safetensors": {"parameters": {"BF16": 70_553_706_496}, "total": 70_553_706_496}}
+    httpx.post(f"{online}/_model", json={"id": "org/big-70b", "info": big}, timeout=5).raise_for_status()
+    board = Leaderboard(tmp_path, GOLD, background_upgrade=False)
+    try:
+        submit = board.submit
+        small = submit(_answers(0), "small", "pure_qa", hub_id="org/open-135m", knowledge_cutoff="2023-06").run_id
+        large = submit(_answers(1), "large", "pure_qa", hub_id="org/big-70b", knowledge_cutoff="2024").run_id
+        stated = submit(_answers(2), "api model", "pure_qa", knowledge_cutoff="2022-12-31").run_id
+        unknown = submit(_answers(3), "unknown model", "pure_qa").run_id
+        # (cutoff, params in billions) as stored, and the filters' rule computed here: one choice of a kind holds
+        facts = {small: ("2023-06", 0.134515008), large: ("2024", 70.553706496), stated: ("2022-12-31", None),
+                 unknown: (None, None)}
+
+        def expected(cutoff_before=(), cutoff_unknown=False, params_bands=(), params_unknown=False):
+            out = set()
+            for run, (cutoff, params) in facts.items():
+                if cutoff_before or cutoff_unknown:
+                    if not ((cutoff is None and cutoff_unknown) or (cutoff is not None and any(
+                            int(cutoff[:4]) < year for year in cutoff_before))):
+                        continue
+                if params_bands or params_unknown:
+                    if not ((params is None and params_unknown) or (params is not None and any(
+                            low <= params < high for low, high in params_bands))):
+                        continue
+                out.add(run)
+            return out
+
+        cases = [(["cutoff before 2024"], expected(cutoff_before=[2024])),
+                 (["cutoff unknown"], expected(cutoff_unknown=True)),
+                 (["cutoff before 2023", "cutoff unknown"], expected(cutoff_before=[2023], cutoff_unknown=True)),
+                 (["params under 3B"], expected(params_bands=[(0, 3)])),
+                 (["params unknown"], expected(params_unknown=True)),
+                 (["params 15B to 80B", "cutoff before 2025"], expected(cutoff_before=[2025],
+                                                                        params_bands=[(15, 80)]))]
+        assert [c[1] for c in cases] == [{small, stated}, {unknown}, {stated, unknown}, {small}, {stated, unknown},
+                                         {large}]
+        for chosen, runs in cases:
+            rows = board.rows(model=chosen)
+            assert {r["run"] for r in rows} == runs, chosen
+            assert sorted(r["rank"][0] for r in rows)[0] == 1  # ranked among themselves
+            assert set(_cells(app, board, model=chosen)) == runs, chosen
+            floors = app["floors_table"](board, model=chosen)
+            counts = [row[floors["headers"].index("runs above it")] for row in floors["data"]
+                      if row[0] in FLOOR_NAMES.values()]
+            assert counts and all(c.endswith(f" of {len(runs)}") for c in counts)
+        assert {r["run"] for r in board.rows(open_weights=True, model=["cutoff before 2024"])} == {small}
+        with pytest.raises(SubmissionError, match="model filter 'params huge': one of cutoff before"):
+            board.rows(model=["params huge"])
+    finally:
+        board.close()
