@@ -210,15 +210,18 @@ def _weights() -> str:
     config = json.loads(resources.files("scitaste_hf").joinpath("config/weights_default.json").read_text("utf-8"))
     raw, assumed = default_contributions()
     total = sum(raw.values())
+    interval = config["weights_interval"]
     rows = [(DIMENSION_LETTERS[k], f"`{k}`", f"{raw[k]:g}", f"{DEFAULT_WEIGHTS[k]:.6f}",
-             "assumed: equal split" if k in assumed else "published") for k in DIMENSIONS]
+             "assumed: equal split" if k in assumed else "published",
+             f"[{interval[k][0]:g}, {interval[k][1]:g}]") for k in DIMENSIONS]
     middle = sum(raw[k] for k in assumed)
     return ("Owner: `scitaste_hf/config/weights_default.json`, loaded by `scitaste_hf.weights.load_weights` into "
             "`DEFAULT_WEIGHTS`.\n\n"
-            + table(("letter", "key", "raw contribution (%)", "weight", "status"), rows)
+            + table(("letter", "key", "raw contribution (%)", "weight", "status",
+                     "95% interval (this package's, not the paper's)"), rows)
             + f"\n\nRaw total {total:.2f}; weight = raw / total. The dimensions marked *assumed* share "
               f"{middle:.2f} equally ({middle / len(assumed):g} each). "
-              f"The file's own note: \"{config['assumption']}\".")
+              f"The file's own note: \"{config['assumption']}\". The interval: \"{config['interval_note']}\"")
 
 
 @generator("subparameters")

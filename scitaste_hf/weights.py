@@ -221,12 +221,16 @@ def load_weights(path: str | None = None) -> dict[str, float] | DisciplineWeight
 DEFAULT_WEIGHTS: Mapping[str, float] = MappingProxyType(load_weights())
 
 
+def default_config() -> dict:
+    """The packaged default weights file, ``config/weights_default.json``, as parsed JSON: the figures' one home
+    (its raw contributions, its notes, and the interval the package gives its weights)."""
+    return json.loads(resources.files("scitaste_hf").joinpath("config/weights_default.json").read_text("utf-8"))
+
+
 def default_contributions() -> tuple[dict[str, float], tuple[str, ...]]:
-    """The packaged default's raw contributions (``config/weights_default.json``, the figures' one home) and the
-    dimensions whose contribution is this package's assumption rather than the paper's: the equal split, the one
-    value that repeats."""
-    config = resources.files("scitaste_hf").joinpath("config/weights_default.json").read_text("utf-8")
-    raw = json.loads(config)["raw"]
+    """The packaged default's raw contributions (:func:`default_config`) and the dimensions whose contribution is
+    this package's assumption rather than the paper's: the equal split, the one value that repeats."""
+    raw = default_config()["raw"]
     values = list(raw.values())
     return raw, tuple(k for k in DIMENSIONS if values.count(raw[k]) > 1)
 

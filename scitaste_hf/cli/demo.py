@@ -181,13 +181,15 @@ def _store(console, out: Path, dataset: Path, results: Path):
     from scitaste_hf.adapters.lmeval.tasks import TASKS
     from scitaste_hf.errors import ScitasteError
     from scitaste_hf.leaderboard import Leaderboard
+    from scitaste_hf.leaderboard.setup import gold_draws
     from scitaste_hf.modes import MODES
     from scitaste_hf.predictions import prediction_lines, read_predictions
     from scitaste_hf.records import load_records
     from scitaste_hf.schema import Answer
 
     gold = load_records(dataset, "selected")
-    board = Leaderboard(out, gold, backup=load_records(dataset, "backup"))
+    # the gold redrawn as the Space over this folder redraws it (scitaste space --data OUT), so it rescores nothing
+    board = Leaderboard(out, gold, backup=load_records(dataset, "backup"), gold_draws=gold_draws(out, gold))
     (out / "predictions").mkdir(exist_ok=True)
     wape, scheme1 = load_metric("scitaste_wape"), load_metric("scitaste_scheme1")
     by_bibcode = {r["bibcode"]: r for r in gold}

@@ -25,7 +25,8 @@ GOLD_RELEASES_DIR = "gold_releases"
 
 def gold_draws(data_dir: str | Path, gold: Sequence[Mapping[str, Any]] | None = None):
     """How the board at ``data_dir`` redraws its gold ``gold``: the default weights with the widths of the intervals
-    of :data:`GOLD_WEIGHTS_FILE` where the folder has one, else taken as known; and, where the folder has
+    of :data:`GOLD_WEIGHTS_FILE` where the folder has one, else with the interval the package gives the default
+    weights (:func:`~scitaste_hf.scoring.gold_uncertainty.default_draws`); and, where the folder has
     :data:`GOLD_RELEASES_DIR`, each release in it as another citation window of the same papers
     (:func:`~scitaste_hf.scoring.gold_uncertainty.release_rows`).
 
@@ -37,7 +38,7 @@ def gold_draws(data_dir: str | Path, gold: Sequence[Mapping[str, Any]] | None = 
     """
     from scitaste_hf.bounded_load import parse_json, read_text
     from scitaste_hf.errors import InvalidInput
-    from scitaste_hf.scoring.gold_uncertainty import GoldDraws, release_rows, weight_intervals
+    from scitaste_hf.scoring.gold_uncertainty import GoldDraws, default_draws, release_rows, weight_intervals
     from scitaste_hf.weights import DEFAULT_WEIGHTS
 
     folder = Path(data_dir) / GOLD_RELEASES_DIR
@@ -52,7 +53,7 @@ def gold_draws(data_dir: str | Path, gold: Sequence[Mapping[str, Any]] | None = 
             raise InvalidInput(f"{source}: not a release of the board's papers ({exc})") from None
         releases.append(release_rows(gold, records, str(source)))
     path = Path(data_dir) / GOLD_WEIGHTS_FILE
-    intervals = None
+    intervals = default_draws().intervals
     if path.is_file():
         intervals = weight_intervals(parse_json(read_text(path, "gold weights file"), str(path)), str(path))
     return GoldDraws(DEFAULT_WEIGHTS, intervals, tuple(releases))

@@ -62,6 +62,15 @@ def weight_intervals(data: Mapping[str, Any], source: str = "the weights") -> di
     return out
 
 
+def default_draws() -> GoldDraws:
+    """How a board without a weights file of its own redraws its gold: the packaged default weights with the
+    interval the package derived for them (``weights_interval`` of ``config/weights_default.json``; the paper gives
+    none, docs/weights.md#the-default-interval), and no other release."""
+    from scitaste_hf.weights import DEFAULT_WEIGHTS, default_config
+
+    return GoldDraws(DEFAULT_WEIGHTS, weight_intervals(default_config(), "config/weights_default.json"))
+
+
 def release_rows(gold: Sequence[Mapping[str, Any]], other: Sequence[Mapping[str, Any]],
                  source: str = "the other release") -> np.ndarray:
     """Another release's gold rows of the board's papers, in the board's order, shape (n, 8) (innovation score then

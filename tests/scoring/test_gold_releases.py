@@ -12,7 +12,7 @@ from scitaste_hf.errors import InvalidInput
 from scitaste_hf.leaderboard.setup import GOLD_RELEASES_DIR, gold_draws
 from scitaste_hf.records import load_records
 from scitaste_hf.schema import DIMENSIONS
-from scitaste_hf.scoring.gold_uncertainty import GoldDraws, gold_replicates, noise_ceiling
+from scitaste_hf.scoring.gold_uncertainty import GoldDraws, default_draws, gold_replicates, noise_ceiling
 from scitaste_hf.scoring.ranks import RANK_RESAMPLES, rank_intervals, replicates
 from scitaste_hf.weights import DEFAULT_WEIGHTS
 
@@ -46,7 +46,7 @@ def test_a_second_release_in_the_board_folder_is_redrawn_and_widens_the_second_r
     G = _matrix(GOLD)
     [other] = draws.releases
     assert np.array_equal(other[:5], G[:5]) and np.allclose(other[5:], _matrix(later[5:]))
-    assert not draws.trivial and gold_draws(tmp_path / "board" / "none", GOLD).trivial
+    assert not draws.trivial and gold_draws(tmp_path / "board" / "none", GOLD) == default_draws()
 
     F = np.tile(G.mean(axis=0), (len(G), 1))
     rng = np.random.default_rng(11)
@@ -58,10 +58,11 @@ def test_a_second_release_in_the_board_folder_is_redrawn_and_widens_the_second_r
         ranks = rank_intervals(values)
         return (ranks[:, 1] - ranks[:, 0]).sum()
 
-    one = GoldDraws(DEFAULT_WEIGHTS)  # its own release alone: the papers-only interval
+    one = GoldDraws(DEFAULT_WEIGHTS)  # its own release alone, the weights known: the papers-only interval
     papers = rank_intervals(np.stack([replicates(P, G, F, weights=DEFAULT_WEIGHTS) for P in runs]))
-    assert widths(one) == (papers[:, 1] - papers[:, 0]).sum() < widths(draws)
-    ceiling = noise_ceiling(G, F, draws, weights=DEFAULT_WEIGHTS, n_draws=40)
+    two = GoldDraws(DEFAULT_WEIGHTS, None, draws.releases)
+    assert widths(one) == (papers[:, 1] - papers[:, 0]).sum() < widths(two)
+    ceiling = noise_ceiling(G, F, two, weights=DEFAULT_WEIGHTS, n_draws=40)
     assert ceiling["scheme1_skill"]["value"] < 1.0 and ceiling["scheme2"]["value"] < 100.0
 
 
@@ -74,3 +75,26 @@ def test_a_release_of_other_papers_or_without_the_board_gold_is_one_line(tmp_pat
         gold_draws(tmp_path, GOLD)
     with pytest.raises(InvalidInput, match="which was not given"):
         gold_draws(tmp_path)
+
+
+def test_the_packaged_default_weights_carry_an_interval_and_the_ceiling_falls_below_perfect():
+    """A board without a weights file of its own (the demo's, the bundled example's) redraws its gold from the
+    interval the package derived for the default weights (config/weights_default.json): its second rank interval
+    is drawn against moved labels and its noise ceiling is below perfect. The interval is narrow (a weight moves by
+    1 to 5 points), so runs as far apart as these keep their ranks: the labels are known better than they differ."""
+    from scitaste_hf.weights import default_config
+
+    draws = default_draws()
+    stored = default_config()["weights_interval"]
+    assert not draws.trivial and dict(draws.intervals) == {k: tuple(v) for k, v in stored.items()}
+    assert all(lo < DEFAULT_WEIGHTS[k] < hi for k, (lo, hi) in draws.intervals.items())
+    G = _matrix(GOLD)
+    F = np.tile(G.mean(axis=0), (len(G), 1))
+    P = np.clip(G + np.random.default_rng(11).normal(0, 14, G.shape), 0, 100)
+    papers = replicates(P, G, F, weights=DEFAULT_WEIGHTS)
+    redrawn = gold_replicates(P, G, F, draws, weights=DEFAULT_WEIGHTS, n_resamples=RANK_RESAMPLES)
+    assert not np.allclose(papers, redrawn) and np.allclose(papers, redrawn, atol=0.05)
+    ceiling = noise_ceiling(G, F, draws, weights=DEFAULT_WEIGHTS, n_draws=40)
+    for key, perfect in (("scheme1_skill", 1.0), ("scheme2_skill", 1.0), ("scheme1", 100.0), ("scheme2", 100.0)):
+        low, high = ceiling[key]["interval"]
+        assert low < ceiling[key]["value"] < perfect and high <= perfect, key

@@ -56,9 +56,10 @@ def test_offline_default_shows_the_example_run(space):
         ("floor: constant (knows nothing)", "1 of 1"), ("floor: discipline prior", "1 of 1"),
         ("noise ceiling: the expected gold against the redrawn gold", "")]
     assert reference[0]["S1 skill"] == 0 and reference[0]["S2 grade"] == "C"
-    # the board takes the weights as known: the labels' noise ceiling is perfect, and both rank intervals agree
-    assert reference[2]["S1 skill"] == 1.0 and reference[2]["Scheme-1"] == 100.0
-    assert rows[0]["rank (gold redrawn)"] == rows[0]["rank"]
+    # without a gold_weights.json the board redraws the gold from the packaged default's interval: the labels'
+    # noise ceiling is below perfect (a lone run ranks first in both intervals)
+    assert 0.9 < reference[2]["S1 skill"] < 1.0 and reference[2]["Scheme-1"] < 100.0
+    assert rows[0]["rank (gold redrawn)"] == rows[0]["rank"] == "1"
 
 
 def test_submit_valid_and_invalid_files(space, tmp_path):
