@@ -213,6 +213,28 @@ def _axes_box(pixels):
     return rows.min(), rows.max(), columns.min(), columns.max()
 
 
+def test_the_model_filter_says_how_unknown_is_treated_and_lists_those_runs(page, board):
+    from gradio_client import Client
+
+    from scitaste_hf.leaderboard.metadata import FILTER_RULE
+
+    url, views, _ = board
+    label = "model: knowledge cutoff, size"
+    assert page.get_by_text(FILTER_RULE, exact=True).is_visible()
+    # no run here names a Hub model: none has a known size, so a band keeps none and 'params unknown' keeps them all
+    client = Client(url, verbose=False)
+    banded = client.predict(*DEFAULT, False, ["params under 3B"], api_name="/leaderboard")
+    assert banded["data"] == []
+    _choose(page, label, "params under 3B")
+    _wait_for_rows(page, "top group", [], "no run of a known size under 3B")
+    _choose(page, label, "params unknown")
+    shown = client.predict(*DEFAULT, False, ["params under 3B", "params unknown"], api_name="/leaderboard")
+    expected = [list(row) for row in shown["metadata"]["display_value"]]
+    assert expected == views[DEFAULT]
+    _wait_for_rows(page, "top group", expected, "every run, its size unknown")
+    assert page.locator(".toast-body.error, .error-message").count() == 0
+
+
 def test_scheme2_chart_draws_the_modes_side_by_side(page):
     import numpy as np
     from PIL import Image
