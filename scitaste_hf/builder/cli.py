@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 
+from scitaste_hf.cli import iso_date
 from scitaste_hf.errors import ScitasteError
 
 
@@ -36,7 +37,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="the disciplines and sub-disciplines to build: a packaged taxonomy (default: the "
                              "paper's six, Table 2; extended: those and the four the paper names next) or a YAML "
                              "file, which may extend one")
-    parser.add_argument("--as-of", type=_iso_date, metavar="YYYY-MM-DD",
+    parser.add_argument("--as-of", type=iso_date, metavar="YYYY-MM-DD",
                         help="build the release the services would have given on this date: works published after "
                              "it are left out (candidates, references, citers) and citation counts are those up to "
                              "it (default: the services' present state)")
@@ -52,16 +53,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="add a prospective split: the papers published in the N months up to the build's date "
                              "(--as-of, else today), too young for citation-based gold, released without it and "
                              "resolved later by `scitaste resolve` (docs/prospective.md)")
-
-
-def _iso_date(text: str):
-    """An argparse ``type``: an ISO date, refused while parsing."""
-    from datetime import date
-
-    try:
-        return date.fromisoformat(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a date YYYY-MM-DD, got {text!r}") from None
 
 
 def _source(words: list[str]):

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import argparse
 
-from scitaste_hf.builder.cli import _iso_date
+from scitaste_hf.cli import iso_date
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -17,7 +17,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--data", required=True, help="the leaderboard's data folder (its sealed runs are scored)")
     parser.add_argument("--dataset", required=True,
                         help="the release folder with the prospective split (scitaste build --prospective-months)")
-    parser.add_argument("--as-of", required=True, type=_iso_date, metavar="YYYY-MM-DD",
+    parser.add_argument("--as-of", required=True, type=iso_date, metavar="YYYY-MM-DD",
                         help="the resolution date: the split's papers are rebuilt as the services stood on it")
     parser.add_argument("--mirror-url", help="URL printed by `scitaste mirror serve` (default source: the mirror)")
     parser.add_argument("--live", action="store_true", help="rebuild from the live services instead of the mirror")

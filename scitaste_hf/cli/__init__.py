@@ -79,6 +79,16 @@ def whole_number(low: int):
     return parse
 
 
+def iso_date(text: str):
+    """An argparse ``type``: an ISO date (``YYYY-MM-DD``), refused while parsing, before any work."""
+    from datetime import date
+
+    try:
+        return date.fromisoformat(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a date YYYY-MM-DD, got {text!r}") from None
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of ``scitaste`` with every registered subcommand."""
     from scitaste_hf import __version__
