@@ -134,7 +134,23 @@ class HubQueue:
                 raise ScitasteError(f"the queue on {self.repo_id}: leaderboard.sqlite is not a store ({exc})") from None
             finally:
                 db.close()
-        return head, requests, json.loads(state) if state else {}
+        return head, requests, self._state(state)
+
+    def _state(self, data: bytes | None) -> dict[str, dict[str, Any]]:
+        """The queue's state file as read, refused in one line when it is not an object of objects (a hand edit or a
+        broken upload must not stop every worker with a traceback)."""
+        from scitaste_hf.bounded_load import parse_json
+
+        if not data:
+            return {}
+        source = f"the queue on {self.repo_id}: {STATE_FILE}"
+        try:
+            state = parse_json(data.decode("utf-8"), source)
+        except UnicodeDecodeError:
+            raise ScitasteError(f"{source} is not UTF-8 text") from None
+        if not isinstance(state, dict) or not all(isinstance(v, dict) for v in state.values()):
+            raise ScitasteError(f"{source} is not an object of one object per request")
+        return state
 
     def _commit(self, head: str, state: dict[str, dict[str, Any]], message: str,
                 files: tuple[tuple[str, bytes], ...] = ()) -> bool:

@@ -11,6 +11,7 @@ from importlib import resources
 import numpy as np
 import pytest
 
+from scitaste_hf.errors import ScitasteError
 from scitaste_hf.leaderboard import Leaderboard, SubmissionError
 from scitaste_hf.leaderboard.requests import CANCELLED, FAILED, FINISHED, PENDING, RUNNING, RequestQueue
 from scitaste_hf.leaderboard.store import EVIDENCE_CONSISTENT, SELF_REPORTED, SERVER_RUN
@@ -336,4 +337,15 @@ def test_a_queue_on_the_hub_leases_each_request_once_and_the_space_stores_what_c
     rerun = workers[1].claim("w1", lease_s=60)
     assert (rerun["id"], rerun["attempts"]) == (ids[0], 1) and rerun["started_at"] >= done["started_at"]
     assert workers[1].collect(board) == 1 and board.requests.get(ids[0])["state"] == RUNNING
+    # a state file broken by a hand edit stops a worker with one line, not a traceback, and changes nothing
+    from huggingface_hub import HfApi
+
+    api = HfApi(endpoint=url, token=token)
+    for broken, reason in ((b'{"1": {"lease"', "is not valid JSON"), (b'[1, 2]', "not an object of one object"),
+                           (b"\xff\xfe", "is not UTF-8")):
+        api.upload_file(path_or_fileobj=broken, path_in_repo=STATE_FILE, repo_id="org/results", repo_type="dataset")
+        with pytest.raises(ScitasteError, match=reason) as raised:
+            workers[2].claim("w2")
+        assert "\n" not in str(raised.value) and str(raised.value).startswith("the queue on org/results")
+        assert (out / "org/results" / STATE_FILE).read_bytes() == broken
     board.close()
