@@ -19,6 +19,7 @@ keeps them.
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import json
 import logging
@@ -111,8 +112,6 @@ def salted_digest(salt: str, answers_key: str) -> str:
 def _fernet(key: str):
     """The cipher of the Hub copy: Fernet (AES-128-CBC with an HMAC-SHA256 tag) keyed by the SHA-256 of ``key``, so
     that any long random text serves as :data:`~scitaste_hf.constants.SCITASTE_SEALED_KEY`."""
-    import base64
-
     try:
         from cryptography.fernet import Fernet
     except ImportError:
@@ -392,7 +391,8 @@ class SealedBoard:
         for run_id, split, salt, submitter, answers in copy.execute(
                 "SELECT id, split, salt, submitter, answers FROM sealed_runs").fetchall():
             sealed = {"salt": salt, "submitter": submitter if submitter.startswith("hf:") else ANONYMOUS,
-                      "answers": bytes(answers).decode("utf-8")}
+                      # base64: a sealed file need not be text (an Inspect log is a zip)
+                      "answers": base64.b64encode(bytes(answers)).decode("ascii")}
             copy.execute("UPDATE sealed_runs SET answers = ?, salt = ?, submitter = '', answers_key = '' WHERE id = ?",
                          (self._cipher.encrypt(json.dumps(sealed).encode()), salt if split in resolved else "",
                           run_id))
@@ -437,7 +437,7 @@ class SealedBoard:
                 return
             restored = []
             for run, sealed in zip(runs, opened):
-                answers = sealed["answers"].encode()
+                answers = base64.b64decode(sealed["answers"])
                 key = run_key(parse_upload(answers, self.ids, PROSPECTIVE, MAX_BYTES, MAX_BYTES), run["mode"]) \
                     if run["split"] == self.key else ""
                 if key and salted_digest(sealed["salt"], key) != run["digest"]:
