@@ -176,7 +176,11 @@ class SealedBoard:
             self._accepted = RateLimit(*rate_limit, "sealed runs")
             self._attempts = RateLimit(rate_limit[0] * ATTEMPTS_PER_ACCEPTED, rate_limit[1], "sealed-run attempts")
         if mirror is not None:
-            self._restore()
+            try:
+                self._restore()
+            except ScitasteError:
+                self.db.close()
+                raise
             self.copy_to_hub()
 
     def close(self) -> None:
