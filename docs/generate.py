@@ -592,7 +592,7 @@ def _space_environment() -> str:
     service = constants("scitaste_hf.leaderboard.service")
     limit, window = service["RATE_LIMIT"]
     rows = _environment_rows(("SCITASTE_DATA", "SCITASTE_GOLD", "HF_TOKEN", "SCITASTE_RESULTS_REPO",
-                              "SCITASTE_SUBMIT_LIMIT"))
+                              "SCITASTE_SUBMIT_LIMIT", "SCITASTE_SEALED_KEY"))
     return (table(("variable", "what it is"), rows)
             + f"\n\nThe board's `RATE_LIMIT` is `{limit}/{window:g}`; rejected attempts have a separate bound of "
             f"{service['ATTEMPTS_PER_ACCEPTED']} times the limit. Owner: `scitaste_hf.constants`.")
