@@ -22,7 +22,8 @@ from scitaste_hf.cli import whole_number
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Arguments of ``scitaste index``."""
     parser.add_argument("--works", required=True, metavar="PATH",
-                        help="the snapshot: its root (holding data/works) or a works folder (updated_date=*)")
+                        help="the snapshot: its root (holding data/works) or a works folder (updated_date=*); a local "
+                             "path or a URL of any fsspec file system (s3://, gs://, ...; docs/scale.md#object-stores)")
     parser.add_argument("--focal", default="all", metavar="FILTER_OR_FILE",
                         help="the focal papers: 'all', a file of work ids (one a line), or an OpenAlex-style filter "
                              "such as publication_year:2015 or publication_year:2010-2020,type:article")
