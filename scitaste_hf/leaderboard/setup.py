@@ -16,7 +16,7 @@ from scitaste_hf.records import load_records
 
 _EXAMPLES = resources.files("scitaste_hf").joinpath("data/examples")
 #: A weights file in the board's folder whose ``weights_interval`` (as ``scitaste weights derive --json`` writes it)
-#: says how well the gold's weights are known: the board then redraws the gold (docs/leaderboard.md#order).
+#: says how well the gold's weights are known, in place of the packaged default's interval (docs/leaderboard.md#order).
 GOLD_WEIGHTS_FILE = "gold_weights.json"
 #: A folder in the board's folder of other releases of the board's papers (each a dataset folder or records file,
 #: its ``selected`` split read): the board's gold redraws the citation window from them too.
