@@ -457,6 +457,10 @@ def _publish_details(args: argparse.Namespace) -> int:
         api = _hub_api(repo_id)
         try:
             api.create_repo(repo_id, repo_type="dataset", private=private, exist_ok=True)
+            # exist_ok keeps an existing repo's visibility: a private run's details never go into a public one
+            if private and not api.repo_info(repo_id, repo_type="dataset").private:
+                raise ScitasteError(f"{repo_id} exists and is public, and run #{args.run}'s details are private: "
+                                    "make the repo private, or name another with --repo-id")
             info = api.upload_folder(repo_id=repo_id, repo_type="dataset", folder_path=folder, allow_patterns=files,
                                      commit_message=f"Details of run #{args.run}")
         except hub_errors() as exc:

@@ -76,3 +76,33 @@ def test_a_details_repo_name_fits_the_hub():
     assert details_repo("org/results", 7) == "org/results-details-7"
     long = details_repo("org/" + "r" * 96, 123456)
     assert long.startswith("org/rrr") and long.endswith("-details-123456") and len(long.split("/")[1]) == 96
+
+
+def test_publish_details_never_writes_a_private_run_into_an_existing_public_repo(hub, fake_hub, tmp_path):
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from huggingface_hub import HfApi
+
+    endpoint, token, out = hub
+    gold_file = str(EXAMPLES.joinpath("gold.jsonl"))
+    board = Leaderboard(tmp_path / "data", load_records(gold_file), rate_limit=None, background_upgrade=False)
+    run = board.submit(EXAMPLES.joinpath("predictions.jsonl").read_bytes(), "example", "pure_qa", private=True).run_id
+    board.close()
+    HfApi(endpoint=endpoint, token=token).create_repo("org/taken", repo_type="dataset", private=False)
+
+    def publish(repo: str) -> subprocess.CompletedProcess:
+        return subprocess.run([str(Path(sys.executable).with_name("scitaste")), "publish", "details", str(run),
+                               "--data", str(tmp_path / "data"), "--gold", gold_file, "--repo-id", repo],
+                              env=fake_hub[0], capture_output=True, text=True, timeout=120)
+
+    refused = publish("org/taken")
+    assert refused.returncode == 2 and refused.stderr.count("\n") == 1, refused.stderr
+    assert "org/taken exists and is public" in refused.stderr and not (out / "org" / "taken").exists()
+    # a repo of its own is created private, as the run's submitter chose (no --private given)
+    published = publish("org/fresh")
+    assert published.returncode == 0, published.stderr
+    created = [json.loads(line) for line in (out / "created.jsonl").read_text().splitlines()]
+    assert [c.get("visibility") for c in created if c["name"] == "fresh"] == ["private"]
+    assert (out / "org" / "fresh" / "data").is_dir()
