@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 
@@ -57,7 +57,8 @@ class Traits:
 
 @dataclass(frozen=True)
 class Loadings:
-    """How one discipline's traits load on the common and the venue factor."""
+    """How one discipline's traits load on the common and the venue factor, and the citation trait on each trait
+    B..F's own part."""
 
     #: Each trait B..F's loading on the common factor.
     common: Mapping[str, float]
@@ -65,6 +66,8 @@ class Loadings:
     citation: tuple[float, float]
     #: The journal trait's loadings on the common and the venue factor.
     journal: tuple[float, float]
+    #: The citation trait's loading on each trait B..F's own part (what the trait does not share); none: zero.
+    specific: Mapping[str, float] = field(default_factory=lambda: dict.fromkeys(TRAITS, 0.0))
 
 
 #: The loadings of the default world, every discipline alike.
@@ -114,27 +117,35 @@ def _pair(value: object, where: str) -> tuple[float, float]:
 
 def parse_field_weights(data: object, name: str) -> FieldWeights:
     """Validate a field-weights document: ``{"disciplines": {discipline: {"common": {trait: loading, ...},
-    "citation": [common, venue], "journal": [common, venue]}}}``, optionally with ``true_weights`` and
-    ``measured``; traits are :data:`TRAITS`.
+    "citation": [common, venue], "journal": [common, venue]}}}``, each discipline optionally with ``"specific":
+    {trait: loading, ...}`` (the citation trait's loading on each trait's own part; default zero), the document
+    optionally with ``true_weights`` and ``measured``; traits are :data:`TRAITS`.
 
     Raises
     ------
     ScitasteError
-        On a missing or unknown key, a loading outside -1..1, or a trait whose squared loadings exceed 1; the
-        message names the discipline.
+        On a missing or unknown key, a loading outside -1..1, or a trait whose squared loadings exceed 1 (the
+        citation trait's specific ones included); the message names the discipline.
     """
     if not isinstance(data, dict) or not isinstance(data.get("disciplines"), dict) or not data["disciplines"]:
         raise ScitasteError(f"field weights {name}: expected an object with a non-empty \"disciplines\" object")
     out = {}
     for discipline, entry in data["disciplines"].items():
         where = f"field weights {name}, {discipline}"
-        if not isinstance(entry, dict) or set(entry) != {"common", "citation", "journal"}:
-            raise ScitasteError(f"{where}: give exactly common, citation and journal")
-        if not isinstance(entry["common"], dict) or set(entry["common"]) != set(TRAITS):
-            raise ScitasteError(f"{where}: common needs a loading for each of {', '.join(TRAITS)}")
-        out[discipline] = Loadings({t: _loading(entry["common"][t], where) for t in TRAITS},
-                                   _pair(entry["citation"], f"{where}, citation"),
-                                   _pair(entry["journal"], f"{where}, journal"))
+        if not isinstance(entry, dict) or not {"common", "citation", "journal"} <= set(entry) <= {
+                "common", "citation", "journal", "specific"}:
+            raise ScitasteError(f"{where}: give common, citation and journal (and optionally specific)")
+        common, specific = entry["common"], entry.get("specific", dict.fromkeys(TRAITS, 0.0))
+        for key, value in (("common", common), ("specific", specific)):
+            if not isinstance(value, dict) or set(value) != set(TRAITS):
+                raise ScitasteError(f"{where}: {key} needs a loading for each of {', '.join(TRAITS)}")
+        specific = {t: _loading(specific[t], f"{where}, specific") for t in TRAITS}
+        citation = _pair(entry["citation"], f"{where}, citation")
+        if sum(x * x for x in (*citation, *specific.values())) > 1.0:
+            raise ScitasteError(f"{where}: the citation trait's squared loadings (citation and specific) add up to "
+                                "more than 1")
+        out[discipline] = Loadings({t: _loading(common[t], where) for t in TRAITS}, citation,
+                                   _pair(entry["journal"], f"{where}, journal"), specific)
     return FieldWeights(name, out, data.get("true_weights", {}), data.get("measured", ""))
 
 
@@ -181,7 +192,13 @@ def draw(rng: np.random.Generator, n: int, loadings: tuple[Loadings, ...] = (DEF
         return value(loadings[0]) if group is None else np.array([value(x) for x in loadings])[group]
 
     common, venue = rng.standard_normal(n), rng.standard_normal(n)
-    b_f = {name: _mix(rng, n, (per(lambda x, t=name: x.common[t]),), (common,)) for name in TRAITS}
+    b_f, own = {}, {}
+    for name in TRAITS:
+        loading = per(lambda x, t=name: x.common[t])
+        own[name] = rng.standard_normal(n)
+        b_f[name] = loading * common + np.sqrt(np.maximum(0.0, 1.0 - loading * loading)) * own[name]
+    specific = tuple(per(lambda x, t=name: x.specific[t]) for name in TRAITS)
     return Traits(**b_f,
-                  citation=_mix(rng, n, (per(lambda x: x.citation[0]), per(lambda x: x.citation[1])), (common, venue)),
+                  citation=_mix(rng, n, (per(lambda x: x.citation[0]), per(lambda x: x.citation[1]), *specific),
+                                (common, venue, *own.values())),
                   journal=_mix(rng, n, (per(lambda x: x.journal[0]), per(lambda x: x.journal[1])), (common, venue)))

@@ -28,10 +28,14 @@ def test_equal_loadings_for_every_discipline_give_the_default_world(world):
     assert same.titles == world.titles
 
 
-def test_each_discipline_draws_its_own_loadings():
+@pytest.mark.parametrize("loadings", ["distinct", "default"])
+def test_each_discipline_draws_its_own_loadings(loadings):
     """Traits correlate as the discipline's loadings say: corr(trait, citation) = common x citation's common
-    loading, corr(citation, journal) = the products of both factors' loadings summed."""
-    preset = latent.load_field_weights("distinct")
+    loading + sqrt(1 - common^2) x the citation's specific loading on that trait's own part, corr(trait, trait')
+    = the product of their common loadings, corr(citation, journal) = the products of both factors' loadings
+    summed. The default world's loadings (specific parts included) beside the preset's (none)."""
+    preset = (latent.load_field_weights("distinct") if loadings == "distinct"
+              else latent.FieldWeights("default", {"all": latent.DEFAULT}, {}, ""))
     names = list(preset.disciplines)
     group = np.repeat(np.arange(len(names)), 40_000)
     traits = latent.draw(np.random.default_rng(0), group.size, tuple(preset.disciplines.values()), group)
@@ -40,7 +44,10 @@ def test_each_discipline_draws_its_own_loadings():
         mine = group == k
         for trait in latent.TRAITS:
             r = np.corrcoef(getattr(traits, trait)[mine], traits.citation[mine])[0, 1]
-            assert r == pytest.approx(x.common[trait] * x.citation[0], abs=0.02), (name, trait)
+            expected = x.common[trait] * x.citation[0] + np.sqrt(1 - x.common[trait] ** 2) * x.specific[trait]
+            assert r == pytest.approx(expected, abs=0.02), (name, trait)
+        r = np.corrcoef(traits.breadth[mine], traits.team[mine])[0, 1]
+        assert r == pytest.approx(x.common["breadth"] * x.common["team"], abs=0.02), name
         r = np.corrcoef(traits.citation[mine], traits.journal[mine])[0, 1]
         assert r == pytest.approx(x.citation[0] * x.journal[0] + x.citation[1] * x.journal[1], abs=0.02), name
         assert np.std(traits.journal[mine]) == pytest.approx(1.0, abs=0.02)
@@ -88,6 +95,12 @@ def test_the_derivation_sees_each_disciplines_structure():
      "common needs a loading for each"),
     ({"disciplines": {"physics": {"common": {t: 1.5 for t in latent.TRAITS}, "citation": [0.5, 0.5],
                                   "journal": [0.0, 0.9]}}}, "a number in -1..1"),
+    ({"disciplines": {"physics": {"common": {t: 0.5 for t in latent.TRAITS}, "citation": [0.6, 0.5],
+                                  "specific": {t: 0.3 for t in latent.TRAITS}, "journal": [0.0, 0.9]}}},
+     "physics: the citation trait's squared loadings"),
+    ({"disciplines": {"physics": {"common": {t: 0.5 for t in latent.TRAITS}, "citation": [0.6, 0.5],
+                                  "specific": {"team": 0.3}, "journal": [0.0, 0.9]}}},
+     "specific needs a loading for each"),
 ])
 def test_a_field_weights_file_is_checked(tmp_path, document, message):
     path = tmp_path / "fw.json"
