@@ -448,6 +448,7 @@ class DetailsQueue:
         self.results_repo = results_repo
         self._details: Details | None = None
         self._open = threading.Lock()
+        self._offered: dict[int, int] = {}  # run id -> times offered to the Hub copy and not yet published
 
     @property
     def details(self) -> Details:
@@ -458,9 +459,13 @@ class DetailsQueue:
             return self._details
 
     def copy_pending(self) -> list[str]:
-        """The oldest run whose details are pending, as a one-key list (empty when none is)."""
-        for run_id in self.board.store.details_pending():
+        """The pending run offered the fewest times since its details were last published (the oldest of those), as a
+        one-key list (empty when none is): a run whose publication keeps failing (its repo public, a file the Hub
+        refuses) takes its turn after the others instead of holding every later run up."""
+        pending = self.board.store.details_pending()
+        for run_id in sorted(pending, key=lambda run: (self._offered.get(run, 0), run)):
             if self.details.of_run(run_id):
+                self._offered[run_id] = self._offered.get(run_id, 0) + 1
                 return [str(run_id)]
             logger.warning("run #%s's file does not parse against the board's gold set: no details to publish", run_id)
             self.board.store.set_details(run_id, "")
@@ -480,3 +485,4 @@ class DetailsQueue:
         """Record that the run's details are published."""
         run_id = int(keys[0])
         self.board.store.set_details(run_id, self.hub_target(keys)[0])
+        self._offered.pop(run_id, None)

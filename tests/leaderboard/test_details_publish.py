@@ -106,3 +106,28 @@ def test_publish_details_never_writes_a_private_run_into_an_existing_public_repo
     created = [json.loads(line) for line in (out / "created.jsonl").read_text().splitlines()]
     assert [c.get("visibility") for c in created if c["name"] == "fresh"] == ["private"]
     assert (out / "org" / "fresh" / "data").is_dir()
+
+
+def test_a_run_refused_for_good_does_not_hold_up_the_runs_after_it(hub, tmp_path):
+    from huggingface_hub import HfApi
+
+    from scitaste_hf.net.hub_copy import HubMirror
+
+    endpoint, token, out = hub
+    gold = load_records(str(EXAMPLES.joinpath("gold.jsonl")))
+    predictions = EXAMPLES.joinpath("predictions.jsonl").read_bytes()
+    # run #1's repo exists already as public: its private details are refused on every try
+    HfApi(endpoint=endpoint, token=token).create_repo(details_repo("org/results", 1), repo_type="dataset",
+                                                      private=False)
+    publisher = HubMirror("org/results", token, endpoint=endpoint, retry_after=(0.3, 0.6))
+    board = Leaderboard(tmp_path / "data", gold, rate_limit=None, background_upgrade=False, details=publisher)
+    try:
+        first = board.submit(predictions, "example", "pure_qa", private=True).run_id
+        second = board.submit(predictions, "example", "native_search").run_id
+        repo = details_repo("org/results", second)
+        _until(lambda: board.store.run(second)["details"] == repo, "run #2 waited behind run #1", limit=20)
+        assert board.store.run(first)["details"] == DETAILS_PENDING
+    finally:
+        publisher.close()
+        board.close()
+    assert (out / repo / "README.md").is_file() and not (out / details_repo("org/results", first)).exists()
