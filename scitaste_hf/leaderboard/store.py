@@ -392,6 +392,15 @@ class Store(Database):
         message = f"Add {runs} run(s)" + (f", update {len(keys) - runs} request(s)" if runs < len(keys) else "")
         return [*files, ("leaderboard.sqlite", self.snapshot(_erase_submitters))], message
 
+    def hub_private(self, keys: list[str]) -> set[str]:
+        """The paths of :meth:`hub_files` that go only to a private repo: the submitted files (answers, reasoning,
+        traces) of the runs among ``keys`` whose submitter chose private details. A public repo gets the run's row in
+        the database's copy, as the board shows it, and not its files."""
+        private = {row["sha256"] for key in range(0, len(keys), _CHUNK) for row in self.query(
+            f"SELECT sha256 FROM runs WHERE private = 1 AND sha256 IN ({', '.join('?' * len(keys[key:key + _CHUNK]))})",
+            keys[key:key + _CHUNK])}
+        return {f"submissions/{p.name}" for key in private for p in self.files.glob(f"{key}.*")}
+
     def pending(self) -> list[tuple[str, Meta]]:
         """Submissions whose file is on disk but whose row is not: a crash came between the two."""
         out = []

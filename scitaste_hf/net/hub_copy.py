@@ -51,7 +51,8 @@ class Copied(Protocol):
     """A store whose new entries are copied to the Hub: it lists the keys still pending, says which files they
     need (path in the repo, local file or bytes) with a commit message, and records those copied. A store whose
     entries go to repos of their own (a run's details dataset) also says which: ``hub_target(keys)`` gives the repo
-    and whether it is to be private; a private one is written to only while it is private."""
+    and whether it is to be private; a private one is written to only while it is private. A store may also name the
+    files that go only to a private repo (``hub_private(keys)``: paths), which a public repo's copy leaves out."""
 
     def copy_pending(self) -> list: ...
 
@@ -188,6 +189,10 @@ class HubMirror:
         head = self.api.repo_info(repo_id, repo_type="dataset")
         if (self.private_only or (target is not None and private)) and not head.private:
             raise RuntimeError(f"{repo_id} is public; these entries are copied only to a private repo")
+        if not head.private and (private_paths := getattr(store, "hub_private", lambda keys: set())(pending)):
+            logger.warning("%s is public: %d file(s) of runs with private details are left out of its copy", repo_id,
+                           len(private_paths))
+            files = [(path, data) for path, data in files if path not in private_paths]
         if attempt.abandoned:
             raise _Abandoned
         # On top of the head just read, or refused: a commit that the Hub carries out after its client gave up on it

@@ -131,3 +131,28 @@ def test_a_run_refused_for_good_does_not_hold_up_the_runs_after_it(hub, tmp_path
         publisher.close()
         board.close()
     assert (out / repo / "README.md").is_file() and not (out / details_repo("org/results", first)).exists()
+
+
+def test_a_private_runs_files_stay_out_of_a_public_results_repo(hub, tmp_path):
+    from huggingface_hub import HfApi
+
+    from scitaste_hf.net.hub_copy import HubMirror
+
+    endpoint, token, out = hub
+    gold = load_records(str(EXAMPLES.joinpath("gold.jsonl")))
+    predictions = EXAMPLES.joinpath("predictions.jsonl").read_bytes()
+    HfApi(endpoint=endpoint, token=token).create_repo("org/open-results", repo_type="dataset", private=False)
+    mirror = HubMirror("org/open-results", token, endpoint=endpoint, retry_after=(0.3, 0.6))
+    board = Leaderboard(tmp_path / "data", gold, rate_limit=None, background_upgrade=False, mirror=mirror)
+    try:
+        hidden = board.submit(predictions, "example", "pure_qa", private=True).run_id
+        shown = board.submit(predictions, "example", "native_search").run_id
+        _until(lambda: not board.store.copy_pending(), "the runs were not copied")
+        keys = {run: board.store.run(run)["sha256"] for run in (hidden, shown)}
+    finally:
+        mirror.close()
+        board.close()
+    copied = {p.name for p in (out / "org" / "open-results" / "submissions").iterdir()}
+    assert any(name.startswith(keys[shown]) for name in copied)
+    assert not any(name.startswith(keys[hidden]) for name in copied)
+    assert (out / "org" / "open-results" / "leaderboard.sqlite").is_file()
