@@ -20,6 +20,7 @@ from functools import lru_cache
 import numpy as np
 
 from scitaste_hf.simworld.render import (
+    WORK_FIELDS,
     openalex_concept,
     openalex_institution,
     openalex_source,
@@ -64,13 +65,14 @@ class OpenAlexApi:
         self.subfield = cell_subfield[np.array([t[2] for t in w.topic_table])[w.topics.first()]]
         self.types = np.array([w.work_type(i) for i in range(n)])
         self.year = w.year
-        self._fields = (*openalex_work(w, 0), "relevance_score")
+        self._fields = (*WORK_FIELDS, "relevance_score")
         self._text = [f"{t} {a}".lower() for t, a in zip(w.titles, w.abstracts)]
         self._titles = [t.lower() for t in w.titles]
         self.work = lru_cache(maxsize=50_000)(self._work)
 
-    def _work(self, i: int) -> dict:
-        return openalex_work(self.world, i)
+    def _work(self, i: int, fields: tuple[str, ...] | None) -> dict:
+        """Work ``i`` rendered with ``fields`` only (None: all), kept per selection."""
+        return openalex_work(self.world, i, fields)
 
     # -- entry point -----------------------------------------------------------------------------------
 
@@ -94,7 +96,7 @@ class OpenAlexApi:
             i = self._work_index(key)
             if self.visible is not None and not self.visible[i]:
                 raise ApiError(404, "NotFoundError", f"work {key} does not exist")
-            return self._select(self.work(i), query.get("select"))
+            return self._selected(i, query.get("select"))
         tables = {
             "sources": ([s.id for s in w.journals], openalex_source),
             "topics": ([t[0] for t in w.topic_table], openalex_topic),
@@ -119,14 +121,16 @@ class OpenAlexApi:
             raise ApiError(404, "NotFoundError", f"work {key} does not exist")
         return i
 
-    def _select(self, work: dict, select: str | None) -> dict:
+    def _selected(self, i: int, select: str | None) -> dict:
+        """Work ``i`` with the fields of ``select`` in its order (all without one); 400 for an unknown field."""
         if not select:
-            return work
-        fields = [f.strip() for f in select.split(",") if f.strip()]
+            return self.work(i, None)
+        fields = tuple(f.strip() for f in select.split(",") if f.strip())
         for f in fields:
             if f not in self._fields:
                 raise ApiError(400, _BAD, f"{f} is not a valid select field. Valid fields for select are: "
                                           f"{', '.join(self._fields)}.")
+        work = self.work(i, fields)
         return {f: work[f] for f in fields if f in work}
 
     # -- lists -----------------------------------------------------------------------------------------
@@ -161,7 +165,7 @@ class OpenAlexApi:
             page = rows[(page_no - 1) * per_page:page_no * per_page]
         results = []
         for i in page:
-            work = self._select(self.work(int(i)), query.get("select"))
+            work = self._selected(int(i), query.get("select"))
             if relevance is not None and (not query.get("select") or "relevance_score" in query["select"]):
                 work = {**work, "relevance_score": float(relevance[i])}
             results.append(work)

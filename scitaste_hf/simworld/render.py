@@ -5,6 +5,7 @@ objects, NASA ADS documents, arXiv Atom entries (compare with the recorded real 
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Collection
 from xml.sax.saxutils import escape
 
 from scitaste_hf.simworld.params import OPENALEX
@@ -153,15 +154,62 @@ def openalex_concept(world: World, k: int, score: float | None = None) -> dict:
     return out
 
 
-def openalex_work(world: World, i: int) -> dict:
-    """The full OpenAlex work object of work ``i``."""
+#: The top-level fields of an OpenAlex work object, in OpenAlex's order (what ``select=`` may name).
+WORK_FIELDS = ("id", "doi", "title", "display_name", "publication_year", "publication_date", "ids", "language",
+               "primary_location", "type", "type_crossref", "authorships", "countries_distinct_count",
+               "institutions_distinct_count", "cited_by_count", "is_retracted", "is_paratext", "primary_topic",
+               "topics", "keywords", "concepts", "referenced_works_count", "referenced_works", "related_works",
+               "abstract_inverted_index", "cited_by_api_url", "counts_by_year", "updated_date", "created_date")
+_AUTHORSHIP_FIELDS = frozenset({"authorships", "countries_distinct_count", "institutions_distinct_count"})
+
+
+def openalex_work(world: World, i: int, fields: Collection[str] | None = None) -> dict:
+    """The OpenAlex work object of work ``i``, with all its fields (:data:`WORK_FIELDS`, in that order) or only
+    ``fields``: the parts that no asked field needs (authorships, the abstract's inverted index, topics, concepts,
+    citers' years) are not computed, which is most of a work's cost when a listing selects a few fields."""
     # A mirror build renders some 10^4 works: the loops below read plain Python lists (tolist) rather than numpy
     # scalars one at a time, and count the citers' years from the world's year array.
+    want = frozenset(WORK_FIELDS if fields is None else fields)
     wid = world.work_id(i)
     doi = f"https://doi.org/{world.doi(i)}"
     published = world.pub_date(i)
     source = openalex_source(world, int(world.journal[i]))
     del source["summary_stats"]
+    work = {
+        "id": OPENALEX + wid, "doi": doi, "title": world.titles[i], "display_name": world.titles[i],
+        "publication_year": published.year, "publication_date": published.isoformat(),
+        "ids": {"openalex": OPENALEX + wid, "doi": doi}, "language": "en",
+        "primary_location": {"is_oa": False, "landing_page_url": doi, "pdf_url": None, "source": source,
+                             "license": None, "version": "publishedVersion", "is_accepted": True,
+                             "is_published": True},
+        "type": world.work_type(i), "type_crossref": _CROSSREF_TYPES[world.work_type(i)],
+        "is_retracted": False, "is_paratext": False, "keywords": [], "related_works": [],
+        "cited_by_api_url": f"https://api.openalex.org/works?filter=cites:{wid}",
+        "updated_date": "2025-12-31T00:00:00", "created_date": published.isoformat(),
+    }
+    if want & _AUTHORSHIP_FIELDS:
+        work.update(_authorships(world, i))
+    if want & {"cited_by_count", "counts_by_year"}:
+        citers = world.citers(i)
+        counts = Counter(world.year[citers].tolist())
+        work["cited_by_count"] = int(citers.shape[0])
+        work["counts_by_year"] = [{"year": y, "cited_by_count": n} for y, n in sorted(counts.items(), reverse=True)]
+    if want & {"primary_topic", "topics"}:
+        topics = [openalex_topic(world, k, s) for k, s in world.topics[i]]
+        work["primary_topic"], work["topics"] = topics[0], topics
+    if "concepts" in want:
+        work["concepts"] = [openalex_concept(world, k, s) for k, s in world.concepts[i]]
+    if want & {"referenced_works", "referenced_works_count"}:
+        references = world.references(i).tolist()
+        work["referenced_works_count"] = len(references)
+        work["referenced_works"] = [OPENALEX + world.work_id(r) for r in references]
+    if "abstract_inverted_index" in want:
+        work["abstract_inverted_index"] = inverted_index(world.abstracts[i])
+    return {k: work[k] for k in WORK_FIELDS if k in want}
+
+
+def _authorships(world: World, i: int) -> dict:
+    """A work's ``authorships`` and its distinct countries' and institutions' counts."""
     first, last = int(world.author_ptr[i]), int(world.author_ptr[i + 1])
     authorships, countries, institutions = [], set(), set()
     author_idx = world.author_idx[first:last].tolist()
@@ -175,32 +223,8 @@ def openalex_work(world: World, i: int) -> dict:
                                                                 "display_name": name, "orcid": None},
                             "institutions": [institution], "countries": [institution["country_code"]],
                             "is_corresponding": position == 0, "raw_author_name": name})
-    citers = world.citers(i)
-    counts = Counter(world.year[citers].tolist())
-    topics = [openalex_topic(world, k, s) for k, s in world.topics[i]]
-    references = world.references(i).tolist()
-    return {
-        "id": OPENALEX + wid, "doi": doi, "title": world.titles[i], "display_name": world.titles[i],
-        "publication_year": published.year, "publication_date": published.isoformat(),
-        "ids": {"openalex": OPENALEX + wid, "doi": doi}, "language": "en",
-        "primary_location": {"is_oa": False, "landing_page_url": doi, "pdf_url": None, "source": source,
-                             "license": None, "version": "publishedVersion", "is_accepted": True,
-                             "is_published": True},
-        "type": world.work_type(i), "type_crossref": _CROSSREF_TYPES[world.work_type(i)],
-        "authorships": authorships, "countries_distinct_count": len(countries),
-        "institutions_distinct_count": len(institutions),
-        "cited_by_count": int(citers.shape[0]),
-        "is_retracted": False, "is_paratext": False,
-        "primary_topic": topics[0], "topics": topics, "keywords": [],
-        "concepts": [openalex_concept(world, k, s) for k, s in world.concepts[i]],
-        "referenced_works_count": len(references),
-        "referenced_works": [OPENALEX + world.work_id(r) for r in references],
-        "related_works": [],
-        "abstract_inverted_index": inverted_index(world.abstracts[i]),
-        "cited_by_api_url": f"https://api.openalex.org/works?filter=cites:{wid}",
-        "counts_by_year": [{"year": y, "cited_by_count": n} for y, n in sorted(counts.items(), reverse=True)],
-        "updated_date": "2025-12-31T00:00:00", "created_date": published.isoformat(),
-    }
+    return {"authorships": authorships, "countries_distinct_count": len(countries),
+            "institutions_distinct_count": len(institutions)}
 
 
 def ads_doc(world: World, i: int) -> dict:
