@@ -34,7 +34,7 @@ import tenacity
 
 from scitaste_hf import __version__
 from scitaste_hf.net.retry import AtLeastRetryAfter, retry_after_seconds
-from scitaste_hf.sources.cache import CachedResponse, ResponseCache
+from scitaste_hf.sources.cache import CachedResponse, ResponseCache, loads
 from scitaste_hf.sources.errors import (
     AuthError,
     BadRequestError,
@@ -206,8 +206,13 @@ class Transport:
         :param path: path below the base URL, starting with ``/``.
         :param params: query parameters; None values are dropped.
         """
+        return str(self._target(path, params))
+
+    def _target(self, path: str, params: dict[str, object] | None) -> httpx.URL:
+        # Parsed once per request and sent as it is: httpx checks every character of a URL each time it parses
+        # one, and the OpenAlex client's batched filters run to some 1,500 characters.
         clean = {k: str(v) for k, v in (params or {}).items() if v is not None}
-        return str(httpx.URL(self.base_url + path, params=clean))
+        return httpx.URL(self.base_url + path, params=clean)
 
     def request(self, method: str, path: str, params: dict[str, object] | None = None, *,
                 content: bytes | None = None, headers: dict[str, str] | None = None,
@@ -222,13 +227,14 @@ class Transport:
         :param not_found_ok: return a 404 response instead of raising :class:`NotFoundError`.
         :raises SourceError: on a 400/401/403/404, an offline miss, an exhausted budget or when retries run out.
         """
-        url = self.url(path, params)
+        target = self._target(path, params)
+        url = str(target)
         response = self._cached(method, url, content)
         if response is None:
             try:
                 for attempt in tenacity.Retrying(**self._retry_policy()):
                     with attempt:
-                        sent = self._send_sync(method, url, content, headers)
+                        sent = self._send_sync(method, url, target, content, headers)
             except _Retryable as exc:
                 raise ServiceUnavailable(self._gave_up(method, url, exc)) from None
             response = self._finish(method, url, content, sent)
@@ -278,13 +284,15 @@ class Transport:
 
     async def _arequest(self, client: httpx.AsyncClient, slots: asyncio.Semaphore, call: Call) -> Response:
         """:meth:`request` of a pager's call on :meth:`agather`'s pool: the same cache, limits, retries and errors."""
-        url = self.url(call.path, call.params)
+        target = self._target(call.path, call.params)
+        url = str(target)
         response = self._cached(call.method, url, call.content)
         if response is None:
             try:
                 async for attempt in tenacity.AsyncRetrying(**self._retry_policy()):
                     with attempt:
-                        sent = await self._send_async(client, slots, call.method, url, call.content, call.headers)
+                        sent = await self._send_async(client, slots, call.method, url, target, call.content,
+                                                      call.headers)
             except _Retryable as exc:
                 raise ServiceUnavailable(self._gave_up(call.method, url, exc)) from None
             response = self._finish(call.method, url, call.content, sent)
@@ -382,7 +390,7 @@ class Transport:
         return self.redact(f"{self.service} kept failing: {exc} after {self._max_retries + 1} attempts "
                            f"[{method} {url}]; try again later")
 
-    def _prepare(self, url: str, headers: dict[str, str] | None) -> tuple[httpx.URL, dict[str, str]]:
+    def _prepare(self, target: httpx.URL, headers: dict[str, str] | None) -> tuple[httpx.URL, dict[str, str]]:
         if self._required_credential and not self._credentials:
             raise AuthError(self._required_credential)
         send_headers = {"User-Agent": _USER_AGENT, **(headers or {})}
@@ -392,14 +400,14 @@ class Transport:
                 query[cred.query_param] = cred.value
             if cred.header:
                 send_headers[cred.header] = cred.prefix + cred.value
-        return httpx.URL(url).copy_merge_params(query), send_headers
+        return (target.copy_merge_params(query) if query else target), send_headers
 
     def _scope(self, url: str) -> str:
         return httpx.URL(url).path if self._budget_scope == "path" else ""
 
-    def _send_sync(self, method: str, url: str, content: bytes | None,
+    def _send_sync(self, method: str, url: str, target: httpx.URL, content: bytes | None,
                    headers: dict[str, str] | None) -> tuple[httpx.Response, object]:
-        send_url, send_headers = self._prepare(url, headers)
+        send_url, send_headers = self._prepare(target, headers)
         with self._stats_lock:
             if self._sync_client is None:
                 self._sync_client = self._new_client(httpx.Client)
@@ -414,8 +422,9 @@ class Transport:
         return raw, self._classify(method, url, raw)
 
     async def _send_async(self, client: httpx.AsyncClient, slots: asyncio.Semaphore, method: str, url: str,
-                          content: bytes | None, headers: dict[str, str] | None) -> tuple[httpx.Response, object]:
-        send_url, send_headers = self._prepare(url, headers)
+                          target: httpx.URL, content: bytes | None,
+                          headers: dict[str, str] | None) -> tuple[httpx.Response, object]:
+        send_url, send_headers = self._prepare(target, headers)
         # As in _send_sync: the connection slot first, then the place in the rate window.
         async with slots, self._throttle.aslot():
             self._spend(url)
@@ -455,7 +464,7 @@ class Transport:
             budget_for(self._origin, "").update(headers)
         where = f"[{method} {url}]"
         if status == 200:
-            return self._validated_body(raw.text)
+            return self._validated_body(raw)
         if status == 404:
             return _parse_any(raw.text)
         detail = self.redact(error_detail(raw.text))
@@ -479,18 +488,20 @@ class Transport:
                             f"set {env} to a valid key {where}")
         raise SourceError(f"{self.service} answered HTTP {status}: {detail} {where}")
 
-    def _validated_body(self, text: str) -> object:
-        if not text.strip():
+    def _validated_body(self, raw: httpx.Response) -> object:
+        if not raw.content.strip():
             raise _Retryable("HTTP 200 with an empty body")
         if self.expect == "text":
-            return text
+            return raw.text
         if self.expect == "atom":
             try:
-                return _parse_atom(text)
+                return _parse_atom(raw.text)
             except (ET.ParseError, ValueError) as exc:
                 raise _Retryable(f"HTTP 200 whose body is not an Atom feed ({exc})") from None
         try:
-            data = json.loads(text)
+            # JSON is UTF-8 (RFC 8259); a body in another charset the response names is decoded as httpx does.
+            data = loads(raw.content) if (raw.charset_encoding or "utf-8").lower() in ("utf-8", "utf8") \
+                else json.loads(raw.text)
         except ValueError as exc:
             raise _Retryable(f"HTTP 200 whose body is not JSON ({exc})") from None
         if not isinstance(data, dict):
