@@ -149,7 +149,10 @@ def check_filters(chosen: Any) -> tuple[str, ...]:
     """Model-filter choices (:func:`model_filters`) as a view keys them: each once, in the filters' order; None or
     empty for none. :class:`SubmissionError` in one line for a choice that is not one."""
     filters = model_filters()
-    chosen = [] if chosen in (None, "") else [chosen] if isinstance(chosen, str) else list(chosen)
+    chosen = [] if chosen is None or chosen == "" else [chosen] if isinstance(chosen, str) else chosen
+    # a raw call may send any JSON: a number or a list of lists would otherwise fail as a TypeError
+    if not isinstance(chosen, (list, tuple)) or not all(isinstance(c, str) for c in chosen):
+        raise SubmissionError(f"model filter: a list of choices, each one of {', '.join(filters)}")
     wrong = [c for c in chosen if c not in filters]
     if wrong:
         raise SubmissionError(f"model filter {str(wrong[0])[:60]!r}: one of {', '.join(filters)}")

@@ -198,3 +198,13 @@ def test_the_cutoff_and_size_filters_keep_what_they_say_and_list_unknown_runs_ap
             board.rows(model=["params huge"])
     finally:
         board.close()
+
+
+@pytest.mark.parametrize("chosen", [5, True, 3.5, [["params unknown"]], [{"x": 1}], {"params unknown": 1}])
+def test_a_model_filter_that_is_not_a_list_of_choices_is_refused_in_one_line(chosen):
+    from scitaste_hf.leaderboard.metadata import check_filters
+
+    with pytest.raises(SubmissionError, match=r"^model filter") as refused:
+        check_filters(chosen)
+    assert "\n" not in str(refused.value)
+    assert check_filters(["params unknown", "cutoff unknown"]) == ("cutoff unknown", "params unknown")
