@@ -37,9 +37,18 @@ def check_cutoff(value: str | None) -> str:
     """A knowledge cutoff as a submitter states it (``YYYY``, ``YYYY-MM`` or ``YYYY-MM-DD``), stripped; empty when not
     given (:class:`SubmissionError` in one line for anything else)."""
     value = (value or "").strip() if isinstance(value, str) else value
-    if not isinstance(value, str) or (value and not _CUTOFF.match(value)):
+    if not isinstance(value, str) or (value and not (_CUTOFF.match(value) and _is_date(value))):
         raise SubmissionError("knowledge cutoff: a year, month or day as YYYY, YYYY-MM or YYYY-MM-DD")
     return value
+
+
+def _is_date(value: str) -> bool:
+    # the pattern lets 2023-02-31 and year 0000 through: the calendar decides (a year or month as its first day)
+    try:
+        date.fromisoformat(value + "-01" * (2 - value.count("-")))
+    except ValueError:
+        return False
+    return True
 
 
 def _base_model(card: Any) -> str | None:

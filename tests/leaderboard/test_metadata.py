@@ -208,3 +208,12 @@ def test_a_model_filter_that_is_not_a_list_of_choices_is_refused_in_one_line(cho
         check_filters(chosen)
     assert "\n" not in str(refused.value)
     assert check_filters(["params unknown", "cutoff unknown"]) == ("cutoff unknown", "params unknown")
+
+
+def test_a_stated_cutoff_is_a_real_date():
+    from scitaste_hf.leaderboard.metadata import check_cutoff
+
+    for wrong in ("2023-02-30", "2023-04-31", "0000", "2023-00", "2023-1"):
+        with pytest.raises(SubmissionError, match="knowledge cutoff"):
+            check_cutoff(wrong)
+    assert [check_cutoff(v) for v in ("2024-02-29", " 2023-06 ", "1999", "")] == ["2024-02-29", "2023-06", "1999", ""]
