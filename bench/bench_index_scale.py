@@ -14,8 +14,12 @@ the seconds and their growth exponent in the number of works are printed too.
 Where the in-memory engine ran at a size, every other engine's index is compared with its index, column by column
 (issue 34's check: ``--engines memory,spark --sizes 20000 --neighbours ann``).
 
+``--training 1000000,10000000,100000000`` times only the approximate search's training, part by part: what runs
+on the Spark engine's driver (the coarse level, bounded; the graph of the lists' centroids) and on its executors
+(the fine level, one group a task).
+
 Run: ``python bench/bench_index_scale.py [--million] [--engines duckdb,memory,spark] [--neighbours ann]
-[--sizes 10000,100000] [--work-dir DIR]``.
+[--sizes 10000,100000] [--work-dir DIR] [--training SIZES]``.
 """
 
 from __future__ import annotations
@@ -175,6 +179,45 @@ def agreement(work: Path, rows: list[dict]) -> None:
                   + (f", 1 - recall@1 {1 - recall['recall_at_1']:.4f} on {recall['sample']}" if recall else ""))
 
 
+def training(sizes: list[int], dim: int = 256, graph_max: int = 10_000_000) -> None:
+    """The approximate search's training at ``sizes`` papers, timed part by part on clustered random unit vectors
+    (one thread, as the engines train): the coarse level on the coarse sample (the Spark engine's driver), one
+    group's fine level (an executor's task; times the groups = the executors' core-seconds), and the centroids'
+    graph (the driver; up to ``graph_max`` papers, whose N / 64 centroids are built in memory)."""
+    import numpy as np
+
+    from scitaste_hf.scale import neighbours as nb
+
+    rng = np.random.default_rng(0)
+    centres = rng.normal(size=(2048, dim)).astype(np.float32)
+
+    def unit(n: int) -> np.ndarray:
+        x = centres[rng.integers(0, len(centres), n)] + rng.normal(size=(n, dim)).astype(np.float32)
+        return x / np.linalg.norm(x, axis=1, keepdims=True)
+
+    for m in sizes:
+        lists, groups = nb.lists_for(m), nb.groups_for(nb.lists_for(m))
+        train, coarse = nb.sample_fractions(m)
+        points = unit(round(coarse * m))
+        started = time.process_time()
+        top = nb.coarse_centroids(points, m)
+        coarse_s = time.process_time() - started
+        group = unit(round(train * m / groups))
+        share = int(nb.fine_shares(np.full(groups, group.shape[0]), m)[0])
+        started = time.process_time()
+        nb.fine_centroids(group, share)
+        fine_s = time.process_time() - started
+        graph = ""
+        if m <= graph_max:
+            started = time.process_time()
+            nb.coarse_quantizer(unit(lists))
+            graph = f"; the graph of its {lists:,} centroids {time.process_time() - started:.1f} CPU s (driver)"
+        print(f"training at {m:,} papers: {groups} groups, {lists:,} lists; coarse level on {points.shape[0]:,} "
+              f"points {coarse_s:.1f} CPU s (driver); one group's fine level ({group.shape[0]:,} points, {share} "
+              f"lists) {fine_s:.2f} CPU s, x {groups} groups = {fine_s * groups:.0f} core-seconds (executors)"
+              f"{graph}; {top.shape[0]} coarse centroids", flush=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--million", action="store_true", help="also 1,000,000 works (about an hour with DuckDB)")
@@ -185,7 +228,13 @@ def main() -> None:
     parser.add_argument("--neighbours", default="auto", help="the nearest-paper search: auto, exact or ann")
     parser.add_argument("--sizes", default=",".join(map(str, SIZES)), help="comma-separated numbers of works")
     parser.add_argument("--work-dir", default="/tmp/scitaste-bench-scale", help="snapshots and runs (kept)")
+    parser.add_argument("--training", metavar="SIZES",
+                        help="only time the approximate search's training at these numbers of papers "
+                             "(comma-separated), part by part (driver and executors)")
     args = parser.parse_args()
+    if args.training:
+        training([int(n) for n in args.training.split(",")])
+        return
     work = Path(args.work_dir)
     work.mkdir(parents=True, exist_ok=True)
     print(f"{os.cpu_count()} cores; load average at start {os.getloadavg()[0]:.1f}", flush=True)

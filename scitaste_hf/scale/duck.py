@@ -398,7 +398,8 @@ class DuckIndex:
         from scitaste_hf.scale.neighbours import nearest_papers
 
         unit = np.ascontiguousarray(vectors[rows])
-        return nearest_papers(unit, k, method, threads=self.options.threads, advance=advance)
+        ids = np.load(self.stages.path("vector_rows.npy"))[rows]  # the papers' w: the Spark engine samples by them
+        return nearest_papers(unit, k, method, threads=self.options.threads, advance=advance, ids=ids)
 
     # --- stage 7 ---
     def semantic(self, embed_key: str, n_focal: int, n_works: int, rows: np.ndarray, vectors: np.ndarray

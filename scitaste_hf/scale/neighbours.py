@@ -31,8 +31,11 @@ import numpy as np
 EXACT_LIMIT = 50_000
 #: Papers per inverted list, lists probed per query (64 lists of 64: about 4,000 papers compared per query).
 LIST_SIZE, NPROBE = 64, 64
-#: k-means: training points per list (a quarter of the papers), iterations.
-TRAIN_PER_LIST, KMEANS_ITER = 16, 10
+#: k-means: training points per list (a quarter of the papers; at least MIN_TRAIN in all), iterations.
+TRAIN_PER_LIST, KMEANS_ITER, MIN_TRAIN = 16, 10, 256
+#: The lists' coarse level: at most this many groups, trained on this many points a group (the part the Spark
+#: engine's driver runs: at most 65,536 points at any number of papers).
+COARSE_GROUPS, COARSE_POINTS = 1024, 64
 #: The coarse quantizer's graph: links per centroid, candidates kept while searching it (at least NPROBE).
 HNSW_LINKS, HNSW_EF = 32, 192
 #: Neighbours asked of the index beyond those kept, re-ranked exactly.
@@ -100,49 +103,102 @@ def distances(sims: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return dist[:, 0].astype(np.float64), dist.mean(axis=1).astype(np.float64)
 
 
-def _centroids(sample: np.ndarray, lists: int, seed: int) -> np.ndarray:
-    """About ``lists`` spherical k-means centroids of ``sample`` in two levels: sqrt(lists) groups, then each
-    group's points clustered into lists in proportion to them (at least one), so that the cost grows as
-    points x sqrt(lists) rather than points x lists."""
-    import faiss
-
-    d = sample.shape[1]
-    groups = max(1, min(sample.shape[0], int(np.sqrt(lists))))
-    # min_points_per_centroid=1: small training sets are deliberate here, not a mistake to warn about.
-    options = {"niter": KMEANS_ITER, "spherical": True, "seed": seed, "min_points_per_centroid": 1}
-    top = faiss.Kmeans(d, groups, max_points_per_centroid=sample.shape[0], **options)
-    top.train(sample)
-    group = top.assign(sample)[1]
-    order = np.argsort(group, kind="stable")
-    sizes = np.bincount(group, minlength=groups)
-    starts = np.concatenate([[0], np.cumsum(sizes)])
-    out = []
-    for g in np.flatnonzero(sizes):
-        points = sample[order[starts[g]:starts[g + 1]]]
-        share = int(min(points.shape[0], max(1, round(sizes[g] * lists / sample.shape[0]))))
-        sub = faiss.Kmeans(d, share, max_points_per_centroid=points.shape[0], **options)
-        sub.train(points)
-        out.append(sub.centroids)
-    return np.ascontiguousarray(np.vstack(out), dtype=np.float32)
-
-
 def lists_for(m: int) -> int:
     """Inverted lists for ``m`` papers: about :data:`LIST_SIZE` papers a list."""
     return max(1, m // LIST_SIZE)
 
 
-def training_rows(m: int, seed: int = 0) -> np.ndarray:
-    """The rows (sorted) of ``m`` papers whose vectors train the index: :data:`TRAIN_PER_LIST` a list."""
-    return np.sort(np.random.default_rng(seed).choice(m, size=min(m, TRAIN_PER_LIST * lists_for(m)), replace=False))
+def groups_for(lists: int) -> int:
+    """Groups of the lists' coarse level: about sqrt(lists), at most :data:`COARSE_GROUPS`."""
+    return max(1, min(COARSE_GROUPS, int(np.sqrt(lists))))
 
 
-def coarse_quantizer(sample: np.ndarray, m: int, seed: int = 0):
-    """The inverted lists' centroids for ``m`` papers, trained on ``sample`` (the rows :func:`training_rows`
-    chose), in an HNSW graph searched with :data:`HNSW_EF` candidates.
+def sample_fractions(m: int) -> tuple[float, float]:
+    """The shares of ``m`` papers that train the lists (:data:`TRAIN_PER_LIST` a list, at least
+    :data:`MIN_TRAIN` papers) and the coarse level (:data:`COARSE_POINTS` a group, a subset of the former): a
+    paper is in each when its :func:`sample_hash` is below the share."""
+    train = min(1.0, max(TRAIN_PER_LIST * lists_for(m), MIN_TRAIN) / m)
+    return train, min(train, COARSE_POINTS * groups_for(lists_for(m)) / m)
 
-    Built on one thread: k-means in many small parts spends more on waking threads than it gains (29 s instead
-    of 2 s at 10^5 papers on a loaded 2-core machine), and HNSW's parallel insertion makes the graph, hence the
-    lists probed, depend on thread timing.
+
+def sample_hash(ids: np.ndarray, seed: int = 0) -> np.ndarray:
+    """A uniform number in [0, 1) for each paper id (splitmix64 of the id and the seed): the training samples are
+    the papers below a share, so that the Spark engine's executors choose the same papers as the DuckDB engine
+    without a list of them."""
+    golden = np.uint64(0x9E3779B97F4A7C15)
+    with np.errstate(over="ignore"):
+        z = np.asarray(ids).astype(np.uint64) + np.uint64(seed + 1) * golden
+        z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+        z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+        z ^= z >> np.uint64(31)
+    return (z >> np.uint64(11)).astype(np.float64) / 2.0**53
+
+
+def _kmeans(points: np.ndarray, clusters: int, seed: int) -> np.ndarray:
+    """Spherical k-means centroids of ``points`` (one thread: the same centroids in every process)."""
+    import faiss
+
+    faiss.omp_set_num_threads(1)
+    # min_points_per_centroid=1: small training sets are deliberate here, not a mistake to warn about.
+    km = faiss.Kmeans(points.shape[1], clusters, niter=KMEANS_ITER, spherical=True, seed=seed,
+                      min_points_per_centroid=1, max_points_per_centroid=points.shape[0])
+    km.train(np.ascontiguousarray(points, dtype=np.float32))
+    return km.centroids
+
+
+def coarse_centroids(points: np.ndarray, m: int, seed: int = 0) -> np.ndarray:
+    """The coarse level of the lists' training for ``m`` papers: :func:`groups_for` groups trained on ``points``
+    (the coarse sample, in id order): at most :data:`COARSE_GROUPS` x :data:`COARSE_POINTS` points, so this part,
+    which the Spark engine runs on its driver, does not grow with the papers."""
+    return _kmeans(points, max(1, min(points.shape[0], groups_for(lists_for(m)))), seed)
+
+
+def group_of(points: np.ndarray, coarse: np.ndarray) -> np.ndarray:
+    """Each point's group: its nearest coarse centroid by inner product (the lowest on a tie)."""
+    import faiss
+
+    faiss.omp_set_num_threads(1)
+    index = faiss.IndexFlatIP(coarse.shape[1])
+    index.add(np.ascontiguousarray(coarse, dtype=np.float32))
+    return index.search(np.ascontiguousarray(points, dtype=np.float32), 1)[1][:, 0]
+
+
+def fine_shares(sizes: np.ndarray, m: int) -> np.ndarray:
+    """Lists per group, in proportion to the group's training points (at least one, at most its points; none for
+    an empty group)."""
+    sizes = np.asarray(sizes, dtype=np.int64)
+    shares = np.maximum(1, np.rint(sizes * lists_for(m) / max(1, sizes.sum())).astype(np.int64))
+    return np.where(sizes > 0, np.minimum(sizes, shares), 0)
+
+
+def fine_centroids(points: np.ndarray, share: int, seed: int = 0) -> np.ndarray:
+    """A group's lists: ``share`` k-means centroids of its training points (in id order); the Spark engine trains
+    each group on an executor."""
+    return _kmeans(points, share, seed)
+
+
+def list_centroids(unit: np.ndarray, ids: np.ndarray, seed: int = 0) -> np.ndarray:
+    """About :func:`lists_for` centroids for the papers ``unit`` (ids ascending), trained in two levels: the
+    coarse groups on the coarse sample, then each group's training points into lists in proportion to them
+    (:func:`sample_fractions`, :func:`coarse_centroids`, :func:`fine_shares`, :func:`fine_centroids`), groups in
+    order. The cost of the coarse level is bounded; the fine level's grows as the sample times lists a group."""
+    m = unit.shape[0]
+    score = sample_hash(ids, seed)
+    train, coarse = sample_fractions(m)
+    sample = np.flatnonzero(score < train)
+    top = coarse_centroids(unit[np.flatnonzero(score < coarse)], m, seed)
+    group = group_of(unit[sample], top)
+    shares = fine_shares(np.bincount(group, minlength=top.shape[0]), m)
+    out = [fine_centroids(unit[sample[group == g]], int(shares[g]), seed) for g in np.flatnonzero(shares)]
+    return np.ascontiguousarray(np.vstack(out), dtype=np.float32)
+
+
+def coarse_quantizer(centroids: np.ndarray):
+    """The inverted lists' centroids (:func:`list_centroids`) in an HNSW graph searched with :data:`HNSW_EF`
+    candidates.
+
+    Built on one thread: HNSW's parallel insertion makes the graph, hence the lists probed, depend on thread
+    timing.
 
     Returns
     -------
@@ -152,17 +208,16 @@ def coarse_quantizer(sample: np.ndarray, m: int, seed: int = 0):
     import faiss
 
     faiss.omp_set_num_threads(1)
-    centroids = _centroids(sample, lists_for(m), seed)
-    quantizer = faiss.IndexHNSWFlat(sample.shape[1], HNSW_LINKS, faiss.METRIC_INNER_PRODUCT)
+    quantizer = faiss.IndexHNSWFlat(centroids.shape[1], HNSW_LINKS, faiss.METRIC_INNER_PRODUCT)
     quantizer.add(centroids)
     quantizer.hnsw.efSearch = HNSW_EF
     return quantizer
 
 
-def ivf_index(unit: np.ndarray, threads: int = 0, seed: int = 0):
+def ivf_index(unit: np.ndarray, threads: int = 0, seed: int = 0, ids: np.ndarray | None = None):
     """A trained, empty FAISS inverted-file index for ``unit`` (inner product): lists of about
-    :data:`LIST_SIZE` papers, k-means centroids (:data:`TRAIN_PER_LIST` sampled papers a list) found through an
-    HNSW graph (:func:`coarse_quantizer`), :data:`NPROBE` lists probed.
+    :data:`LIST_SIZE` papers, k-means centroids (:func:`list_centroids`) found through an HNSW graph
+    (:func:`coarse_quantizer`), :data:`NPROBE` lists probed.
 
     Parameters
     ----------
@@ -170,7 +225,9 @@ def ivf_index(unit: np.ndarray, threads: int = 0, seed: int = 0):
     threads : int
         Threads FAISS uses afterwards, to add and search (0: all cores).
     seed : int
-        Seeds the training sample and k-means; the index depends on nothing else.
+        Seeds the training samples and k-means; the index depends on nothing else.
+    ids : ndarray of int, optional
+        The papers' ids (ascending), which choose the training samples (:func:`sample_hash`); the rows when None.
 
     Returns
     -------
@@ -179,7 +236,7 @@ def ivf_index(unit: np.ndarray, threads: int = 0, seed: int = 0):
     import faiss
 
     m, d = unit.shape
-    quantizer = coarse_quantizer(unit[training_rows(m, seed)], m, seed)
+    quantizer = coarse_quantizer(list_centroids(unit, np.arange(m) if ids is None else ids, seed))
     faiss.omp_set_num_threads(threads or os.cpu_count() or 1)
     index = faiss.IndexIVFFlat(quantizer, d, quantizer.ntotal, faiss.METRIC_INNER_PRODUCT)
     index.nprobe = min(NPROBE, quantizer.ntotal)
@@ -187,7 +244,8 @@ def ivf_index(unit: np.ndarray, threads: int = 0, seed: int = 0):
 
 
 def approximate_search(unit: np.ndarray, k: int, threads: int = 0, seed: int = 0,
-                       advance: Callable[[int], None] | None = None) -> tuple[np.ndarray, np.ndarray]:
+                       advance: Callable[[int], None] | None = None, ids: np.ndarray | None = None
+                       ) -> tuple[np.ndarray, np.ndarray]:
     """Approximate k nearest rows of every row of ``unit`` through :func:`ivf_index`, widened by neighbours'
     neighbours and re-ranked by float32 similarity; the same for any number of threads.
 
@@ -201,6 +259,8 @@ def approximate_search(unit: np.ndarray, k: int, threads: int = 0, seed: int = 0
         The index's seed (:func:`ivf_index`).
     advance : callable, optional
         Called with the number of vectors added, searched, then refined (3 m in all).
+    ids : ndarray of int, optional
+        The papers' ids (:func:`ivf_index`).
 
     Returns
     -------
@@ -210,7 +270,7 @@ def approximate_search(unit: np.ndarray, k: int, threads: int = 0, seed: int = 0
     import faiss
 
     m = unit.shape[0]
-    index = ivf_index(unit, threads, seed)
+    index = ivf_index(unit, threads, seed, ids)
     for s in range(0, m, BATCH):
         e = min(m, s + BATCH)
         index.add(unit[s:e])
@@ -293,7 +353,7 @@ def recall(unit: np.ndarray, keys: np.ndarray, sims: np.ndarray, sample: int = R
 
 
 def nearest_papers(unit: np.ndarray, k: int, method: str = "auto", threads: int = 0,
-                   advance: Callable[[int], None] | None = None) -> Neighbours:
+                   advance: Callable[[int], None] | None = None, ids: np.ndarray | None = None) -> Neighbours:
     """Distance to the nearest paper and mean distance to the k nearest, for each row of ``unit``.
 
     Parameters
@@ -308,6 +368,8 @@ def nearest_papers(unit: np.ndarray, k: int, method: str = "auto", threads: int 
         Threads for FAISS (0: all cores).
     advance : callable, optional
         Progress: exact search advances by m once done, approximate by 3 m as it goes.
+    ids : ndarray of int, optional
+        The papers' ids, ascending, which choose the approximate index's training samples (:func:`ivf_index`).
 
     Returns
     -------
@@ -322,6 +384,6 @@ def nearest_papers(unit: np.ndarray, k: int, method: str = "auto", threads: int 
         if advance:
             advance(m)
         return Neighbours(nn.astype(np.float64), knn.astype(np.float64), "exact", None)
-    sims, keys = approximate_search(unit, k, threads=threads, advance=advance)
+    sims, keys = approximate_search(unit, k, threads=threads, advance=advance, ids=ids)
     nn, knn = distances(sims)
     return Neighbours(nn, knn, "ann", recall(unit, keys, sims))

@@ -76,10 +76,10 @@ class SparkIndex(DuckIndex):
 
     # --- stage 1 ---
     def read(self) -> str:
-        """Check every data file against the record contract on the driver (as the DuckDB engine does, so that
-        both accept the same records), then flatten it with Spark's JSON or Parquet reader; returns the stage
-        key."""
-        from scitaste_hf.snapshot.records import CONTRACT, check_part
+        """Check every data file against the record contract on the executors (the DuckDB engine's check, so
+        that both accept the same records: :func:`check_batches`), then flatten it with Spark's JSON or Parquet
+        reader; returns the stage key."""
+        from scitaste_hf.snapshot.records import CONTRACT
 
         parts = self.files.parts
         fingerprint = [(str(p.path), p.path.stat().st_size, p.path.stat().st_mtime_ns) for p in parts]
@@ -96,12 +96,31 @@ class SparkIndex(DuckIndex):
         with self.progress.step("reading the snapshot", self.files.records or len(parts)) as advance:
             for k in range(0, len(parts), per_job):
                 batch = parts[k:k + per_job]
-                blank_lines += sum(check_part(p.path, self.files.format).blank_lines for p in batch)
+                blank_lines += self._check([p.path for p in batch])
                 self._records([p.path for p in batch], schema).createOrReplaceTempView("records")
                 self._write(self.spark.sql(sql.flatten_records("records", sql.SPARK)), f"raw/batch_{k:06d}")
                 advance(sum(p.records for p in batch) if self.files.records else len(batch))
         self.stages.finish("read", key, files=len(parts), blank_lines=blank_lines)
         return key
+
+    def _check(self, paths: list) -> int:
+        """The record contract's check of data files, one a task (:func:`check_batches`): the blank lines they
+        skip; the first refusal in file order is raised here, in its one line.
+
+        Raises
+        ------
+        ScitasteError
+            As :func:`scitaste_hf.snapshot.records.check_part`.
+        """
+        from functools import partial
+
+        listed = self.spark.createDataFrame([(k, str(p)) for k, p in enumerate(paths)], "k INT, path STRING")
+        rows = sorted(listed.repartition(len(paths)).mapInArrow(
+            partial(check_batches, fmt=self.files.format), "k INT, blank_lines BIGINT, error STRING").collect())
+        for _, _, error in rows:
+            if error:
+                raise ScitasteError(error)
+        return sum(r[1] for r in rows)
 
     def _records(self, paths: list, schema: str):
         """The records of data files as a DataFrame: Spark's JSON reader with the records' schema or its Parquet
@@ -280,10 +299,12 @@ class SparkIndex(DuckIndex):
 
     # --- stage 6 ---
     def _search_bytes(self, papers: int, dim: int, method: str) -> float:
-        """The driver holds the approximate search's training sample only."""
-        from scitaste_hf.scale.neighbours import training_rows
+        """The driver holds the approximate search's coarse sample and its lists' centroids only."""
+        from scitaste_hf.scale.neighbours import COARSE_POINTS, groups_for, lists_for
 
-        return 4 * dim * training_rows(papers).size if method == "ann" else super()._search_bytes(papers, dim, method)
+        if method != "ann":
+            return super()._search_bytes(papers, dim, method)
+        return 4 * dim * (COARSE_POINTS * groups_for(lists_for(papers)) + lists_for(papers))
 
     def _search(self, rows: np.ndarray, vectors: np.ndarray, k: int, method: str, advance):
         """The approximate search as Spark jobs (:mod:`scitaste_hf.scale.spark_vectors`); exact search on the
@@ -298,7 +319,7 @@ class SparkIndex(DuckIndex):
             return approximate_search(self.spark, self._write, "vectors", focal_w,
                                       lambda r: np.ascontiguousarray(vectors[rows[r]]), k, advance=advance)
         finally:
-            for name in ("nn_assigned", "nn_found", "nn_result"):
+            for name in ("nn_train", "nn_grouped", "nn_assigned", "nn_found", "nn_result"):
                 shutil.rmtree(self.folder / name, ignore_errors=True)
 
     # --- stage 7 ---
@@ -326,6 +347,24 @@ class SparkIndex(DuckIndex):
             return None
         subfields = [r[0] for r in self._rows(sql.focal_subfields(n_focal))]
         return paper_disciplines(subfields, self.options.weights, self.options.taxonomy)
+
+
+def check_batches(batches, fmt: str):
+    """mapInArrow, on the executors: rows (k, path) of data files to (k, blank lines, the contract's refusal or
+    null) by :func:`scitaste_hf.snapshot.records.check_part`; a refusal travels as data, so that the driver says
+    it in its one line (an exception would reach it inside a Java stack trace)."""
+    from scitaste_hf.snapshot.records import check_part
+
+    for batch in batches:
+        out: list[tuple] = []
+        for k, path in zip(batch.column("k").to_pylist(), batch.column("path").to_pylist()):
+            try:
+                out.append((k, check_part(path, fmt).blank_lines, None))
+            except ScitasteError as exc:
+                out.append((k, 0, str(exc)))
+        yield pa.RecordBatch.from_arrays([pa.array([r[i] for r in out], t) for i, t in
+                                          enumerate((pa.int32(), pa.int64(), pa.string()))],
+                                         names=["k", "blank_lines", "error"])
 
 
 #: Lines of a data file in a store per Arrow batch an executor hands Spark.

@@ -7,9 +7,13 @@ engine, so the vectors are the same.
 
 Nearest papers (the approximate search of :mod:`scitaste_hf.scale.neighbours`, spread over the executors):
 
-1. the driver trains the coarse quantizer on the same sample as the DuckDB engine
-   (:func:`~scitaste_hf.scale.neighbours.training_rows`, :func:`~scitaste_hf.scale.neighbours.coarse_quantizer`)
-   and broadcasts it (the centroids in their HNSW graph, a few MB per 10^5 lists);
+1. the lists' centroids, trained as the DuckDB engine trains them
+   (:func:`~scitaste_hf.scale.neighbours.list_centroids`), in two levels: the executors choose the training samples
+   by a hash of each paper's id (``train``); the driver trains the coarse groups on the coarse sample (at most
+   65,536 papers at any size: :func:`~scitaste_hf.scale.neighbours.coarse_centroids`) and broadcasts them; the
+   executors put each training paper in its group (``group``), then train each group's lists (``fine``), one group
+   a task; the driver builds the centroids' HNSW graph (:func:`~scitaste_hf.scale.neighbours.coarse_quantizer`)
+   and broadcasts it (a few MB per 10^5 lists);
 2. ``assign``: each paper's :data:`~scitaste_hf.scale.neighbours.NPROBE` nearest lists, found through the graph on
    the executors; the first is its own list (FAISS's inverted file assigns a vector so);
 3. ``scan``: grouped by list, each list's papers against the papers that probe it, exact float32 similarities,
@@ -114,6 +118,43 @@ def _quantizer(broadcast):
         # The graph keeps its search expansion (HNSW_EF) in its serialized form.
         _QUANTIZERS[id(data)] = (data, faiss.deserialize_index(data))
     return _QUANTIZERS[id(data)][1]
+
+
+def train_batches(batches, seed: int, train: float, coarse: float):
+    """mapInArrow: (w, v) to the papers in the training sample, (w, v, coarse): whether each is in the coarse sample
+    too (:func:`scitaste_hf.scale.neighbours.sample_hash` below each share)."""
+    from scitaste_hf.scale.neighbours import sample_hash
+
+    for batch in batches:
+        score = sample_hash(batch.column("w").to_numpy(), seed)
+        keep = score < train
+        picked = batch.filter(pa.array(keep))
+        yield pa.RecordBatch.from_arrays([picked.column("w"), picked.column("v"), pa.array(score[keep] < coarse)],
+                                         names=["w", "v", "coarse"])
+
+
+def group_batches(batches, coarse):
+    """mapInArrow: (w, v) of training papers to (g, w, v), g the group of the broadcast coarse centroids."""
+    from scitaste_hf.scale.neighbours import group_of
+
+    for batch in batches:
+        x = matrix(batch.column("v"))
+        g = group_of(x, coarse.value) if len(x) else np.zeros(0, np.int64)
+        yield pa.RecordBatch.from_arrays([pa.array(g, pa.int64()), batch.column("w"), batch.column("v")],
+                                         names=["g", "w", "v"])
+
+
+def fine_batches(batches, shares, seed: int):
+    """mapInArrow: a group's training papers in id order (g, vs) to its lists' centroids (g, c: float32 bytes) by
+    :func:`scitaste_hf.scale.neighbours.fine_centroids`, ``shares`` (broadcast) lists for group g."""
+    from scitaste_hf.scale.neighbours import fine_centroids
+
+    for batch in batches:
+        out = []
+        for j in range(batch.num_rows):
+            g = batch.column("g")[j].as_py()
+            out.append(fine_centroids(matrix(batch.column("vs")[j].values), int(shares.value[g]), seed).tobytes())
+        yield pa.RecordBatch.from_arrays([batch.column("g"), pa.array(out, pa.binary())], names=["g", "c"])
 
 
 def assign_batches(batches, quantizer, nprobe: int):
@@ -247,6 +288,43 @@ def _merged(view: str, key: str, keep: int) -> str:
             f"GROUP BY {key}")
 
 
+def _list_centroids(spark, write, focal, m: int, seed: int) -> np.ndarray:
+    """:func:`scitaste_hf.scale.neighbours.list_centroids` of the papers ``focal`` (a DataFrame of (w, v)) as Spark
+    jobs: the samples and the fine level on the executors, the coarse level (bounded) on the driver."""
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
+    from scitaste_hf.scale.neighbours import coarse_centroids, fine_shares, sample_fractions
+
+    context = spark.sparkContext
+    train, coarse = sample_fractions(m)
+    sampled = write(focal.mapInArrow(partial(train_batches, seed=seed, train=train, coarse=coarse),
+                                     "w BIGINT, v BINARY, coarse BOOLEAN"), "nn_train")
+    points = matrix(pq.read_table(sampled, columns=["w", "v"], filters=pc.field("coarse")).sort_by("w").column("v"))
+    top = context.broadcast(coarse_centroids(points, m, seed))
+    grouped = write(spark.read.parquet(str(sampled)).select("w", "v").mapInArrow(
+        partial(group_batches, coarse=top), "g BIGINT, w BIGINT, v BINARY"), "nn_grouped")
+    groups = top.value.shape[0]
+    top.unpersist()
+    spark.read.parquet(str(grouped)).createOrReplaceTempView("nn_grouped")
+    sizes = np.zeros(groups, dtype=np.int64)
+    for g, n in spark.sql("SELECT g, COUNT(*) FROM nn_grouped GROUP BY g").collect():
+        sizes[g] = n
+    shares = context.broadcast(fine_shares(sizes, m))
+    by_group = spark.sql("SELECT g, transform(array_sort(collect_list(named_struct('w', w, 'v', v))), p -> p.v) AS vs "
+                         "FROM nn_grouped GROUP BY g")
+    previous = spark.conf.get("spark.sql.execution.arrow.maxRecordsPerBatch")
+    spark.conf.set("spark.sql.execution.arrow.maxRecordsPerBatch", "1")  # a group's points are one row
+    try:
+        rows = sorted(by_group.mapInArrow(partial(fine_batches, shares=shares, seed=seed), "g BIGINT, c BINARY")
+                      .collect())
+    finally:
+        spark.conf.set("spark.sql.execution.arrow.maxRecordsPerBatch", previous)
+        shares.unpersist()
+    d = points.shape[1]
+    return np.ascontiguousarray(np.vstack([np.frombuffer(c, dtype=np.float32).reshape(-1, d) for _, c in rows]))
+
+
 def approximate_search(spark, write, vectors: str, focal_w: np.ndarray, sample_of, k: int, seed: int = 0,
                        advance=None):
     """The approximate search of :func:`scitaste_hf.scale.neighbours.approximate_search` as Spark jobs, with its
@@ -263,7 +341,7 @@ def approximate_search(spark, write, vectors: str, focal_w: np.ndarray, sample_o
         The focal papers searched, ascending (the rows of the result).
     sample_of : callable
         ``sample_of(rows) -> ndarray (len(rows), d)``: the vectors of the focal papers at those positions, read
-        on the driver (the training sample and the recall sample).
+        on the driver (the recall sample).
     k : int
     seed : int
         The index's and the recall sample's seed.
@@ -285,18 +363,17 @@ def approximate_search(spark, write, vectors: str, focal_w: np.ndarray, sample_o
         coarse_quantizer,
         recall_figures,
         recall_queries,
-        training_rows,
     )
 
     m = focal_w.size
     step = advance or (lambda n: None)
     context = spark.sparkContext
-    quantizer = coarse_quantizer(sample_of(training_rows(m, seed)), m, seed)
+    last = int(focal_w[-1])
+    focal = spark.sql(f"SELECT w, v FROM {vectors} WHERE w <= {last}")
+    quantizer = coarse_quantizer(_list_centroids(spark, write, focal, m, seed))
     nprobe = min(NPROBE, quantizer.ntotal)
     keep = min(m, k + OVERFETCH)
     graph = context.broadcast(faiss.serialize_index(quantizer))
-    last = int(focal_w[-1])
-    focal = spark.sql(f"SELECT w, v FROM {vectors} WHERE w <= {last}")
     assigned = write(focal.mapInArrow(partial(assign_batches, quantizer=graph, nprobe=nprobe),
                                       "w BIGINT, v BINARY, probes ARRAY<INT>"), "nn_assigned")
     spark.read.parquet(str(assigned)).createOrReplaceTempView("nn_assigned")

@@ -15,7 +15,7 @@ from typing import Any
 from scitaste_hf.output import write_json_atomic
 
 #: Bump when a stage's output changes meaning, so that outputs of an older version are recomputed.
-VERSION = 2  # 2: nearest papers in lists of a fixed size
+VERSION = 3  # 2: nearest papers in lists of a fixed size; 3: their training samples chosen by a hash of the id
 
 
 def key_of(*parts: Any) -> str:

@@ -69,3 +69,19 @@ def test_auto_is_exact_below_the_limit_and_approximate_from_it(clustered, monkey
     # Distances are exact wherever the neighbour was found, and never smaller than the exact ones.
     assert np.median(np.abs(ann.knn_distance - knn)) == pytest.approx(0, abs=1e-6)
     assert np.all(ann.nn_distance >= nn - 1e-6)
+
+
+def test_the_training_samples_are_a_hash_of_the_id_and_the_coarse_one_is_bounded():
+    ids = np.arange(1_000_000) * 7 + 3  # work numbers need not be consecutive
+    score = nb.sample_hash(ids, seed=0)
+    assert np.array_equal(score, nb.sample_hash(ids.copy(), seed=0))
+    assert not np.array_equal(score, nb.sample_hash(ids, seed=1))
+    for m in (1_000, 10**6, 2.5 * 10**8):
+        train, coarse = nb.sample_fractions(int(m))
+        lists = nb.lists_for(int(m))
+        assert train == pytest.approx(min(1, max(nb.TRAIN_PER_LIST * lists, nb.MIN_TRAIN) / m)) and coarse <= train
+        # the coarse sample (the Spark engine's driver trains on it) stays within 1,024 groups of 64 at any size
+        assert coarse * m <= nb.COARSE_GROUPS * nb.COARSE_POINTS + 1e-6
+    # uniform: the share below 1/4 is 1/4 within 4 binomial standard deviations
+    assert abs(np.mean(score < 0.25) - 0.25) < 4 * np.sqrt(0.25 * 0.75 / ids.size)
+    assert score.min() >= 0 and score.max() < 1

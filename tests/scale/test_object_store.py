@@ -2,8 +2,11 @@
 snapshot in a local folder, with the DuckDB, in-memory and Spark engines, in both formats; a store that does not
 answer, a missing bucket, an unknown protocol and an --out URL are each one line."""
 
+import gzip
+import json
 import os
 import re
+import shutil
 import socket
 import subprocess
 import sys
@@ -13,6 +16,7 @@ import numpy as np
 import pyarrow.parquet as pq
 import pytest
 
+from scitaste_hf.errors import ScitasteError
 from scitaste_hf.progress import StageProgress
 from scitaste_hf.scale.options import IndexOptions
 from scitaste_hf.scale.run import index_snapshot
@@ -93,7 +97,7 @@ def test_a_snapshot_in_a_store_gives_the_local_index(store, local_index, tmp_pat
 def test_spark_reads_a_store_through_its_executors(store, local_index, tmp_path, spark_missing):
     """Spark's readers cannot reach s3:// without Maven jars: the executors read each file through fsspec, and the
     index is the DuckDB engine's from the local folder (to 1e-12, as tests/scale/test_spark_engine.py finds Spark's
-    from a local folder), JSON Lines and Parquet."""
+    from a local folder), JSON Lines and Parquet; a record the contract refuses is one line."""
     from scitaste_hf.scale.spark_session import spark_session
 
     if spark_missing:
@@ -107,6 +111,15 @@ def test_spark_reads_a_store_through_its_executors(store, local_index, tmp_path,
         for fmt in ("jsonl", "parquet"):
             there, _ = _index(url, tmp_path / f"store-{fmt}", "spark", format=fmt, **options)
             _same(there, local_index(fmt)[0], atol=1e-12)
+        # the executors check the record contract and the driver says a refusal in the contract's one line
+        broken = shutil.copytree(store[0], tmp_path / "broken")
+        part = sorted((broken / "data" / "works").glob("updated_date=*/part_*.gz"))[0]
+        lines = gzip.decompress(part.read_bytes()).split(b"\n")
+        lines[2] = json.dumps({**json.loads(lines[2]), "referenced_works": "W1"}).encode()
+        part.write_bytes(gzip.compress(b"\n".join(lines)))
+        with pytest.raises(ScitasteError, match=rf"^reading the snapshot failed: {re.escape(str(part))}: line 3: "
+                                                r"referenced_works must be a list, not 'W1'$"):
+            _index(broken, tmp_path / "refused", "spark", **options)
 
 
 def _cli(*args, env=None):

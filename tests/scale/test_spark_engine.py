@@ -86,7 +86,7 @@ def test_spark_on_every_work_with_embedding_and_search_on_the_executors(spark, s
     # The DuckDB engine's search on the same vectors and index: the same neighbours, the same recall.
     focal = rows < table.num_rows
     unit = np.ascontiguousarray(vectors[focal])
-    sims, keys = nb.approximate_search(unit, 10)
+    sims, keys = nb.approximate_search(unit, 10, ids=rows[focal])
     recall, duck_recall = summary["neighbours"]["recall"], nb.recall(unit, keys, sims)
     assert recall["sample"] == 1000 and 0.9 < recall["recall_at_k"] < 1
     half_width = 2 * np.sqrt(recall["recall_at_k"] * (1 - recall["recall_at_k"]) / recall["sample"])
