@@ -253,6 +253,29 @@ class Details(Database):
             line = fh.read(row["trace_length"])
         return rounds(json.loads(line))
 
+    def conversations(self, run_id: int) -> dict[str, list[dict[str, Any]]]:
+        """Every paper's conversation in the run's evidence (:meth:`conversation`), each evidence file read once, by
+        paper; a paper whose conversation the run does not store is left out. A details dataset wants them all, and
+        :meth:`conversation` reads a whole Inspect log for each paper (minutes for a run of 10,000 papers)."""
+        rows = [r for r in self.of_run(run_id) if r["trace_kind"] is not None]
+        if not rows:
+            return {}
+        sha256 = self.query("SELECT sha256 FROM runs WHERE run_id = ?", (run_id,))[0]["sha256"]
+        evidence = self.board.store.evidence(sha256)
+        logged: dict[str, list[dict[str, Any]]] = {}
+        if any(r["trace_kind"] == INSPECT for r in rows):
+            kind, blob = next(((k, b) for k, b in evidence.items() if is_inspect_log(b)), ("", b""))
+            logged = log_reader(kind).all_messages(blob, f"run #{run_id}'s {kind}") if blob else {}
+        out = {}
+        for r in rows:
+            if r["trace_kind"] == INSPECT:
+                if r["bibcode"] in logged:
+                    out[r["bibcode"]] = rounds({"messages": logged[r["bibcode"]]})
+            else:
+                start = r["trace_offset"]
+                out[r["bibcode"]] = rounds(json.loads(evidence[r["trace_kind"]][start:start + r["trace_length"]]))
+        return out
+
 
 def _text(content: Any) -> str:
     """A message's content as text (a list of parts, as some APIs send, joined)."""
@@ -372,10 +395,11 @@ def dataset_rows(details: Details, run_id: int) -> list[dict[str, Any]]:
     rows = details.of_run(int(run_id))
     if not rows:
         raise ScitasteError(f"run #{run_id}'s stored file does not parse against this gold set; nothing to publish")
+    conversations = details.conversations(int(run_id))
     out = []
     for row in rows:
         gold = details.gold[row["bibcode"]]
-        conversation = details.conversation(int(run_id), row["bibcode"])
+        conversation = conversations.get(row["bibcode"])
         out.append({
             "run": int(run_id), "model": run["model"], "mode": run["mode"], "status": run["status"],
             "bibcode": row["bibcode"], "parsed": row["failure"] is None,

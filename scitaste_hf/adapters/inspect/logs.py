@@ -143,6 +143,27 @@ def messages(data: bytes, source: str, sample_id: str) -> list[dict] | None:
             return None  # no sample of that id (Inspect's error for it differs between its versions)
         except Exception as exc:
             raise ScitasteError(f"{source}: not a readable Inspect log ({first_line(exc)})") from None
+    return _chat(sample)
+
+
+def all_messages(data: bytes, source: str) -> dict[str, list[dict]]:
+    """Every sample's conversation (:func:`messages`), by sample id (a paper), the log read once: for a caller that
+    wants them all (a run's details dataset, one row a paper), which :func:`messages` would read the whole log for
+    one at a time.
+
+    Raises
+    ------
+    ScitasteError
+        When ``data`` is not a readable Inspect log or holds no samples.
+    """
+    out: dict[str, list[dict]] = {}
+    for sample in sorted(_log(data, source).samples, key=lambda s: s.epoch):  # the first epoch, as messages reads
+        out.setdefault(str(sample.id), _chat(sample))
+    return out
+
+
+def _chat(sample) -> list[dict]:
+    """A sample's messages as OpenAI-style chat messages (see :func:`messages`)."""
     out = []
     for message in sample.messages:
         entry: dict = {"role": message.role, "content": message.text}
