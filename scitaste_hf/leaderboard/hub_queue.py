@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 import sqlite3
 import threading
 import time
@@ -45,6 +46,27 @@ RESULTS = "queue/results"
 COLLECT_EVERY = 30.0
 #: Commits refused because another landed first, after which a change is given up (each refusal reads again).
 _RETRIES = 8
+
+
+#: A state entry's key: the request's number. Its fields, with the types that claim, renew and collect read (the
+#: first named in a refusal); the optional ones may be left out.
+_REQUEST_KEY = re.compile(r"[0-9]{1,18}")
+_ENTRY_FIELDS: dict[str, tuple[type, ...]] = {"state": (str,), "owner": (str,), "until": (int, float),
+                                              "attempts": (int,), "started_at": (str,), "reason": (str,),
+                                              "collected": (bool,)}
+_OPTIONAL_FIELDS = ("reason", "collected")
+
+
+def _wrong_field(entry: dict[str, Any]) -> str | None:
+    """The first of :data:`_ENTRY_FIELDS` that a state entry lacks or holds as another type (a boolean is no number),
+    None when each is as written."""
+    for field, kinds in _ENTRY_FIELDS.items():
+        if field in _OPTIONAL_FIELDS and field not in entry:
+            continue
+        value = entry.get(field)
+        if not isinstance(value, kinds) or (isinstance(value, bool) and bool not in kinds):
+            return field
+    return None
 
 
 def _claimable(entry: dict[str, Any] | None, row: dict[str, Any], now: float) -> bool:
@@ -150,6 +172,18 @@ class HubQueue:
             raise ScitasteError(f"{source} is not UTF-8 text") from None
         if not isinstance(state, dict) or not all(isinstance(v, dict) for v in state.values()):
             raise ScitasteError(f"{source} is not an object of one object per request")
+        for key, entry in state.items():
+            # what claim, renew and collect read of an entry: one edited away or retyped would be a KeyError or a
+            # TypeError in every worker and in the Space
+            if not _REQUEST_KEY.fullmatch(key):
+                why = "its key is not a request number"
+            elif wrong := _wrong_field(entry):
+                why = f"its {wrong!r} is missing or not {_ENTRY_FIELDS[wrong][0].__name__}"
+            elif entry["state"] not in (RUNNING, FAILED, FINISHED):
+                why = f"its state is not one of {RUNNING}, {FAILED}, {FINISHED}"
+            else:
+                continue
+            raise ScitasteError(f"{source}: the entry {key[:40]!r} is not a request's ({why})")
         return state
 
     def _commit(self, head: str, state: dict[str, dict[str, Any]], message: str,

@@ -341,8 +341,13 @@ def test_a_queue_on_the_hub_leases_each_request_once_and_the_space_stores_what_c
     from huggingface_hub import HfApi
 
     api = HfApi(endpoint=url, token=token)
+    entry = {"state": RUNNING, "owner": "w9", "until": 0, "attempts": 1, "started_at": "2026-01-01T00:00:00Z"}
     for broken, reason in ((b'{"1": {"lease"', "is not valid JSON"), (b'[1, 2]', "not an object of one object"),
-                           (b"\xff\xfe", "is not UTF-8")):
+                           (b"\xff\xfe", "is not UTF-8"), (b'{"1": {}}', "its 'state' is missing or not str"),
+                           (json.dumps({"one": entry}).encode(), "its key is not a request number"),
+                           (json.dumps({"1": {**entry, "until": "soon"}}).encode(), "'until' is missing or not int"),
+                           (json.dumps({"1": {**entry, "attempts": True}}).encode(), "'attempts' is missing"),
+                           (json.dumps({"1": {**entry, "state": "done"}}).encode(), "its state is not one of")):
         api.upload_file(path_or_fileobj=broken, path_in_repo=STATE_FILE, repo_id="org/results", repo_type="dataset")
         with pytest.raises(ScitasteError, match=reason) as raised:
             workers[2].claim("w2")
