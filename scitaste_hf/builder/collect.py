@@ -313,7 +313,8 @@ def snowball(openalex, focal: Sequence[Mapping[str, Any]], plan: SnowballPlan, *
 
 def journal_sources(openalex, source_ids: Iterable[str], *, tick: Tick = _noop) -> list[dict[str, Any]]:
     """The candidates' journals as OpenAlex source objects (``issn_l``, ``display_name``, ``summary_stats``),
-    what :meth:`~scitaste_hf.index.JournalTable.from_openalex_sources` reads.
+    what :meth:`~scitaste_hf.index.JournalTable.from_openalex_sources` reads, asked for in batches
+    (:meth:`~scitaste_hf.sources.openalex.OpenAlexClient.get_sources`).
 
     Parameters
     ----------
@@ -321,12 +322,24 @@ def journal_sources(openalex, source_ids: Iterable[str], *, tick: Tick = _noop) 
     source_ids : iterable of str
         OpenAlex source ids (``S...``).
     tick : callable
-        Called with 1 per source.
+        Called with the number of sources of each batch.
+
+    Raises
+    ------
+    NotFoundError
+        When OpenAlex has no source of that id (a candidate's venue).
     """
+    from scitaste_hf.sources.errors import NotFoundError
+
+    wanted = sorted(set(source_ids))
     out = []
-    for sid in sorted(set(source_ids)):
-        src = openalex.get_source(sid)
-        out.append({"id": src.id, "issn_l": src.issn_l, "display_name": src.display_name,
-                    "summary_stats": {"2yr_mean_citedness": src.two_year_mean_citedness}})
-        tick(1)
+    for batch in _batches(wanted):
+        found = {src.id: src for src in openalex.get_sources(batch)}
+        for sid in batch:
+            if sid not in found:
+                raise NotFoundError(f"OpenAlex has no source {sid}")
+            src = found[sid]
+            out.append({"id": src.id, "issn_l": src.issn_l, "display_name": src.display_name,
+                        "summary_stats": {"2yr_mean_citedness": src.two_year_mean_citedness}})
+        tick(len(batch))
     return out

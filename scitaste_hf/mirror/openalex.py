@@ -1,10 +1,11 @@
 """OpenAlex's REST API over the simulated world: the subset our clients use, with OpenAlex's semantics.
 
 ``/works/{id}``, ``/works?filter=...&search=...&sort=...&select=...&per-page=...&cursor=...|page=...``,
-``/sources/{id}``, ``/topics/{id}``, ``/concepts/{id}``, ``/institutions/{id}``. Filters (AND over commas,
-OR over ``|``): ``openalex``/``ids.openalex``, ``cites``, ``cited_by``, ``primary_topic.subfield.id``, ``type``,
-``publication_year``, ``from_publication_date``, ``to_publication_date``, ``doi``,
-``primary_location.source.id``, ``title.search``, ``title_and_abstract.search``, ``default.search``.
+``/sources?filter=openalex:S1|S2|...&select=...&per-page=...&cursor=...|page=...``, ``/sources/{id}``,
+``/topics/{id}``, ``/concepts/{id}``, ``/institutions/{id}``. Filters of works (AND over commas, OR over ``|``):
+``openalex``/``ids.openalex``, ``cites``, ``cited_by``, ``primary_topic.subfield.id``, ``type``, ``publication_year``,
+``from_publication_date``, ``to_publication_date``, ``doi``, ``primary_location.source.id``, ``title.search``,
+``title_and_abstract.search``, ``default.search``; of sources ``openalex``/``ids.openalex``.
 ``search=`` matches title and abstract: terms joined by ``OR``, each a word or a "quoted phrase" (all words of
 an unquoted multi-word term must occur). Unknown filters, select fields and sorts answer 400 with OpenAlex's
 error body; unknown ids 404.
@@ -34,6 +35,7 @@ BASIC_PAGING_LIMIT = 10_000
 _FILTERS = ("openalex", "ids.openalex", "cites", "cited_by", "primary_topic.subfield.id", "type",
             "publication_year", "from_publication_date", "to_publication_date", "doi", "primary_location.source.id",
             "title.search", "title_and_abstract.search", "default.search")
+_SOURCE_FILTERS = ("openalex", "ids.openalex")
 _SORTS = ("cited_by_count", "publication_date", "publication_year", "relevance_score")
 _BAD = "Invalid query parameters error."
 
@@ -82,6 +84,8 @@ class OpenAlexApi:
             parts = [p for p in path.split("/") if p]
             if parts == ["works"]:
                 return 200, self.list_works(query)
+            if parts == ["sources"]:
+                return 200, self.list_sources(query)
             if len(parts) == 2:
                 return 200, self.entity(parts[0], parts[1], query)
             raise ApiError(404, "NotFoundError", f"{path} is not an endpoint of this mirror")
@@ -148,6 +152,40 @@ class OpenAlexApi:
             mask &= relevance > 0
         rows = np.flatnonzero(mask)
         rows = self._sort(rows, query.get("sort"), relevance)
+
+        def render(i: int) -> dict:
+            work = self._selected(i, query.get("select"))
+            if relevance is not None and (not query.get("select") or "relevance_score" in query["select"]):
+                work = {**work, "relevance_score": float(relevance[i])}
+            return work
+
+        return self._paged(rows, query, render)
+
+    def list_sources(self, query: dict[str, str]) -> dict:
+        """``/sources`` with the ``openalex`` (``ids.openalex``) filter, ``select=`` and paging, in the world's
+        journal order; any ``sort=`` answers 400 (the mirror's subset has none for sources)."""
+        journals = self.world.journals
+        rows = list(range(len(journals)))
+        for _, value in self._clauses(query.get("filter", ""), _SOURCE_FILTERS):
+            wanted = {_short(v) for v in value.split("|") if v}
+            rows = [j for j in rows if journals[j].id in wanted]
+        if query.get("sort"):
+            raise ApiError(400, _BAD, f"{query['sort']} is not a valid sort. Valid sort fields are: none")
+        fields = tuple(f.strip() for f in query.get("select", "").split(",") if f.strip())
+        known = tuple(openalex_source(self.world, 0)) if journals else ()
+        for f in fields:
+            if f not in known:
+                raise ApiError(400, _BAD, f"{f} is not a valid select field. Valid fields for select are: "
+                                          f"{', '.join(known)}.")
+
+        def render(j: int) -> dict:
+            source = openalex_source(self.world, j)
+            return {f: source[f] for f in fields} if fields else source
+
+        return self._paged(np.array(rows, dtype=np.int64), query, render)
+
+    def _paged(self, rows: np.ndarray, query: dict[str, str], render) -> dict:
+        """One page of ``rows`` (cursor or basic paging, OpenAlex's ``meta``), each row rendered."""
         per_page = self._int(query.get("per-page", query.get("per_page", "25")), "per-page", 1, MAX_PER_PAGE)
         meta = {"count": int(rows.shape[0]), "db_response_time_ms": 1, "page": None, "per_page": per_page,
                 "groups_count": None}
@@ -163,13 +201,7 @@ class OpenAlexApi:
                                           "is required for records beyond 10,000.")
             meta["page"] = page_no
             page = rows[(page_no - 1) * per_page:page_no * per_page]
-        results = []
-        for i in page:
-            work = self._selected(int(i), query.get("select"))
-            if relevance is not None and (not query.get("select") or "relevance_score" in query["select"]):
-                work = {**work, "relevance_score": float(relevance[i])}
-            results.append(work)
-        return {"meta": meta, "results": results, "group_by": []}
+        return {"meta": meta, "results": [render(int(i)) for i in page], "group_by": []}
 
     @staticmethod
     def _int(text: str, name: str, low: int, high: int | None) -> int:
@@ -191,14 +223,15 @@ class OpenAlexApi:
         except ValueError:
             raise ApiError(400, _BAD, f"cursor {text!r} is not valid") from None
 
-    def _clauses(self, text: str) -> list[tuple[str, str]]:
+    @staticmethod
+    def _clauses(text: str, known: tuple[str, ...] = _FILTERS) -> list[tuple[str, str]]:
         out = []
         for clause in filter(None, text.split(",")):
             key, sep, value = clause.partition(":")
             key = key.strip().replace("-", "_").lower()
-            if not sep or key not in _FILTERS:
+            if not sep or key not in known:
                 raise ApiError(400, _BAD, f"{key} is not a valid field. Valid fields are underscore or hyphenated "
-                                          f"versions of: {', '.join(_FILTERS)}")
+                                          f"versions of: {', '.join(known)}")
             out.append((key, value))
         return out
 

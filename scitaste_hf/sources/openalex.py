@@ -203,8 +203,9 @@ def _snowball(works: list[Work], references: list[Work], citers: list[Work]) -> 
     return Snowball(tuple(works), tuple(references), tuple(citers))
 
 
-class _WorkListing:
-    """Cursor paging of one ``/works`` listing, to the end :class:`~scitaste_hf.sources.paging.Tally` decides.
+class _Listing:
+    """Cursor paging of one ``/works`` listing (or of another entity's, ``path`` and ``parse``), to the end
+    :class:`~scitaste_hf.sources.paging.Tally` decides.
 
     :param filter: the ``filter=`` value.
     :param select: top-level fields to ask for (None: all).
@@ -212,27 +213,30 @@ class _WorkListing:
     :param sort: ``sort=`` value, or None.
     :param limit: most works wanted, or None.
     :param page_size: largest ``per-page``.
+    :param path: the listing's endpoint.
+    :param parse: a record from a result's JSON.
     """
 
     def __init__(self, filter: str, select: Select, search: str | None, sort: str | None, limit: int | None,
-                 page_size: int) -> None:
+                 page_size: int, path: str = "/works", parse: Callable[[dict], object] = parse_work) -> None:
         per_page = page_size if limit is None else max(1, min(page_size, limit))
         self._params = {"filter": filter, "search": search, "sort": sort, "select": _select(select),
                         "per-page": per_page}
         self._tally = Tally(limit)
         self._cursor: str | None = "*"
+        self._path, self._parse = path, parse
 
     def next_call(self) -> Call | None:
         """The request for the next page, or None after the last."""
-        return None if self._cursor is None else Call("GET", "/works", {**self._params, "cursor": self._cursor})
+        return None if self._cursor is None else Call("GET", self._path, {**self._params, "cursor": self._cursor})
 
-    def feed(self, data: dict) -> list[Work]:
-        """The works of a page, at most as many as ``limit`` still allows.
+    def feed(self, data: dict) -> list:
+        """The records of a page, at most as many as ``limit`` still allows.
 
         :param data: the page's JSON.
         """
         results, meta = data.get("results") or [], data.get("meta") or {}
-        works = [parse_work(item) for item in self._tally.take(results)]
+        works = [self._parse(item) for item in self._tally.take(results)]
         next_cursor = meta.get("next_cursor")
         more = bool(results) and next_cursor is not None and next_cursor != self._cursor
         self._cursor = None if self._tally.ends(meta.get("count"), more) else next_cursor
@@ -249,7 +253,7 @@ class _Union:
     :param listings: the batches' listings.
     """
 
-    def __init__(self, listings: Iterable[_WorkListing]) -> None:
+    def __init__(self, listings: Iterable[_Listing]) -> None:
         self._listings = iter(listings)
         self._current = next(self._listings, None)
         self._seen: set[str] = set()
@@ -471,6 +475,18 @@ class OpenAlexClient(ServiceClient):
         sid = openalex_id(source_id, "S")
         return parse_source(self._entity(f"/sources/{sid}", f"source {sid}"))
 
+    def get_sources(self, source_ids: Iterable[str]) -> list[Source]:
+        """Many sources, :data:`MAX_OR_VALUES` per request (``/sources?filter=openalex:S1|S2|...``, the OR filter
+        OpenAlex offers on every entity).
+
+        :param source_ids: ``S...`` ids or URLs; duplicates are asked once.
+        :returns: the sources found, in the order of ``source_ids``; ids OpenAlex does not know are left out.
+        """
+        ids = list(dict.fromkeys(openalex_id(i, "S") for i in source_ids))
+        listings = [_Listing(self._or("openalex", batch), None, None, None, None, self.page_size, path="/sources",
+                             parse=parse_source) for batch in _batches(ids)]
+        return in_order(ids, (s for listing in listings for s in self.transport.records(listing)))
+
     def get_topic(self, topic_id: str) -> Topic:
         """A topic by id, with its subfield, field and domain.
 
@@ -508,10 +524,10 @@ class OpenAlexClient(ServiceClient):
         return f"{kind}:{'|'.join(ids)}"
 
     def _listing(self, filter: str, select: Select, *, search: str | None = None, sort: str | None = None,
-                 limit: int | None = None) -> _WorkListing:
-        return _WorkListing(filter, select, search, sort, limit, self.page_size)
+                 limit: int | None = None) -> _Listing:
+        return _Listing(filter, select, search, sort, limit, self.page_size)
 
-    def _lookups(self, ids: list[str], select: Select) -> list[_WorkListing]:
+    def _lookups(self, ids: list[str], select: Select) -> list[_Listing]:
         return [self._listing(self._or("openalex", batch), select) for batch in _batches(ids)]
 
     def _union(self, kind: str, work_ids: Iterable[str] | str, select: Select) -> _Union:

@@ -44,6 +44,28 @@ def test_openalex_shapes_match_the_real_service(mirror):
     assert counts == sorted(counts, reverse=True) and top["meta"]["count"] > 470
 
 
+def test_openalex_sources_in_batches(mirror, world):
+    """get_sources asks /sources?filter=openalex:S1|S2|... per 100 ids, as OpenAlex offers it; each source is the one
+    /sources/{id} answers, in the order asked, and an id the world lacks is left out."""
+    client = OpenAlexClient(base_url=f"{mirror}/openalex", cache_dir=None)
+    wanted = [j.id for j in reversed(world.journals[:150])] + ["S999999999"]
+    got = client.get_sources(wanted + wanted[:3])
+    assert client.stats.sent == 2  # 151 distinct ids: two batches of one page each
+    assert [s.id for s in got] == wanted[:-1]
+    assert got[0] == client.get_source(wanted[0])
+    assert [(s.issn_l, s.two_year_mean_citedness) for s in got] == \
+        [(j.issn, j.mean_citedness) for j in reversed(world.journals[:150])]
+    page = httpx.get(f"{mirror}/openalex/sources", params={"filter": f"openalex:{wanted[0]}|{wanted[1]}",
+                                                           "select": "id,issn_l", "per-page": 1}).json()
+    first = world.journals[148]  # of the two asked (149 and 148), the first in the world's order
+    assert page["meta"]["count"] == 2 and page["results"] == [{"id": f"https://openalex.org/{first.id}",
+                                                               "issn_l": first.issn}]
+    for params, message in [({"filter": "cites:W1"}, "is not a valid field"),
+                            ({"select": "DOESNTEXIST"}, "not a valid select field")]:
+        bad = httpx.get(f"{mirror}/openalex/sources", params=params)
+        assert bad.status_code == 400 and message in bad.json()["message"]
+
+
 def test_openalex_errors_like_the_service(mirror):
     bad = httpx.get(f"{mirror}/openalex/works", params={"filter": "DOESNTEXIST:1"})
     assert bad.status_code == 400 and "is not a valid field" in bad.json()["message"]
