@@ -105,29 +105,33 @@ SCHEME1_GRADES: tuple[tuple[float, str], ...] = (
 )
 
 
+#: The fields of a benchmark record and their ``datasets`` dtypes, a mapping for a struct
+#: (docs/dataset.md#record-schema): :func:`record_features` and the dataset writer (:mod:`scitaste_hf.builder.layout`,
+#: which does not import ``datasets``) read the schema from here.
+RECORD_FIELDS: Mapping[str, str | Mapping[str, str]] = MappingProxyType({
+    "bibcode": "string",
+    "doi": "string",
+    "openalex_id": "string",
+    "arxiv_id": "string",
+    "title": "string",
+    "abstract": "string",
+    "year": "int32",
+    "discipline": "string",
+    "subcategory_id": "string",
+    "subcategory_name": "string",
+    "journal_name": "string",
+    "journal_tier": "string",
+    "innovation_score": "float64",
+    "dimension_scores": MappingProxyType(dict.fromkeys(DIMENSIONS, "float64")),
+})
+
+
 def record_features() -> datasets.Features:
-    """The ``datasets.Features`` of one benchmark record, shared by both splits (docs/dataset.md#record-schema)."""
+    """The ``datasets.Features`` of one benchmark record, shared by both splits (:data:`RECORD_FIELDS`)."""
     from datasets import Features, Value
 
-    string = Value("string")
-    return Features(
-        {
-            "bibcode": string,
-            "doi": string,
-            "openalex_id": string,
-            "arxiv_id": string,
-            "title": string,
-            "abstract": string,
-            "year": Value("int32"),
-            "discipline": string,
-            "subcategory_id": string,
-            "subcategory_name": string,
-            "journal_name": string,
-            "journal_tier": string,
-            "innovation_score": Value("float64"),
-            "dimension_scores": {key: Value("float64") for key in DIMENSIONS},
-        }
-    )
+    return Features({name: {k: Value(v) for k, v in dtype.items()} if isinstance(dtype, Mapping) else Value(dtype)
+                     for name, dtype in RECORD_FIELDS.items()})
 
 
 Score = Field(ge=SCORE_MIN, le=SCORE_MAX, allow_inf_nan=False)

@@ -23,8 +23,8 @@ from scitaste_hf.schema import (
     DISCIPLINES,
     HUB_DATASET,
     PROSPECTIVE,
+    RECORD_FIELDS,
     SPLITS,
-    record_features,
 )
 from scitaste_hf.taxonomy import ADS_ROUTE, load_taxonomy
 from scitaste_hf.weights import DEFAULT_VECTOR, DEFAULT_WEIGHTS, DisciplineWeights, Weights, weights_note
@@ -155,14 +155,52 @@ def _weights_section(weights: Weights) -> tuple[str, str]:
     return "\n".join(["| | dimension | weight |", "|---|---|---|", *rows]), text
 
 
+def dataset_info(counts: Mapping[str, int], num_bytes: Mapping[str, int]) -> dict[str, Any]:
+    """The card's ``dataset_info`` block: the features and each split's size (``num_bytes``, the Arrow size that
+    ``datasets`` checks) and papers, as ``datasets``'s own writer (``DatasetInfosDict.to_dataset_card_data``, the
+    one ``push_to_hub`` uses) writes it for the default config, written out so that a build does not import
+    ``datasets`` (some 1.3 s of CPU; tests/builder/test_layout_sample.py compares the two)."""
+    def feature(name: str, dtype: str | Mapping[str, str]) -> dict[str, Any]:
+        if isinstance(dtype, Mapping):
+            return {"name": name, "struct": [feature(k, v) for k, v in dtype.items()]}
+        return {"name": name, "dtype": dtype}
+
+    return {"features": [feature(name, dtype) for name, dtype in RECORD_FIELDS.items()],
+            "splits": [{"name": s, "num_bytes": int(num_bytes.get(s, 0)), "num_examples": int(counts.get(s, 0))}
+                       for s in SPLITS]}
+
+
+def arrow_schema():
+    """The splits' ``pyarrow`` schema, with the ``datasets`` features in its ``huggingface`` metadata, as
+    ``record_features().arrow_schema`` makes it (without importing ``datasets``; compared in
+    tests/builder/test_layout_sample.py)."""
+    import json
+
+    import pyarrow as pa
+
+    types = {"string": pa.string(), "int32": pa.int32(), "float64": pa.float64()}
+
+    def arrow(dtype: str | Mapping[str, str]):
+        if isinstance(dtype, Mapping):
+            return pa.struct([(k, arrow(v)) for k, v in dtype.items()])
+        return types[dtype]
+
+    def hf(dtype: str | Mapping[str, str]) -> dict[str, Any]:
+        if isinstance(dtype, Mapping):
+            return {k: hf(v) for k, v in dtype.items()}
+        return {"dtype": dtype, "_type": "Value"}
+
+    features = {name: hf(dtype) for name, dtype in RECORD_FIELDS.items()}
+    return pa.schema([(name, arrow(dtype)) for name, dtype in RECORD_FIELDS.items()],
+                     metadata={"huggingface": json.dumps({"info": {"features": features}})})
+
+
 def card(counts: Mapping[str, int], weights: Weights, *, synthetic: bool, summary: str = "",
          num_bytes: Mapping[str, int] | None = None, provenance: Mapping[str, Any] | None = None,
          ads_disciplines: Sequence[str] | None = None, prospective: bool = False) -> str:
     """The README.md: YAML metadata (splits, features, licence, size, and the build's provenance when given, see
     :func:`scitaste_hf.release.folder.provenance`) and the dataset card; ``ads_disciplines``: the disciplines of
     the ADS route (None: the packaged taxonomy's); ``prospective``: whether the folder has a prospective split."""
-    from datasets import DatasetInfo, SplitDict, SplitInfo
-    from datasets.info import DatasetInfosDict
     from huggingface_hub import DatasetCardData
 
     from scitaste_hf.agent.evidence import CONFIG, CONFIG_PATH
@@ -185,12 +223,7 @@ def card(counts: Mapping[str, int], weights: Weights, *, synthetic: bool, summar
                 {"split": PROSPECTIVE, "path": f"data/{PROSPECTIVE}-*.parquet"}]}] if prospective else [])],
         **({PROVENANCE_KEY: dict(provenance)} if provenance else {}),
     )
-    # num_bytes (Arrow size) completes the split info that `datasets` checks
-    splits = SplitDict()
-    for s in SPLITS:
-        splits.add(SplitInfo(s, int((num_bytes or {}).get(s, 0)), int(counts.get(s, 0))))
-    # `datasets`'s own writer of the `dataset_info` block, the one `push_to_hub` uses
-    DatasetInfosDict({"default": DatasetInfo(features=record_features(), splits=splits)}).to_dataset_card_data(meta)
+    meta["dataset_info"] = dataset_info(counts, num_bytes or {})
     weight_table, weight_text = _weights_section(weights)
     # The release's disciplines are those of the taxonomy it was built with, which its provenance records.
     disciplines = list(provenance["taxonomy"]["disciplines"]) if provenance else list(DISCIPLINES)
@@ -355,8 +388,8 @@ def write_dataset(out_dir: str | Path, splits: Mapping[str, Sequence[Mapping[str
 
     out = Path(out_dir)
     check_out(out, overwrite)
-    features = record_features()
-    schema = features.arrow_schema
+    features = list(RECORD_FIELDS)
+    schema = arrow_schema()
     tmp = temporary_dir(out.parent, _partial_prefix(out))
     try:
         (tmp / "data").mkdir()

@@ -181,6 +181,26 @@ def test_layout_loads_with_load_dataset_and_is_byte_identical(tmp_path):
         write_dataset(a, full, DEFAULT_WEIGHTS, synthetic=True)
 
 
+def test_the_written_out_schema_and_card_block_are_datasets_own():
+    """The writer's Parquet schema and the card's dataset_info block, written without importing datasets, are what
+    datasets makes of record_features() (the writer of push_to_hub), metadata included."""
+    from datasets import DatasetInfo, SplitDict, SplitInfo
+    from datasets.info import DatasetInfosDict
+    from huggingface_hub import DatasetCardData
+
+    from scitaste_hf.builder.layout import arrow_schema, dataset_info
+
+    assert arrow_schema().equals(record_features().arrow_schema, check_metadata=True)
+    counts, sizes = {"selected": 300, "backup": 5700}, {"selected": 123_456, "backup": 0}
+    splits = SplitDict()
+    for name in ("selected", "backup"):
+        splits.add(SplitInfo(name, sizes[name], counts[name]))
+    meta = DatasetCardData(license="cc0-1.0", configs=[{"config_name": "default", "data_files": "data/*"}])
+    DatasetInfosDict({"default": DatasetInfo(features=record_features(), splits=splits)}).to_dataset_card_data(meta)
+    assert meta.to_dict() == {"license": "cc0-1.0", "configs": [{"config_name": "default", "data_files": "data/*"}],
+                              "dataset_info": dataset_info(counts, sizes)}
+
+
 def test_overwrite_replaces_only_a_dataset_folder_and_files_get_the_umask(tmp_path):
     import os
     import stat
