@@ -441,11 +441,17 @@ def write_dataset(rows: Sequence[Mapping[str, Any]], folder: str | Path) -> Path
 REPO_NAME_LIMIT = 96
 
 
-def details_repo(results_repo: str, run_id: int) -> str:
-    """The dataset repo a Space publishes a run's details to: beside its results repo, ``OWNER/NAME-details-RUN`` (the
-    name shortened to fit the Hub's limit)."""
+#: Hex digits of a run's key in its details repo's name.
+KEY_DIGITS = 8
+
+
+def details_repo(results_repo: str, run_id: int, key: str) -> str:
+    """The dataset repo a Space publishes a run's details to: beside its results repo, ``OWNER/NAME-details-RUN-KEY``
+    (KEY: the first :data:`KEY_DIGITS` hex digits of the run's key, its ``sha256``; the name shortened to fit the
+    Hub's limit). A run number alone is the board's own: two boards on one results repo (staging and production, a
+    store started afresh) both have a run #1, and one would publish into the other's repo."""
     owner, _, name = results_repo.rpartition("/")
-    suffix = f"-details-{int(run_id)}"
+    suffix = f"-details-{int(run_id)}-{key[:KEY_DIGITS]}"
     name = name[:REPO_NAME_LIMIT - len(suffix)].rstrip("-.") or "run"
     return f"{owner}/{name}{suffix}" if owner else f"{name}{suffix}"
 
@@ -498,7 +504,8 @@ class DetailsQueue:
     def hub_target(self, keys: list[str]) -> tuple[str, bool]:
         """The repo of the run ``keys[0]`` and whether it is to be private."""
         run_id = int(keys[0])
-        return details_repo(self.results_repo, run_id), bool(self.board.store.run(run_id)["private"])
+        run = self.board.store.run(run_id)
+        return details_repo(self.results_repo, run_id, run["sha256"]), bool(run["private"])
 
     def hub_files(self, keys: list[str]) -> tuple[list[tuple[str, bytes]], str]:
         """The run's details dataset (:func:`dataset_files`) and the commit message."""

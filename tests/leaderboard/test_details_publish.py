@@ -27,6 +27,12 @@ def _until(check, what: str, limit: float = 60.0):
     return value
 
 
+def _published(store, run: int) -> str:
+    """The repo a run's details were published to, "" while they are pending."""
+    state = store.run(run)["details"]
+    return "" if state == DETAILS_PENDING else state
+
+
 def test_a_failed_publication_stays_pending_on_the_run_and_is_published_on_the_retry(hub, tmp_path):
     import datasets
 
@@ -46,7 +52,7 @@ def test_a_failed_publication_stays_pending_on_the_run_and_is_published_on_the_r
         assert board.result(run)["details dataset"].startswith("pending (private): not on the Hub yet")
         assert [r["run"] for r in board.rows()] == [run]
         httpx.post(f"{endpoint}/_fault", json={"mode": "ok"}, timeout=10)
-        repo = details_repo("org/results", run)
+        repo = details_repo("org/results", run, board.store.run(run)["sha256"])
         _until(lambda: board.store.run(run)["details"] == repo, "the retry did not publish the details")
         assert board.result(run)["details dataset"] == (f'{repo} (private): datasets.load_dataset("{repo}", '
                                                         'split="train")')
@@ -73,9 +79,9 @@ def test_a_failed_publication_stays_pending_on_the_run_and_is_published_on_the_r
 
 
 def test_a_details_repo_name_fits_the_hub():
-    assert details_repo("org/results", 7) == "org/results-details-7"
-    long = details_repo("org/" + "r" * 96, 123456)
-    assert long.startswith("org/rrr") and long.endswith("-details-123456") and len(long.split("/")[1]) == 96
+    assert details_repo("org/results", 7, "0123456789abcdef") == "org/results-details-7-01234567"
+    long = details_repo("org/" + "r" * 96, 123456, "f" * 64)
+    assert long.startswith("org/rrr") and long.endswith("-details-123456-ffffffff") and len(long.split("/")[1]) == 96
 
 
 def test_publish_details_never_writes_a_private_run_into_an_existing_public_repo(hub, fake_hub, tmp_path):
@@ -117,20 +123,23 @@ def test_a_run_refused_for_good_does_not_hold_up_the_runs_after_it(hub, tmp_path
     gold = load_records(str(EXAMPLES.joinpath("gold.jsonl")))
     predictions = EXAMPLES.joinpath("predictions.jsonl").read_bytes()
     # run #1's repo exists already as public: its private details are refused on every try
-    HfApi(endpoint=endpoint, token=token).create_repo(details_repo("org/results", 1), repo_type="dataset",
-                                                      private=False)
+    from scitaste_hf.leaderboard.service import run_key
+
     publisher = HubMirror("org/results", token, endpoint=endpoint, retry_after=(0.3, 0.6))
     board = Leaderboard(tmp_path / "data", gold, rate_limit=None, background_upgrade=False, details=publisher)
+    taken = details_repo("org/results", 1, run_key(board.parse(predictions), "pure_qa"))
+    HfApi(endpoint=endpoint, token=token).create_repo(taken, repo_type="dataset", private=False)
     try:
         first = board.submit(predictions, "example", "pure_qa", private=True).run_id
         second = board.submit(predictions, "example", "native_search").run_id
-        repo = details_repo("org/results", second)
+        assert details_repo("org/results", first, board.store.run(first)["sha256"]) == taken
+        repo = details_repo("org/results", second, board.store.run(second)["sha256"])
         _until(lambda: board.store.run(second)["details"] == repo, "run #2 waited behind run #1", limit=20)
         assert board.store.run(first)["details"] == DETAILS_PENDING
     finally:
         publisher.close()
         board.close()
-    assert (out / repo / "README.md").is_file() and not (out / details_repo("org/results", first)).exists()
+    assert (out / repo / "README.md").is_file() and not (out / taken / "data").exists()
 
 
 def test_a_private_runs_files_stay_out_of_a_public_results_repo(hub, tmp_path):
@@ -214,3 +223,29 @@ def test_an_inspect_logs_details_dataset_reads_the_log_once_with_every_papers_co
             assert row["reasoning"] == f"why {r['bibcode']} é" and row["gold_innovation_score"] == r["innovation_score"]
     finally:
         board.close()
+
+
+def test_two_boards_on_one_results_repo_never_publish_into_each_others_details(hub, tmp_path):
+    import datasets
+
+    from scitaste_hf.net.hub_copy import HubMirror
+
+    endpoint, token, out = hub
+    gold = load_records(str(EXAMPLES.joinpath("gold.jsonl")))
+    predictions = EXAMPLES.joinpath("predictions.jsonl").read_bytes()
+    published = {}
+    # a staging and a production Space (or a store started afresh) on one results repo: each numbers its runs from 1
+    for name, mode in (("staging", "pure_qa"), ("production", "native_search")):
+        publisher = HubMirror("org/results", token, endpoint=endpoint, retry_after=(0.3, 0.6))
+        board = Leaderboard(tmp_path / name, gold, rate_limit=None, background_upgrade=False, details=publisher)
+        try:
+            run = board.submit(predictions, f"model of {name}", mode).run_id
+            published[name] = _until(lambda store=board.store, run=run: _published(store, run), "no publication")
+        finally:
+            publisher.close()
+            board.close()
+    assert published["staging"] != published["production"]
+    for name, repo in published.items():
+        # a cache of this run's own: another test's dataset of the same name and size would be read back from it
+        rows = datasets.load_dataset(str(out / repo), split="train", cache_dir=str(tmp_path / "cache"))
+        assert set(rows["model"]) == {f"model of {name}"}

@@ -52,7 +52,9 @@ def test_a_submission_through_the_space_ends_with_its_details_dataset(tmp_path, 
     finally:
         servers[1](proc)
     assert message.startswith("Accepted: scored as run #2: self-reported"), message
-    example, submitted = details_repo("org/results", 1), details_repo("org/results", 2)
+    with sqlite3.connect(data_dir / "leaderboard.sqlite") as db:
+        keys = dict(db.execute("SELECT id, sha256 FROM runs"))
+    example, submitted = details_repo("org/results", 1, keys[1]), details_repo("org/results", 2, keys[2])
     assert states == {1: example, 2: submitted}, "the details were not published in 90 s"
     created = {f"{c['organization']}/{c['name']}": c.get("visibility")
                for c in map(json.loads, (out / "created.jsonl").read_text().splitlines())}
