@@ -194,9 +194,11 @@ def openalex_work(world: World, i: int, fields: Collection[str] | None = None) -
         counts = Counter(world.year[citers].tolist())
         work["cited_by_count"] = int(citers.shape[0])
         work["counts_by_year"] = [{"year": y, "cited_by_count": n} for y, n in sorted(counts.items(), reverse=True)]
-    if want & {"primary_topic", "topics"}:
-        topics = [openalex_topic(world, k, s) for k, s in world.topics[i]]
-        work["primary_topic"], work["topics"] = topics[0], topics
+    if "topics" in want:
+        work["topics"] = [openalex_topic(world, k, s) for k, s in world.topics[i]]
+        work["primary_topic"] = work["topics"][0]
+    elif "primary_topic" in want:  # the snowball's listings: the first topic alone
+        work["primary_topic"] = openalex_topic(world, *world.topics[i][0])
     if "concepts" in want:
         work["concepts"] = [openalex_concept(world, k, s) for k, s in world.concepts[i]]
     if want & {"referenced_works", "referenced_works_count"}:

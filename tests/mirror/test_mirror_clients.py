@@ -44,6 +44,20 @@ def test_openalex_shapes_match_the_real_service(mirror):
     assert counts == sorted(counts, reverse=True) and top["meta"]["count"] > 470
 
 
+def test_a_selected_work_is_the_full_work_cut_to_its_fields(world):
+    """openalex_work with fields computes only what they need, and gives what the full object has for them."""
+    from scitaste_hf.builder.collect import SNOWBALL_SELECT, WORK_SELECT
+    from scitaste_hf.simworld.render import WORK_FIELDS, openalex_work
+
+    selections = [SNOWBALL_SELECT, WORK_SELECT, ("primary_topic",), ("topics",), ("counts_by_year", "id"),
+                  ("authorships",), ("institutions_distinct_count",), ("concepts", "referenced_works_count")]
+    for i in [0, world.n_candidates - 1, world.n_candidates, world.n_works - 1]:
+        full = openalex_work(world, i)
+        assert tuple(full) == WORK_FIELDS
+        for fields in selections:
+            assert openalex_work(world, i, fields) == {k: full[k] for k in WORK_FIELDS if k in fields}, (i, fields)
+
+
 def test_openalex_sources_in_batches(mirror, world):
     """get_sources asks /sources?filter=openalex:S1|S2|... per 100 ids, as OpenAlex offers it; each source is the one
     /sources/{id} answers, in the order asked, and an id the world lacks is left out."""
