@@ -159,8 +159,12 @@ class HubMirror:
             self._cancel()
 
     def _copy(self, store: Copied, attempt: _Attempt) -> bool:
-        while pending := store.copy_pending():
+        while True:
+            pending: list = []
             try:
+                # listing what is pending may fail too (a store's table that cannot be opened): as a commit does
+                if not (pending := store.copy_pending()):
+                    return True
                 self._commit(store, pending, attempt)
             except _Abandoned:
                 return False
@@ -177,7 +181,6 @@ class HubMirror:
             if attempt.abandoned:  # its entries stay pending for the attempt that replaced it
                 return False
             store.copy_done(pending)
-        return True
 
     def _commit(self, store: Copied, pending: list, attempt: _Attempt) -> None:
         from huggingface_hub import CommitOperationAdd

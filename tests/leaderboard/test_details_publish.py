@@ -11,7 +11,7 @@ import httpx
 import pytest
 
 from scitaste_hf.leaderboard import Leaderboard
-from scitaste_hf.leaderboard.details import NUMBERS, details_repo
+from scitaste_hf.leaderboard.details import NUMBERS, DetailsQueue, details_repo
 from scitaste_hf.leaderboard.store import DETAILS_PENDING
 from scitaste_hf.records import load_records
 from scitaste_hf.schema import Answer
@@ -249,3 +249,24 @@ def test_two_boards_on_one_results_repo_never_publish_into_each_others_details(h
         # a cache of this run's own: another test's dataset of the same name and size would be read back from it
         rows = datasets.load_dataset(str(out / repo), split="train", cache_dir=str(tmp_path / "cache"))
         assert set(rows["model"]) == {f"model of {name}"}
+
+
+def test_a_details_table_that_cannot_be_opened_fails_the_attempt_in_one_line_and_is_retried(tmp_path, caplog):
+    from scitaste_hf.leaderboard.details import DETAILS_FILE
+    from scitaste_hf.net.hub_copy import HubMirror
+
+    endpoint, token = "http://127.0.0.1:9", "hf_unused"  # the attempt fails before any Hub call
+    gold = load_records(str(EXAMPLES.joinpath("gold.jsonl")))
+    board = Leaderboard(tmp_path / "data", gold, rate_limit=None, background_upgrade=False)
+    (tmp_path / "data" / DETAILS_FILE).write_bytes(b"not a database, a file a crash or a hand left here")
+    publisher = HubMirror("org/results", token, endpoint=endpoint, retry_after=(30.0, 60.0))
+    try:
+        run = board.submit(EXAMPLES.joinpath("predictions.jsonl").read_bytes(), "example", "pure_qa").run_id
+        board.store.set_details(run, DETAILS_PENDING)
+        queue = DetailsQueue(board, "org/results")
+        assert publisher(queue) is False  # before: the table's error escaped the copy (a thread's traceback)
+        warned = [r.getMessage() for r in caplog.records if "failed" in r.getMessage()]
+        assert warned and "\n" not in warned[-1] and board.store.run(run)["details"] == DETAILS_PENDING
+    finally:
+        publisher.close()
+        board.close()
