@@ -37,18 +37,22 @@ def check_cutoff(value: str | None) -> str:
     """A knowledge cutoff as a submitter states it (``YYYY``, ``YYYY-MM`` or ``YYYY-MM-DD``), stripped; empty when not
     given (:class:`SubmissionError` in one line for anything else)."""
     value = (value or "").strip() if isinstance(value, str) else value
-    if not isinstance(value, str) or (value and not (_CUTOFF.match(value) and _is_date(value))):
+    first = _first_day(value) if isinstance(value, str) and _CUTOFF.match(value) else None
+    if not isinstance(value, str) or (value and first is None):
         raise SubmissionError("knowledge cutoff: a year, month or day as YYYY, YYYY-MM or YYYY-MM-DD")
+    if first is not None and first > date.today():
+        # no model knows what has not happened; the board's cutoff filters would list it under none of their years
+        raise SubmissionError(f"knowledge cutoff {value}: after today")
     return value
 
 
-def _is_date(value: str) -> bool:
-    # the pattern lets 2023-02-31 and year 0000 through: the calendar decides (a year or month as its first day)
+def _first_day(value: str) -> date | None:
+    """The first day of a stated cutoff (a year or a month as its first day), None when the calendar has no such day:
+    the pattern lets 2023-02-31 and year 0000 through."""
     try:
-        date.fromisoformat(value + "-01" * (2 - value.count("-")))
+        return date.fromisoformat(value + "-01" * (2 - value.count("-")))
     except ValueError:
-        return False
-    return True
+        return None
 
 
 def _base_model(card: Any) -> str | None:

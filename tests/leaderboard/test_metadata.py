@@ -217,3 +217,15 @@ def test_a_stated_cutoff_is_a_real_date():
         with pytest.raises(SubmissionError, match="knowledge cutoff"):
             check_cutoff(wrong)
     assert [check_cutoff(v) for v in ("2024-02-29", " 2023-06 ", "1999", "")] == ["2024-02-29", "2023-06", "1999", ""]
+
+
+def test_a_stated_cutoff_after_today_is_refused():
+    from datetime import date, timedelta
+
+    from scitaste_hf.leaderboard.metadata import check_cutoff
+
+    today, tomorrow = date.today(), date.today() + timedelta(days=1)
+    assert check_cutoff(today.isoformat()) == today.isoformat() and check_cutoff(str(today.year)) == str(today.year)
+    for wrong in (tomorrow.isoformat(), str(today.year + 1), "2999-01"):
+        with pytest.raises(SubmissionError, match="after today"):
+            check_cutoff(wrong)
