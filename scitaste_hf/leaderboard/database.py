@@ -71,8 +71,10 @@ class Database:
             db.execute(f"PRAGMA user_version = {int(version)}")
 
     def close(self) -> None:
-        """Close the database connection."""
-        self._db.close()
+        """Close the database connection, once no other thread is using it: closed under a thread's statement (a
+        board closed while its details are published in the background), SQLite crashes the process."""
+        with self._lock:
+            self._db.close()
 
     def _committed(self) -> None:
         """Called under the lock after each commit of :meth:`transaction` (a subclass records what it changed)."""

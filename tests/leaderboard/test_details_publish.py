@@ -270,3 +270,35 @@ def test_a_details_table_that_cannot_be_opened_fails_the_attempt_in_one_line_and
     finally:
         publisher.close()
         board.close()
+
+
+#: Threads reading a store's connection (as the details' publication does) while the store is closed, 200 times.
+_CLOSE_UNDER_READS = """
+import sys, threading, time
+from scitaste_hf.leaderboard.store import Store
+for _ in range(200):
+    store, stop = Store(sys.argv[1]), threading.Event()
+    def read():
+        while not stop.is_set():
+            try:
+                store.change_marker()
+            except Exception:  # closed: the reader's own error, a Python exception
+                return
+    readers = [threading.Thread(target=read) for _ in range(2)]
+    for reader in readers:
+        reader.start()
+    time.sleep(0.002)
+    store.close()
+    stop.set()
+    for reader in readers:
+        reader.join()
+"""
+
+
+def test_a_store_closed_under_its_readers_does_not_crash_the_process(tmp_path):
+    import subprocess
+    import sys
+
+    proc = subprocess.run([sys.executable, "-c", _CLOSE_UNDER_READS, str(tmp_path)], capture_output=True, text=True,
+                          timeout=120)
+    assert proc.returncode == 0, proc.stderr[-2000:]  # before: a segmentation fault (-11)
