@@ -135,13 +135,13 @@ class GoldDraws:
     def vectors(self, n: int, seed: int = GOLD_SEED) -> np.ndarray:
         """``n`` weight vectors drawn from the intervals, shape (n, 7), each summing to 1 (the point vector, to the
         bit, where an interval has zero width)."""
-        from scipy.stats import norm
+        from scipy.special import ndtri  # the normal quantile, without importing scipy.stats
 
         point = np.array([self.weights[k] for k in DIMENSIONS], dtype=np.float64)
         if self.intervals is None:
             se = np.zeros(len(DIMENSIONS))
         else:
-            z = norm.ppf(0.5 + self.confidence / 2)
+            z = ndtri(0.5 + self.confidence / 2)
             se = np.array([(self.intervals[k][1] - self.intervals[k][0]) / (2 * z) for k in DIMENSIONS])
         rng = np.random.default_rng(seed)
         drawn = np.maximum(0.0, point + se * rng.standard_normal((n, len(DIMENSIONS))))

@@ -68,15 +68,29 @@ def rank_intervals(values: np.ndarray, *, confidence: float = CONFIDENCE) -> np.
     ndarray of int, shape (runs, 2)
         ``[best rank, worst rank]`` per run; a tie shares the best of its ranks.
     """
-    from scipy.stats import rankdata
-
     if values.shape[0] == 0:
         return np.zeros((0, 2), dtype=int)
     # a run's rank on a resample: 1 + how many runs did strictly better there ("min" ranks of the negated values)
-    ranks = rankdata(-np.where(np.isnan(values), -np.inf, values), method="min", axis=0)
+    ranks = _min_ranks(-np.where(np.isnan(values), -np.inf, values))
     alpha = 100 * (1 - confidence) / 2
     low, high = np.percentile(ranks, [alpha, 100 - alpha], axis=1, method="nearest")
     return np.stack([low, high], axis=1).astype(int)
+
+
+def _min_ranks(x: np.ndarray) -> np.ndarray:
+    """``scipy.stats.rankdata(x, method="min", axis=0)``, written out so that scoring does not import scipy.stats
+    (about 0.6 s of CPU in every process that ranks a board): each value's rank is 1 + how many values of its column
+    are smaller, ties sharing the lowest."""
+    order = np.argsort(x, axis=0, kind="stable")
+    ordered = np.take_along_axis(x, order, axis=0)
+    position = np.arange(x.shape[0])[:, None]
+    starts = np.ones(x.shape, dtype=bool)
+    starts[1:] = ordered[1:] != ordered[:-1]
+    # the first position of each run of equal values, carried down the run
+    first = np.maximum.accumulate(np.where(starts, position, 0), axis=0)
+    ranks = np.empty(x.shape, dtype=np.int64)
+    np.put_along_axis(ranks, order, first + 1, axis=0)
+    return ranks
 
 
 def top_group(intervals: np.ndarray, points: np.ndarray) -> np.ndarray:
@@ -108,8 +122,8 @@ def detectable_difference(interval: list[float] | tuple[float, float], *, confid
     interval : [low, high]
         The ``confidence`` interval of a difference between two runs on the same papers.
     """
-    from scipy.stats import norm
+    from scipy.special import ndtri  # the normal quantile (what scipy.stats.norm.ppf calls), without scipy.stats
 
-    z = norm.ppf(0.5 + confidence / 2)
+    z = ndtri(0.5 + confidence / 2)
     se = (interval[1] - interval[0]) / (2 * z)
-    return float((z + norm.ppf(power)) * se)
+    return float((z + ndtri(power)) * se)

@@ -43,3 +43,31 @@ def test_close_runs_share_ranks_and_distant_ones_do_not():
 def test_detectable_difference_is_the_textbook_mde():
     # a 95% interval of half-width 1.96 is a standard error of 1; 80% power adds 0.8416 standard errors
     assert detectable_difference([-1.959964, 1.959964]) == pytest.approx(1.959964 + 0.841621, abs=1e-5)
+
+
+def test_ranks_are_scipys_min_ranks_and_scoring_a_board_does_not_import_scipy_stats():
+    import subprocess
+    import sys
+
+    from scipy.stats import norm, rankdata
+
+    from scitaste_hf.scoring.ranks import _min_ranks
+
+    rng = np.random.default_rng(11)
+    for shape in [(1, 4), (9, 200), (60, 3)]:
+        for x in (rng.normal(size=shape), np.round(rng.normal(size=shape), 1),
+                  np.where(rng.random(shape) < 0.4, -np.inf, rng.normal(size=shape))):
+            assert np.array_equal(_min_ranks(x), rankdata(x, method="min", axis=0))
+    z, zp = norm.ppf(0.975), norm.ppf(0.8)
+    assert detectable_difference([-0.1, 0.3]) == float((z + zp) * 0.4 / (2 * z))
+    # the board's scoring path (rank intervals, the gold redrawn, the detectable difference) in a fresh process
+    code = ("import sys, numpy as np\n"
+            "from scitaste_hf.scoring.ranks import rank_intervals, detectable_difference\n"
+            "from scitaste_hf.scoring.gold_uncertainty import GoldDraws\n"
+            "from scitaste_hf.weights import DEFAULT_WEIGHTS\n"
+            "rank_intervals(np.random.default_rng(0).normal(size=(3, 50)))\n"
+            "detectable_difference([0.0, 1.0])\n"
+            "GoldDraws(DEFAULT_WEIGHTS, {k: (v - 0.01, v + 0.01) for k, v in DEFAULT_WEIGHTS.items()}).vectors(5)\n"
+            "print('scipy.stats' in sys.modules)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
+    assert out.stdout.strip() == "False"
