@@ -24,7 +24,7 @@ from scitaste_hf import constants
 from scitaste_hf.errors import ScitasteError
 from scitaste_hf.leaderboard import Leaderboard
 from scitaste_hf.leaderboard.details import NUMBERS as ANSWER_NUMBERS
-from scitaste_hf.leaderboard.details import Details, find_papers
+from scitaste_hf.leaderboard.details import find_papers
 from scitaste_hf.leaderboard.hub_queue import collect_from_env
 from scitaste_hf.leaderboard.integrity import COPY_SHARE, COPY_TOLERANCE, RANKED_SHARE, RANKED_TOLERANCE
 from scitaste_hf.leaderboard.metadata import FIELDS as MODEL_FIELDS
@@ -1105,7 +1105,7 @@ class Papers:
 
     def __init__(self, board: Leaderboard, evidence: str | None = None) -> None:
         self.board = board
-        self.details = Details(board)
+        self.details = board.details_table()
         self.records = {r["bibcode"]: r for r in board.gold}
         self._source = evidence
         self._evidence = None

@@ -476,17 +476,13 @@ class DetailsQueue:
     def __init__(self, board, results_repo: str) -> None:
         self.board = board
         self.results_repo = results_repo
-        self._details: Details | None = None
-        self._open = threading.Lock()
         self._offered: dict[int, int] = {}  # run id -> times offered to the Hub copy and not yet published
 
     @property
     def details(self) -> Details:
-        """The board's details table, opened on first use (by the publishing thread, not the submission)."""
-        with self._open:
-            if self._details is None:
-                self._details = Details(self.board)
-            return self._details
+        """The board's details table (:meth:`~scitaste_hf.leaderboard.Leaderboard.details_table`), opened on first use
+        (by the publishing thread, not the submission)."""
+        return self.board.details_table()
 
     def copy_pending(self) -> list[str]:
         """The pending run offered the fewest times since its details were last published (the oldest of those), as a

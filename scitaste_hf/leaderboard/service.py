@@ -26,7 +26,7 @@ import numpy as np
 from scitaste_hf import constants
 from scitaste_hf.errors import ScitasteError
 from scitaste_hf.leaderboard.database import timestamp
-from scitaste_hf.leaderboard.details import DetailsQueue
+from scitaste_hf.leaderboard.details import Details, DetailsQueue
 from scitaste_hf.leaderboard.integrity import RULE_VERSION, near_gold, seal, seal_holds, verify_evidence
 from scitaste_hf.leaderboard.metadata import check_cutoff, check_filters, model_metadata
 from scitaste_hf.leaderboard.requests import RequestQueue, check_hub_model, check_model, operator_endpoints
@@ -296,6 +296,8 @@ class Leaderboard:
         self.rate_limit = rate_limit
         self.mirror = mirror
         self.details_mirror = details
+        self._details_table: Details | None = None
+        self._details_open = threading.Lock()
         self._details = None if details is None else DetailsQueue(self, details.repo_id)
         self._accepted = self._attempts = self._requested = None
         if rate_limit is not None:
@@ -450,6 +452,15 @@ class Leaderboard:
             (:func:`~scitaste_hf.net.hub_copy.copy_in_background`).
         """
         return copy_in_background(self.mirror, self.store, wait)
+
+    def details_table(self) -> Details:
+        """The board's per-paper details (:class:`~scitaste_hf.leaderboard.details.Details`), opened on first use and
+        shared by every reader in the process (the Papers tab, the details datasets' publication): two tables on one
+        file would each read every stored run, and one rebuilding it could empty it under the other's reads."""
+        with self._details_open:
+            if self._details_table is None:
+                self._details_table = Details(self)
+            return self._details_table
 
     def publish_details(self) -> None:
         """Publish the details datasets still pending (:class:`~scitaste_hf.leaderboard.details.DetailsQueue`), in the

@@ -4,6 +4,7 @@ the Hub failing leaves the run stored and its details pending, shown on the run,
 dataset loads with load_dataset, one row a paper, private as the submitter chose."""
 
 import json
+import threading
 import time
 from importlib import resources
 
@@ -269,6 +270,40 @@ def test_a_details_table_that_cannot_be_opened_fails_the_attempt_in_one_line_and
         assert warned and "\n" not in warned[-1] and board.store.run(run)["details"] == DETAILS_PENDING
     finally:
         publisher.close()
+        board.close()
+
+
+def test_the_papers_tab_and_the_publication_read_each_run_once(tmp_path, monkeypatch):
+    import runpy
+
+    from scitaste_hf.resources import bundled_dir
+
+    app = runpy.run_path(str(bundled_dir("space") / "app.py"), run_name="test")
+    gold = load_records(str(EXAMPLES.joinpath("gold.jsonl")))
+    board = Leaderboard(tmp_path / "data", gold, rate_limit=None, background_upgrade=False)
+    try:
+        run = board.submit(EXAMPLES.joinpath("predictions.jsonl").read_bytes(), "example", "pure_qa").run_id
+        board.store.set_details(run, DETAILS_PENDING)
+        read, reading = [], threading.Event()
+        parse = board.parse
+
+        def slow_parse(data):  # a first start's read of every stored run, which takes minutes at 10,000 runs
+            read.append(len(data))
+            reading.set()
+            time.sleep(0.5)
+            return parse(data)
+
+        monkeypatch.setattr(board, "parse", slow_parse)
+        papers = app["Papers"](board)
+        listed = []
+        publication = threading.Thread(target=lambda: listed.extend(DetailsQueue(board, "org/results").copy_pending()))
+        publication.start()
+        assert reading.wait(30)
+        papers.refresh()  # a page visit while the publication reads the store
+        publication.join()
+        # one details table: the run's file is read into it once, not by the tab again while the publication reads it
+        assert listed == [str(run)] and len(read) == 1 and len(papers.details.of_run(run)) == len(gold)
+    finally:
         board.close()
 
 
