@@ -10,6 +10,7 @@ from importlib import resources
 
 import httpx
 import pytest
+from inspect_log import inspect_log  # tests/fixtures: a synthetic Inspect log
 
 from scitaste_hf.leaderboard import Leaderboard
 from scitaste_hf.leaderboard.details import NUMBERS, DetailsQueue, details_repo
@@ -168,43 +169,13 @@ def test_a_private_runs_files_stay_out_of_a_public_results_repo(hub, tmp_path):
     assert (out / "org" / "open-results" / "leaderboard.sqlite").is_file()
 
 
-def _inspect_log(gold, mode: str) -> bytes:
-    """An Inspect log (.eval) of one sample a paper of ``gold``: the paper sent, one tool call and its result, then
-    the answer (the gold itself), as Inspect writes a run's log."""
-    import tempfile
-    from pathlib import Path
-
-    from inspect_ai.log import EvalConfig, EvalDataset, EvalLog, EvalSample, EvalSpec, write_eval_log
-    from inspect_ai.model import ChatMessageAssistant, ChatMessageTool, ChatMessageUser, ModelOutput
-    from inspect_ai.tool import ToolCall
-
-    samples = []
-    for r in gold:
-        answer = json.dumps({"innovation_score": r["innovation_score"], "dimension_scores": r["dimension_scores"],
-                             "reasoning": f"why {r['bibcode']} é"})
-        call = ToolCall(id=f"call-{r['bibcode']}", function="references", arguments={"bibcode": r["bibcode"]})
-        samples.append(EvalSample(
-            id=r["bibcode"], epoch=1, input=r["bibcode"], target="", metadata={"scitaste_mode": mode},
-            messages=[ChatMessageUser(content=f"rate {r['bibcode']}"),
-                      ChatMessageAssistant(content="looking", tool_calls=[call]),
-                      ChatMessageTool(content=f"refs of {r['bibcode']}", tool_call_id=call.id),
-                      ChatMessageAssistant(content=answer)],
-            output=ModelOutput.from_content("m", answer)))
-    spec = EvalSpec(created="2026-01-01T00:00:00", task="scitaste", model="m", config=EvalConfig(),
-                    dataset=EvalDataset(samples=len(gold), sample_ids=[r["bibcode"] for r in gold]))
-    with tempfile.TemporaryDirectory() as folder:
-        path = Path(folder) / "run.eval"
-        write_eval_log(EvalLog(eval=spec, samples=samples, status="success"), str(path), format="eval")
-        return path.read_bytes()
-
-
 def test_an_inspect_logs_details_dataset_reads_the_log_once_with_every_papers_conversation(tmp_path, monkeypatch):
     pytest.importorskip("inspect_ai", reason="needs inspect-ai: pip install '.[inspect]'")
     import scitaste_hf.adapters.inspect.logs as logs
     from scitaste_hf.leaderboard.details import Details, dataset_rows
 
     gold = load_records(str(EXAMPLES.joinpath("gold.jsonl")))[:12]
-    log = _inspect_log(gold, "pure_qa")
+    log = inspect_log(gold, "pure_qa")
     board = Leaderboard(tmp_path / "data", gold, rate_limit=None, background_upgrade=False)
     try:
         run = board.submit(log, "inspect model", "pure_qa", samples=log).run_id
