@@ -396,9 +396,11 @@ class Store(Database):
         """The paths of :meth:`hub_files` that go only to a private repo: the submitted files (answers, reasoning,
         traces) of the runs among ``keys`` whose submitter chose private details. A public repo gets the run's row in
         the database's copy, as the board shows it, and not its files."""
-        private = {row["sha256"] for key in range(0, len(keys), _CHUNK) for row in self.query(
-            f"SELECT sha256 FROM runs WHERE private = 1 AND sha256 IN ({', '.join('?' * len(keys[key:key + _CHUNK]))})",
-            keys[key:key + _CHUNK])}
+        private: set[str] = set()
+        for start in range(0, len(keys), _CHUNK):
+            chunk = tuple(keys[start:start + _CHUNK])
+            private.update(row["sha256"] for row in self.query(
+                f"SELECT sha256 FROM runs WHERE private = 1 AND sha256 IN ({', '.join('?' * len(chunk))})", chunk))
         return {f"submissions/{p.name}" for key in private for p in self.files.glob(f"{key}.*")}
 
     def pending(self) -> list[tuple[str, Meta]]:
