@@ -164,24 +164,20 @@ def _disciplines() -> str:
 
 @generator("record-schema")
 def _record_schema() -> str:
-    from scitaste_hf.schema import DIMENSIONS
+    from collections.abc import Mapping
 
-    _, text = _source("scitaste_hf.schema")
-    body = text[text.index("def record_features"):text.index("Score = Field")]
+    from scitaste_hf.schema import DIMENSIONS, RECORD_FIELDS
+
     rows = []
-    for key, value in re.findall(r'"(\w+)": ([^\n]+?),?\n', body):
-        if value.startswith("string"):
-            kind = "string"
-        elif m := re.match(r'Value\("(\w+)"\)', value):
-            kind = m.group(1)
-        elif "DIMENSIONS" in value and (m := re.search(r'Value\("(\w+)"\)', value)):
-            kind = f"struct of the {len(DIMENSIONS)} dimension keys, each {m.group(1)}"
+    for key, dtype in RECORD_FIELDS.items():
+        if isinstance(dtype, Mapping):
+            if list(dtype) != list(DIMENSIONS) or len(set(dtype.values())) != 1:
+                raise KeyError(f"RECORD_FIELDS: {key} is not one type for each dimension key")
+            kind = f"struct of the {len(DIMENSIONS)} dimension keys, each {next(iter(dtype.values()))}"
         else:
-            raise KeyError(f"record_features: cannot read the type of {key}: {value}")
+            kind = dtype
         rows.append((f"`{key}`", kind))
-    if not rows:
-        raise KeyError("record_features: no fields found")
-    return "Owner: `scitaste_hf.schema.record_features`.\n\n" + table(("field", "type"), rows)
+    return "Owner: `scitaste_hf.schema.RECORD_FIELDS`.\n\n" + table(("field", "type"), rows)
 
 
 @generator("dataset-files")
