@@ -99,7 +99,8 @@ def test_every_variable_is_named_once_and_the_credentials_are_among_them():
     assert set(constants.CREDENTIAL_VARIABLES) <= set(constants.VARIABLES)
     assert all(getattr(constants, name) == name for name in constants.VARIABLES)
     assert {"HF_TOKEN", "ADS_API_TOKEN", "OPENALEX_API_KEY", "OPENALEX_MAILTO", "OPENAI_API_KEY",
-            "SCITASTE_CREDENTIALS", "SCITASTE_WORKER_SECRET", "SCITASTE_SEALED_KEY"} == set(constants.CREDENTIAL_VARIABLES)
+            "SCITASTE_CREDENTIALS", "SCITASTE_WORKER_SECRET", "SCITASTE_SEALED_KEY"} == set(
+        constants.CREDENTIAL_VARIABLES)
 
 
 def test_read_treats_empty_as_unset_and_refuses_an_unknown_name(monkeypatch):
