@@ -140,7 +140,8 @@ def test_existing_output_is_refused(built, mirror, capsys):
 def test_service_failing_mid_build_stops_and_resumes_without_refetching(built, servers, tmp_path_factory,
                                                                        tmp_path):
     """A mirror whose request budget runs out part-way: the build stops with one line, then resumes (after the
-    budget is reset) and sends only what it had not fetched, ending with the same dataset as the cold build."""
+    budget is reset) and sends only what it had not fetched (or had in flight when it stopped), ending with the same
+    dataset as the cold build."""
     reference, cold_requests = built
     limit = cold_requests * 2 // 3  # the reset gives the resumed build as many again: more than it needs
     proc, url = _mirror(servers, tmp_path_factory, "--daily-limit", str(limit))
@@ -156,7 +157,12 @@ def test_service_failing_mid_build_stops_and_resumes_without_refetching(built, s
         httpx.post(f"{url}/_control/reset", timeout=10)
         resumed = build(url, out, "--resume")
         assert resumed.returncode == 0, resumed.stderr[-3000:]
-        assert requests_seen(url) == cold_requests - limit
+        # what the stopped build had fetched is not sent again; the only repeats are the answers that were still in
+        # flight on its other connections when the budget ran out (the stage stops and cancels them unread)
+        from scitaste_hf.sources.options import ClientOptions
+
+        in_flight = ClientOptions.__dataclass_fields__["max_connections"].default
+        assert cold_requests - limit <= requests_seen(url) <= cold_requests - limit + in_flight
         assert files(out) == files(reference)
     finally:
         servers[1](proc)
