@@ -39,10 +39,8 @@ def location(text: str | Path) -> Any:
         return Path(text)
     if text.startswith("file://"):
         return Path(text.removeprefix("file://"))
-    try:
-        from upath import UPath
-    except ImportError:
-        raise ScitasteError(f"{text}: reading a URL needs universal_pathlib (pip install universal-pathlib)") from None
+    from upath import UPath
+
     try:
         return UPath(text)
     except (ValueError, ImportError) as exc:
