@@ -97,11 +97,11 @@ def split_young(papers: Sequence[Mapping[str, Any]], window: Window
 
 
 def blank_records(papers: Sequence[Mapping[str, Any]], tiers: Sequence[str | None]) -> list[dict[str, Any]]:
-    """The prospective records: every field of the benchmark schema (:func:`scitaste_hf.schema.record_features`)
+    """The prospective records: every field of the benchmark schema (:data:`scitaste_hf.schema.RECORD_FIELDS`)
     from the labelled paper, its journal tier from ``tiers`` (the journal's standing, not the paper's citations),
     and :data:`GOLD_FIELDS` empty."""
-    from scitaste_hf.schema import record_features
+    from scitaste_hf.schema import RECORD_FIELDS
 
-    features = [k for k in record_features() if k not in GOLD_FIELDS]
+    features = [k for k in RECORD_FIELDS if k not in GOLD_FIELDS]
     return [{**{k: p.get(k) for k in features}, "year": int(p["year"]), "journal_tier": tier,
              **dict.fromkeys(GOLD_FIELDS)} for p, tier in zip(papers, tiers)]
