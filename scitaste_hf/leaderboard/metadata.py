@@ -16,6 +16,7 @@ from collections.abc import Callable
 from datetime import date
 from typing import Any
 
+from scitaste_hf.errors import short_repr
 from scitaste_hf.net.guard import SubmissionError
 
 #: Where a run's model metadata came from.
@@ -168,7 +169,7 @@ def check_filters(chosen: Any) -> tuple[str, ...]:
         raise SubmissionError(f"model filter: a list of choices, each one of {', '.join(filters)}")
     wrong = [c for c in chosen if c not in filters]
     if wrong:
-        raise SubmissionError(f"model filter {str(wrong[0])[:60]!r}: one of {', '.join(filters)}")
+        raise SubmissionError(f"model filter {short_repr(wrong[0])}: one of {', '.join(filters)}")
     return tuple(c for c in filters if c in chosen)
 
 
