@@ -7,6 +7,7 @@ import json
 import sqlite3
 import time
 from importlib import resources
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -354,3 +355,26 @@ def test_a_queue_on_the_hub_leases_each_request_once_and_the_space_stores_what_c
         assert "\n" not in str(raised.value) and str(raised.value).startswith("the queue on org/results")
         assert (out / "org/results" / STATE_FILE).read_bytes() == broken
     board.close()
+
+
+def test_a_worker_reads_the_queue_as_the_head_it_resolved_left_it_while_another_commits(tmp_path, endpoints, hub):
+    # a claim lands between a worker's reading the head and its downloading the state: it must still read that
+    # head's state (the Hub serves a commit's files), or its lease decisions rest on a state of no commit
+    from huggingface_hub import hf_hub_download
+
+    from scitaste_hf.leaderboard.hub_queue import STATE_FILE, HubQueue
+    from scitaste_hf.net.hub_copy import HubMirror
+
+    url, token, _ = hub
+    board = _board(tmp_path / "space", mirror=HubMirror("org/results", token, endpoint=url))
+    ids = [board.request(f"org/model-{k}", ["pure_qa"], submitter="alice").ids[0] for k in range(2)]
+    _copied(board)
+    first, other = (HubQueue("org/results", token, tmp_path / f"cache-{k}", endpoint=url) for k in range(2))
+    assert other.claim("w1", lease_s=60)["id"] == ids[0]
+    head, _, state = first.read()
+    assert list(state) == [str(ids[0])]
+    assert other.claim("w1", lease_s=60)["id"] == ids[1]  # the head moves on
+    old = hf_hub_download("org/results", STATE_FILE, repo_type="dataset", revision=head, token=token,
+                          cache_dir=tmp_path / "cache-x", endpoint=url)
+    assert list(json.loads(Path(old).read_text())) == [str(ids[0])]
+    assert first.read()[0] != head and sorted(first.read()[2]) == sorted(str(i) for i in ids)
