@@ -377,4 +377,6 @@ def test_a_worker_reads_the_queue_as_the_head_it_resolved_left_it_while_another_
     old = hf_hub_download("org/results", STATE_FILE, repo_type="dataset", revision=head, token=token,
                           cache_dir=tmp_path / "cache-x", endpoint=url)
     assert list(json.loads(Path(old).read_text())) == [str(ids[0])]
-    assert first.read()[0] != head and sorted(first.read()[2]) == sorted(str(i) for i in ids)
+    now, _, state = first.read()
+    assert now != head and sorted(state) == sorted(str(i) for i in ids)
+    board.close()
