@@ -305,9 +305,11 @@ def _weights_by_discipline() -> str:
 
 @generator("scheme1-formula")
 def _scheme1_formula() -> str:
-    return (quote("scitaste_hf.scoring.scheme1", "scheme1_batch",
-                 r"s_rho=", r"s_r=", r"s_mae=s_mae", r"s_bias=", r'out\["part_a"\] =', r'out\["part_b"\] =',
-                 r'"weighted_dimension_accuracy": 100', r'out\["scheme1"\] =', flat=True)
+    return (quote("scitaste_hf.scoring.scheme1", "part_a_batch",
+                  r"s_rho=", r"s_r=", r"s_mae=s_mae", r"s_bias=", r'out\["part_a"\] =', flat=True)
+            + "\n\n" + quote("scitaste_hf.scoring.scheme1", "part_b_batch", r'out\["part_b"\] =',
+                               r'"weighted_dimension_accuracy": 100', flat=True)
+            + "\n\n" + quote("scitaste_hf.scoring.scheme1", "scheme1_of", r"return sum", flat=True)
             + "\n\n" + _scheme1_summary() + "\n\n" + quote(
         "scitaste_hf.scoring.scheme1", "_ratio_score", r"with np\.errstate", r"ratio =", r"return np\.where"))
 

@@ -25,13 +25,19 @@ import numpy as np
 from scitaste_hf.errors import InvalidInput
 from scitaste_hf.schema import DIMENSIONS
 from scitaste_hf.scoring.bootstrap import CONFIDENCE, SEED, _skill_values, _statistics, percentile_interval
+from scitaste_hf.scoring.scheme1 import part_a_batch, part_b_batch, scheme1_of
 from scitaste_hf.scoring.stats import Counts
+from scitaste_hf.scoring.wape import wape_batch, wape_scores
 
 #: Draws of the gold behind a board's second rank interval; each is paired with an equal share of the board's
 #: resamples of the papers (RANK_RESAMPLES of them, which it must divide).
 GOLD_DRAWS = 20
 #: Draws of the gold behind the noise ceiling.
 CEILING_DRAWS = 200
+#: Papers times draws whose innovation scores the noise ceiling scores in one call. A block of draws costs the
+#: square of its draws, and a call a draw costs numpy's overhead a draw, so that small scopes (a discipline's 50
+#: papers) gain most.
+_CEILING_CELLS = 4096
 #: Seed of the gold's draws (apart from the papers' resampling seed, so that the two are independent).
 GOLD_SEED = 1
 
@@ -149,22 +155,32 @@ class GoldDraws:
         # a draw that cut every weight to 0 keeps the point vector
         return np.where(total > 0, drawn / np.where(total > 0, total, 1.0), point / point.sum())
 
+    def releases_of(self, G: np.ndarray) -> list[np.ndarray]:
+        """The board's gold ``G`` (n, 8) and the other releases, as float64: what a draw takes its labels from."""
+        releases = [np.asarray(G, dtype=np.float64), *(np.asarray(r, dtype=np.float64) for r in self.releases)]
+        for r in releases[1:]:
+            if r.shape != releases[0].shape:
+                raise InvalidInput(f"another release's gold has shape {r.shape}, the board's {releases[0].shape}: "
+                                   "give the same papers in the same order")
+        return releases
+
+    def picks(self, n: int, seed: int = GOLD_SEED) -> np.ndarray:
+        """Which of :meth:`releases_of` each of ``n`` draws takes (0, the board's own, when there is no other)."""
+        if not self.releases:
+            return np.zeros(n, dtype=int)
+        return np.random.default_rng(seed + 1).integers(0, 1 + len(self.releases), size=n)
+
     def golds(self, G: np.ndarray, n: int, seed: int = GOLD_SEED) -> np.ndarray:
         """``n`` draws of the gold of the papers of ``G`` (n, 8), shape (n_draws, papers, 8).
 
         A draw's innovation score is its release's plus what the drawn weights change of that release's composite,
         kept within 0-100; a draw of the point weights leaves it exactly as it is.
         """
-        releases = [np.asarray(G, dtype=np.float64), *(np.asarray(r, dtype=np.float64) for r in self.releases)]
-        for r in releases[1:]:
-            if r.shape != releases[0].shape:
-                raise InvalidInput(f"another release's gold has shape {r.shape}, the board's {releases[0].shape}: "
-                                   "give the same papers in the same order")
+        releases = self.releases_of(G)
         vectors = self.vectors(n, seed)
         point = np.array([self.weights[k] for k in DIMENSIONS], dtype=np.float64)
         point = point / point.sum()
-        picks = np.random.default_rng(seed + 1).integers(0, len(releases), size=n) if len(releases) > 1 else \
-            np.zeros(n, dtype=int)
+        picks = self.picks(n, seed)
         out = np.empty((n, *releases[0].shape))
         for d in range(n):
             base = releases[picks[d]]
@@ -226,21 +242,43 @@ def noise_ceiling(G: np.ndarray, F: np.ndarray, draws: GoldDraws, *, weights: Ma
         Scheme 1 and Scheme 2 of 100 and a skill of 1.
     """
     # every draw of trivial draws is the gold itself: one is all of them
-    golds = draws.golds(G, 1 if draws.trivial else n_draws)
+    n_draws = 1 if draws.trivial else n_draws
+    golds = draws.golds(G, n_draws)
+    releases, picks = draws.releases_of(G), draws.picks(n_draws)
     expected = golds.mean(axis=0)
-    ones = Counts(np.ones((1, G.shape[0])))
-    values: dict[str, list[float]] = {k: [] for k in ("scheme1", "scheme2", "scheme1_skill", "scheme2_skill")}
-    for gold in golds:
-        with np.errstate(divide="ignore", invalid="ignore"):
-            best, floor = _statistics(expected, gold, ones, weights), _statistics(F, gold, ones, weights)
-            skill = _skill_values(best, floor)
-        for scheme in ("scheme1", "scheme2"):
-            values[scheme].append(float(best[scheme][0]))
-            values[f"{scheme}_skill"].append(float(skill[scheme][0]))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        best, floor = (_against_draws(M, golds, releases, picks, weights) for M in (expected, F))
+        skill = _skill_values(best, floor)
+    schemes = ("scheme1", "scheme2")
+    values = {**{k: best[k] for k in schemes}, **{f"{k}_skill": skill[k] for k in schemes}}
     out = {}
-    for key, series in values.items():
-        arr = np.array(series)
+    for key, arr in values.items():
         finite = arr[np.isfinite(arr)]
         out[key] = {"value": float(finite.mean()) if finite.size else None,
                     "interval": percentile_interval(arr, confidence)}
     return out
+
+
+def _against_draws(P: np.ndarray, golds: np.ndarray, releases: Sequence[np.ndarray], picks: np.ndarray,
+                   weights: Mapping[str, float]) -> dict[str, np.ndarray]:
+    """The point estimates of WAPE, Scheme 2 and Scheme 1 of the answers ``P`` (n, 8) against each draw of
+    ``golds`` (draws, n, 8), as :func:`~scitaste_hf.scoring.bootstrap._statistics` gives them a draw at a time.
+
+    A draw keeps the dimensions of its release (``releases[picks[d]]``, :meth:`GoldDraws.golds`), so Part B is
+    computed once a release. WAPE and Part A are computed for a block of draws in one call: the block's draws
+    stacked as one set of b * n papers, and row d of the counts taking draw d's papers alone.
+    """
+    n = P.shape[0]
+    ones = Counts(np.ones((1, n)))
+    part_b = {r: part_b_batch(P[:, 1:], releases[r][:, 1:], ones, weights)["part_b"][0] for r in set(picks.tolist())}
+    wape, part_a = [], []
+    per_block = max(1, _CEILING_CELLS // n)
+    for start in range(0, golds.shape[0], per_block):
+        block = golds[start:start + per_block, :, 0]
+        counts = Counts(np.kron(np.eye(block.shape[0]), np.ones(n)))
+        p, g = np.tile(P[:, 0], block.shape[0]), block.ravel()
+        wape.append(wape_batch(p, g, counts.f))
+        part_a.append(part_a_batch(p, g, counts)["part_a"])
+    w = np.concatenate(wape)
+    return {"wape": w, "scheme2": wape_scores(w),
+            "scheme1": scheme1_of({"part_a": np.concatenate(part_a), "part_b": np.array([part_b[r] for r in picks])})}

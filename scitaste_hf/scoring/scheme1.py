@@ -39,33 +39,28 @@ def _accuracy(error: np.ndarray, scale: np.ndarray) -> np.ndarray:
     return np.where((scale <= 0) & (error == 0), 1.0, acc)
 
 
-def scheme1_batch(P: np.ndarray, G: np.ndarray, counts: Counts,
-                  weights: Mapping[str, float]) -> dict[str, np.ndarray]:
-    """Every Scheme-1 component for each row of resample ``counts`` (B, n).
+def _moments(p: np.ndarray, g: np.ndarray, counts: Counts) -> tuple[Any, ...]:
+    """One column's ranks, errors, constant-gold rows, MAE and the gold's own mean absolute deviation."""
+    rp, rg = Ranked(p), Ranked(g)
+    err = p - g
+    const_g = rg.constant(counts)
+    mae = counts.f @ np.abs(err) / counts.total
+    mae0 = np.where(const_g, 0.0, mean_abs_dev(g, counts))
+    return rp, rg, err, const_g, mae, mae0
 
-    ``P`` and ``G`` are (n, 8): innovation score, then the dimensions in :data:`DIMENSIONS` order. The point
-    estimate is one row of ones; the bootstrap passes its resample counts.
-    """
+
+def part_a_batch(p: np.ndarray, g: np.ndarray, counts: Counts) -> dict[str, np.ndarray]:
+    """Part A of Scheme 1 and its components for each row of resample ``counts`` (B, n): the innovation scores'
+    correlations and errors, ``p`` predicted and ``g`` gold, shape (n,)."""
     c, total = counts.f, counts.total
-    out: dict[str, np.ndarray] = {}
-
-    def moments(j: int) -> tuple[np.ndarray, ...]:
-        p, g = P[:, j], G[:, j]
-        rp, rg = Ranked(p), Ranked(g)
-        err = p - g
-        const_g = rg.constant(counts)
-        mae = c @ np.abs(err) / total
-        mae0 = np.where(const_g, 0.0, mean_abs_dev(g, counts))
-        return rp, rg, err, const_g, mae, mae0
-
-    rp, rg, err, const_g, mae, mae0 = moments(0)
+    rp, rg, err, const_g, mae, mae0 = _moments(p, g, counts)
     rho = spearman(rp, rg, counts)
     r = pearson(rp, rg, counts)
     mse = c @ (err * err) / total
     bias = c @ err / total
-    var = np.where(const_g, 0.0, variance(G[:, 0], counts))
+    var = np.where(const_g, 0.0, variance(g, counts))
     s_mae, s_mse = _ratio_score(mae, mae0), _ratio_score(mse, var)
-    out.update(
+    out = dict(
         spearman=rho, pearson=r, mae=mae, mse=mse, bias=bias,
         s_rho=100.0 * np.maximum(0.0, np.nan_to_num(rho)),
         s_r=100.0 * np.maximum(0.0, np.nan_to_num(r)),
@@ -73,11 +68,18 @@ def scheme1_batch(P: np.ndarray, G: np.ndarray, counts: Counts,
         s_bias=_ratio_score(np.abs(bias), np.sqrt(var)),
     )
     out["part_a"] = _points("part_a", out)
+    return out
 
-    weighted_rho = np.zeros_like(total)
-    weighted_acc = np.zeros_like(total)
-    for j, key in enumerate(DIMENSIONS, start=1):
-        rp, rg, _, _, mae_d, mae0_d = moments(j)
+
+def part_b_batch(P: np.ndarray, G: np.ndarray, counts: Counts, weights: Mapping[str, float]) -> dict[str, np.ndarray]:
+    """Part B of Scheme 1 and its components for each row of resample ``counts`` (B, n): the dimensions'
+    weighted correlations and accuracies, ``P`` predicted and ``G`` gold, shape (n, 7) in :data:`DIMENSIONS`
+    order."""
+    out: dict[str, np.ndarray] = {}
+    weighted_rho = np.zeros_like(counts.total)
+    weighted_acc = np.zeros_like(counts.total)
+    for j, key in enumerate(DIMENSIONS):
+        rp, rg, _, _, mae_d, mae0_d = _moments(P[:, j], G[:, j], counts)
         rho_d = spearman(rp, rg, counts)
         out[f"spearman_{key}"] = rho_d
         out[f"mae_{key}"] = mae_d
@@ -89,7 +91,23 @@ def scheme1_batch(P: np.ndarray, G: np.ndarray, counts: Counts,
     out["weighted_dimension_accuracy"] = weighted_acc
     out["part_b"] = _points("part_b", {"weighted_dimension_spearman": 100 * np.maximum(0.0, weighted_rho),
                                        "weighted_dimension_accuracy": 100 * np.maximum(0.0, weighted_acc)})
-    out["scheme1"] = sum(share * out[part] for part, share in SCHEME1_PARTS.items())
+    return out
+
+
+def scheme1_of(parts: Mapping[str, np.ndarray]) -> np.ndarray:
+    """Scheme 1 from its parts (``part_a`` and ``part_b``, shares :data:`SCHEME1_PARTS`)."""
+    return sum(share * parts[part] for part, share in SCHEME1_PARTS.items())
+
+
+def scheme1_batch(P: np.ndarray, G: np.ndarray, counts: Counts,
+                  weights: Mapping[str, float]) -> dict[str, np.ndarray]:
+    """Every Scheme-1 component for each row of resample ``counts`` (B, n).
+
+    ``P`` and ``G`` are (n, 8): innovation score, then the dimensions in :data:`DIMENSIONS` order. The point
+    estimate is one row of ones; the bootstrap passes its resample counts.
+    """
+    out = {**part_a_batch(P[:, 0], G[:, 0], counts), **part_b_batch(P[:, 1:], G[:, 1:], counts, weights)}
+    out["scheme1"] = scheme1_of(out)
     return out
 
 

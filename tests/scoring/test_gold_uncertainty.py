@@ -11,6 +11,8 @@ from scitaste_hf.records import load_records
 from scitaste_hf.schema import DIMENSIONS
 from scitaste_hf.scoring.gold_uncertainty import GOLD_DRAWS, GoldDraws, gold_replicates, noise_ceiling, weight_intervals
 from scitaste_hf.scoring.ranks import RANK_RESAMPLES, rank_intervals, replicates
+from scitaste_hf.scoring.scheme1 import scheme1
+from scitaste_hf.scoring.wape import wape, wape_score
 from scitaste_hf.weights import DEFAULT_WEIGHTS, composite
 
 GOLD = Path(__file__).resolve().parents[2] / "scitaste_hf" / "data" / "examples" / "gold.jsonl"
@@ -90,6 +92,33 @@ def test_the_noise_ceiling_is_perfect_for_known_gold_and_falls_as_the_weights_ar
         assert looser[key]["value"] < loose[key]["value"] < exact[key]["value"] + 1e-9
         low, high = loose[key]["interval"]
         assert low <= loose[key]["value"] <= high
+
+
+@pytest.mark.parametrize("papers", [7, 60, 1200])
+def test_the_noise_ceiling_is_each_draws_own_scheme1_and_wape_scored_one_at_a_time(board, papers):
+    # the ceiling scores its draws in blocks and Part B once a release; each value must still be what the public
+    # functions give for that draw alone, with another release drawn too and sizes that split into uneven blocks
+    G, _, _ = board
+    G = np.resize(G, (papers, 8)) if papers > len(G) else G[:papers]
+    F = np.tile(G.mean(axis=0), (papers, 1))
+    other = G.copy()
+    other[:, 2] = np.clip(G[:, 2] + np.arange(papers) % 9 - 4, 0, 100)
+    draws = GoldDraws(DEFAULT_WEIGHTS, _around(0.3), [other])
+    ceiling = noise_ceiling(G, F, draws, weights=DEFAULT_WEIGHTS, n_draws=30)
+    golds = draws.golds(G, 30)
+    expected = golds.mean(axis=0)
+    one = {k: [] for k in ("scheme1", "scheme2", "scheme1_skill", "scheme2_skill")}
+    for gold in golds:
+        best, floor = scheme1(expected, gold)["scheme1"], scheme1(F, gold)["scheme1"]
+        wb, wf = wape(expected[:, 0], gold[:, 0]), wape(F[:, 0], gold[:, 0])
+        one["scheme1"].append(best)
+        one["scheme2"].append(wape_score(wb))
+        one["scheme1_skill"].append((best - floor) / (100 - floor))
+        one["scheme2_skill"].append(1 - wb / wf)
+    assert {int(np.array_equal(g[:, 1:], G[:, 1:])) for g in golds} == {0, 1}  # both releases were drawn
+    for key, values in one.items():
+        assert ceiling[key]["value"] == pytest.approx(np.mean(values), rel=1e-12, abs=1e-12)
+        assert ceiling[key]["interval"] == pytest.approx(list(np.percentile(values, [2.5, 97.5])), rel=1e-12)
 
 
 def test_the_weights_files_intervals_are_read_and_checked():
