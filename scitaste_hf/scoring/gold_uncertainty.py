@@ -24,7 +24,7 @@ import numpy as np
 
 from scitaste_hf.errors import InvalidInput
 from scitaste_hf.schema import DIMENSIONS
-from scitaste_hf.scoring.bootstrap import CONFIDENCE, SEED, _skill_values, _statistics, percentile_interval
+from scitaste_hf.scoring.bootstrap import CONFIDENCE, SEED, _skill_values, percentile_interval
 from scitaste_hf.scoring.scheme1 import part_a_batch, part_b_batch, scheme1_of
 from scitaste_hf.scoring.stats import Counts
 from scitaste_hf.scoring.wape import wape_batch, wape_scores
@@ -34,10 +34,6 @@ from scitaste_hf.scoring.wape import wape_batch, wape_scores
 GOLD_DRAWS = 20
 #: Draws of the gold behind the noise ceiling.
 CEILING_DRAWS = 200
-#: Papers times draws whose innovation scores the noise ceiling scores in one call. A block of draws costs the
-#: square of its draws, and a call a draw costs numpy's overhead a draw, so that small scopes (a discipline's 50
-#: papers) gain most.
-_CEILING_CELLS = 4096
 #: Seed of the gold's draws (apart from the papers' resampling seed, so that the two are independent).
 GOLD_SEED = 1
 
@@ -219,14 +215,12 @@ def gold_replicates(P: np.ndarray, G: np.ndarray, F: np.ndarray, draws: GoldDraw
         raise InvalidInput(f"{n_resamples} resamples cannot be shared equally by {GOLD_DRAWS} draws of the gold")
     counts = resample_counts(G.shape[0], n_resamples, seed)[:, scored]
     golds = draws.golds(G, GOLD_DRAWS)[:, scored]
-    share = n_resamples // GOLD_DRAWS
-    out = []
-    for d in range(GOLD_DRAWS):
-        block = Counts(counts[d * share:(d + 1) * share])
-        with np.errstate(divide="ignore", invalid="ignore"):  # a resample that draws none of them is NaN
-            run, floor = (_statistics(M[scored], golds[d], block, weights) for M in (P, F))
-            out.append(_skill_values(run, floor)["scheme1"])
-    return np.concatenate(out)
+    releases = [r[scored] for r in draws.releases_of(G)]
+    rows = np.arange(n_resamples)
+    with np.errstate(divide="ignore", invalid="ignore"):  # a resample that draws none of them is NaN
+        run, floor = (_against_draws(M[scored], counts, rows, rows * GOLD_DRAWS // n_resamples, golds, releases,
+                                     draws.picks(GOLD_DRAWS), weights) for M in (P, F))
+        return _skill_values(run, floor)["scheme1"]
 
 
 def noise_ceiling(G: np.ndarray, F: np.ndarray, draws: GoldDraws, *, weights: Mapping[str, float],
@@ -247,7 +241,8 @@ def noise_ceiling(G: np.ndarray, F: np.ndarray, draws: GoldDraws, *, weights: Ma
     releases, picks = draws.releases_of(G), draws.picks(n_draws)
     expected = golds.mean(axis=0)
     with np.errstate(divide="ignore", invalid="ignore"):
-        best, floor = (_against_draws(M, golds, releases, picks, weights) for M in (expected, F))
+        best, floor = (_against_draws(M, np.ones((1, G.shape[0])), np.zeros(n_draws, dtype=int), np.arange(n_draws),
+                                      golds, releases, picks, weights) for M in (expected, F))
         skill = _skill_values(best, floor)
     schemes = ("scheme1", "scheme2")
     values = {**{k: best[k] for k in schemes}, **{f"{k}_skill": skill[k] for k in schemes}}
@@ -259,26 +254,25 @@ def noise_ceiling(G: np.ndarray, F: np.ndarray, draws: GoldDraws, *, weights: Ma
     return out
 
 
-def _against_draws(P: np.ndarray, golds: np.ndarray, releases: Sequence[np.ndarray], picks: np.ndarray,
+def _against_draws(P: np.ndarray, counts: np.ndarray, count_of: np.ndarray, draw_of: np.ndarray, golds: np.ndarray,
+                   releases: Sequence[np.ndarray], picks: np.ndarray,
                    weights: Mapping[str, float]) -> dict[str, np.ndarray]:
-    """The point estimates of WAPE, Scheme 2 and Scheme 1 of the answers ``P`` (n, 8) against each draw of
-    ``golds`` (draws, n, 8), as :func:`~scitaste_hf.scoring.bootstrap._statistics` gives them a draw at a time.
+    """WAPE, Scheme 2 and Scheme 1 of the answers ``P`` (n, 8) on the resample counts ``counts[count_of[i]]``
+    against the draw ``golds[draw_of[i]]`` of the gold, for each i: what
+    :func:`~scitaste_hf.scoring.bootstrap._statistics` gives for one resample and draw at a time.
 
-    A draw keeps the dimensions of its release (``releases[picks[d]]``, :meth:`GoldDraws.golds`), so Part B is
-    computed once a release. WAPE and Part A are computed for a block of draws in one call: the block's draws
-    stacked as one set of b * n papers, and row d of the counts taking draw d's papers alone.
+    A draw keeps the dimensions of its release (``releases[picks[d]]``, :meth:`GoldDraws.golds`), so that only Part A
+    and WAPE are computed a draw, and Part B once a release, on the distinct resamples of its draws.
     """
-    n = P.shape[0]
-    ones = Counts(np.ones((1, n)))
-    part_b = {r: part_b_batch(P[:, 1:], releases[r][:, 1:], ones, weights)["part_b"][0] for r in set(picks.tolist())}
-    wape, part_a = [], []
-    per_block = max(1, _CEILING_CELLS // n)
-    for start in range(0, golds.shape[0], per_block):
-        block = golds[start:start + per_block, :, 0]
-        counts = Counts(np.kron(np.eye(block.shape[0]), np.ones(n)))
-        p, g = np.tile(P[:, 0], block.shape[0]), block.ravel()
-        wape.append(wape_batch(p, g, counts.f))
-        part_a.append(part_a_batch(p, g, counts)["part_a"])
-    w = np.concatenate(wape)
-    return {"wape": w, "scheme2": wape_scores(w),
-            "scheme1": scheme1_of({"part_a": np.concatenate(part_a), "part_b": np.array([part_b[r] for r in picks])})}
+    wape, part_a, part_b = (np.empty(len(draw_of)) for _ in range(3))
+    for d in np.unique(draw_of):
+        mine = draw_of == d
+        block = Counts(counts[count_of[mine]])
+        wape[mine] = wape_batch(P[:, 0], golds[d, :, 0], block.f)
+        part_a[mine] = part_a_batch(P[:, 0], golds[d, :, 0], block)["part_a"]
+    release_of = picks[draw_of]
+    for r in np.unique(release_of):
+        mine = release_of == r
+        distinct, back = np.unique(count_of[mine], return_inverse=True)
+        part_b[mine] = part_b_batch(P[:, 1:], releases[r][:, 1:], Counts(counts[distinct]), weights)["part_b"][back]
+    return {"wape": wape, "scheme2": wape_scores(wape), "scheme1": scheme1_of({"part_a": part_a, "part_b": part_b})}

@@ -121,6 +121,29 @@ def test_the_noise_ceiling_is_each_draws_own_scheme1_and_wape_scored_one_at_a_ti
         assert ceiling[key]["interval"] == pytest.approx(list(np.percentile(values, [2.5, 97.5])), rel=1e-12)
 
 
+def test_the_second_intervals_replicates_are_each_resamples_scheme1_skill_against_its_draw(board):
+    # each resample of the papers, repeated as often as it drew them, scored by the public scheme1() against the
+    # draw of the gold it is paired with, with another release drawn and a run that failed some papers
+    from scitaste_hf.scoring.bootstrap import resample_counts
+
+    G, F, runs = board
+    P = runs[0].copy()
+    P[::9] = np.nan
+    other = G.copy()
+    other[:, 5] = np.clip(G[:, 5] - 6, 0, 100)
+    draws = GoldDraws(DEFAULT_WEIGHTS, _around(0.3), [other])
+    n_resamples = 2 * GOLD_DRAWS
+    values = gold_replicates(P, G, F, draws, weights=DEFAULT_WEIGHTS, n_resamples=n_resamples)
+    scored = ~np.isnan(P).any(axis=1)
+    counts = resample_counts(len(G), n_resamples)[:, scored]
+    golds = draws.golds(G, GOLD_DRAWS)[:, scored]
+    assert len({int(np.array_equal(g[:, 1:], G[scored, 1:])) for g in golds}) == 2
+    for b in range(n_resamples):
+        gold = np.repeat(golds[b * GOLD_DRAWS // n_resamples], counts[b], axis=0)
+        run, floor = (scheme1(np.repeat(M[scored], counts[b], axis=0), gold)["scheme1"] for M in (P, F))
+        assert values[b] == pytest.approx((run - floor) / (100 - floor), rel=1e-9, abs=1e-12)
+
+
 def test_the_weights_files_intervals_are_read_and_checked():
     interval = {k: [0.1, 0.2] for k in DIMENSIONS}
     assert weight_intervals({"weights": dict(DEFAULT_WEIGHTS), "weights_interval": interval})["disruptiveness"] \
