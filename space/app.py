@@ -1388,9 +1388,11 @@ def build_app(board: Leaderboard, synthetic: bool = False, ratings: Ratings | No
                 report_button.click(lambda r, m: report_view(board, r, m), [report_runs, report_modes],
                                     [report_line, report_text, report_heat, report_json], api_name="report")
             with gr.Tab("Plots"):
-                bars = gr.Plot(scheme2_chart(board), label="Scheme-2 by model and mode")
+                # Drawn by every page visit's refresh below, not here: a figure drawn when the app is built would
+                # never be shown, and it would cost each start Matplotlib's import.
+                bars = gr.Plot(label="Scheme-2 by model and mode")
                 heat_mode = gr.Dropdown(list(MODES), value="dimagent_v3", label="mode for the heatmap")
-                heat = gr.Plot(heatmap(board, "dimagent_v3"))
+                heat = gr.Plot()
                 heat_mode.change(lambda m: heatmap(board, m), heat_mode, heat, api_name=False)
                 scatter_run = gr.Dropdown(run_choices(board), label="run for the scatter", allow_custom_value=True)
                 scatter_plot = gr.ScatterPlot(scatter(board, None), x="gold", y="predicted", color="discipline",
