@@ -4,6 +4,7 @@ report pytest's own time, the wall time, the load average before and after, and 
     python bench/bench_suite.py                 # the full suite
     python bench/bench_suite.py -- -m "not slow"    # anything after -- goes to pytest
     python bench/bench_suite.py --by-command        # also the CPU seconds of each kind of process (Linux)
+    python bench/bench_suite.py --tests 40          # also the 40 slowest test phases (setup, call, teardown)
 
 The target (CONTRIBUTING.md) is under 6 minutes of pytest time on a quiet 2-core machine. The load average says how
 quiet the machine was: a figure taken beside other work is reported as loaded. ``--by-command`` samples /proc every
@@ -30,6 +31,7 @@ ROOT = Path(__file__).resolve().parents[1]
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--top", type=int, default=15, help="slowest files to list")
+    parser.add_argument("--tests", type=int, default=0, help="also list this many slowest test phases")
     parser.add_argument("--by-command", action="store_true", help="CPU seconds by kind of process (reads /proc)")
     parser.add_argument("pytest_args", nargs="*", help="arguments for pytest, after --")
     args = parser.parse_args()
@@ -52,7 +54,8 @@ def main() -> int:
     summary = next((line for line in reversed(out.splitlines()) if re.search(r"\d+ (passed|failed)", line)), "")
     own = re.search(r"in ([\d.]+)s", summary)
     per_file: dict[str, float] = defaultdict(float)
-    for seconds, path in re.findall(r"^([\d.]+)s (?:call|setup|teardown)\s+(\S+?)::", out, re.M):
+    phases = re.findall(r"^([\d.]+)s ((?:call|setup|teardown)\s+(\S+?)::\S+)", out, re.M)
+    for seconds, _, path in phases:
         per_file[path] += float(seconds)
     print(f"command: {' '.join(command[1:])}")
     print(f"result: {summary.strip('= ') or 'no summary (exit ' + str(done.returncode) + ')'}")
@@ -63,6 +66,10 @@ def main() -> int:
     print(f"slowest files (sum of their tests' phases over 0.5 s, across workers; top {args.top}):")
     for path, seconds in sorted(per_file.items(), key=lambda kv: -kv[1])[:args.top]:
         print(f"  {seconds:7.1f} s  {path}")
+    if args.tests:
+        print(f"slowest test phases (top {args.tests}):")
+        for seconds, phase, _ in sorted(phases, key=lambda p: -float(p[0]))[:args.tests]:
+            print(f"  {float(seconds):7.1f} s  {' '.join(phase.split())}")
     if args.by_command:
         kinds: dict[str, list[float]] = defaultdict(lambda: [0.0, 0])
         for command_line, seconds in cpu.values():
