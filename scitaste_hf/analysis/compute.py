@@ -104,27 +104,45 @@ def weighted_median(x: np.ndarray, counts: Counts) -> np.ndarray:
     return out
 
 
+def _bias(P: np.ndarray, G: np.ndarray, counts: Counts) -> dict[str, np.ndarray]:
+    """Per resample: the bias statistics of the innovation score."""
+    err = P[:, 0] - G[:, 0]
+    defined = G[:, 0] > 0  # a relative error needs a gold score above 0
+    relative = np.abs(err[defined]) / G[defined, 0]
+    return {"mean_signed_error": _mean(counts, err), "over_rated": _mean(counts, (err > 0).astype(np.float64)),
+            "median_relative_error": weighted_median(relative, Counts(counts.f[:, defined]))}
+
+
 def _statistics(P: np.ndarray, G: np.ndarray, counts: Counts) -> dict[str, np.ndarray]:
     """Per resample: the Spearman correlations (innovation score and each dimension) and the bias statistics.
     The correlations are :func:`~scitaste_hf.scoring.stats.spearman`, which Scheme 1's batch computes them with (the
     same numbers, without the rest of Scheme 1)."""
     rho = [spearman(Ranked(P[:, j]), Ranked(G[:, j]), counts) for j in range(P.shape[1])]
-    err = P[:, 0] - G[:, 0]
-    defined = G[:, 0] > 0  # a relative error needs a gold score above 0
-    relative = np.abs(err[defined]) / G[defined, 0]
-    return {"spearman": rho[0], **{f"spearman_{k}": r for k, r in zip(DIMENSIONS, rho[1:])},
-            "mean_signed_error": _mean(counts, err), "over_rated": _mean(counts, (err > 0).astype(np.float64)),
-            "median_relative_error": weighted_median(relative, Counts(counts.f[:, defined]))}
+    return {"spearman": rho[0], **{f"spearman_{k}": r for k, r in zip(DIMENSIONS, rho[1:])}, **_bias(P, G, counts)}
+
+
+def _scored_correlations(block: Mapping[str, Any]) -> dict[str, dict[str, Any]] | None:
+    """The Spearman correlations of a :func:`score_run` block with their intervals, which it resampled with the same
+    papers and counts as the report (``scheme1.ci``); None for a block without them (scored by a version before
+    they were kept)."""
+    s1 = block.get("scheme1")
+    ci = (s1 or {}).get("ci") or {}
+    if s1 is None or "spearman" not in ci:
+        return None
+    return {"spearman": {"value": s1["spearman"], "ci": ci["spearman"]},
+            **{f"spearman_{k}": {"value": s1["dimension_spearman"][k], "ci": ci["dimension_spearman"][k]}
+               for k in DIMENSIONS}}
 
 
 _kept: OrderedDict[str, dict[str, dict[str, Any]]] = OrderedDict()
 _kept_lock = threading.Lock()
 
 
-def _with_intervals(P: np.ndarray, G: np.ndarray, n_resamples: int, seed: int, confidence: float
-                    ) -> dict[str, dict[str, Any]]:
+def _with_intervals(P: np.ndarray, G: np.ndarray, n_resamples: int, seed: int, confidence: float,
+                    correlations: Mapping[str, dict[str, Any]] | None = None) -> dict[str, dict[str, Any]]:
     """Each statistic of :func:`_statistics` on the scored papers ``P``, ``G``: ``value`` and ``ci`` (the
-    resamples of :func:`~scitaste_hf.scoring.bootstrap.resample_counts`, which the block's scores use too).
+    resamples of :func:`~scitaste_hf.scoring.bootstrap.resample_counts`, which the block's scores use too), the
+    Spearman correlations taken from ``correlations`` where the block's scores hold them (:func:`_scored_correlations`).
     Kept by the papers' answers and gold rows and the bootstrap's settings (the last :data:`KEPT_SCOPES`), so a
     report of a run already seen, such as the Space's, does not resample it again."""
     key = hashlib.sha256(repr((P.shape, n_resamples, seed, confidence)).encode() + np.ascontiguousarray(P).tobytes()
@@ -137,10 +155,12 @@ def _with_intervals(P: np.ndarray, G: np.ndarray, n_resamples: int, seed: int, c
     keys = ("spearman", *(f"spearman_{k}" for k in DIMENSIONS), *BIAS_STATISTICS)
     if n == 0:
         return {k: {"value": None, "ci": None} for k in keys}
-    points = _statistics(P, G, Counts(np.ones((1, n))))
-    spread = _statistics(P, G, Counts(resample_counts(n, n_resamples, seed))) if n_resamples else None
-    out = {k: {"value": _value(points[k][0]),
-               "ci": None if spread is None else percentile_interval(spread[k], confidence)} for k in keys}
+    statistics = _statistics if correlations is None else _bias
+    points = statistics(P, G, Counts(np.ones((1, n))))
+    spread = statistics(P, G, Counts(resample_counts(n, n_resamples, seed))) if n_resamples else None
+    out = {k: dict(correlations[k]) if k not in points else
+           {"value": _value(points[k][0]), "ci": None if spread is None else percentile_interval(spread[k], confidence)}
+           for k in keys}
     with _kept_lock:
         _kept[key] = out
         while len(_kept) > KEPT_SCOPES:
@@ -319,7 +339,8 @@ def analyse(runs: Sequence[Run], gold: Sequence[Mapping[str, Any]], *, backup: S
         for scope, block in scopes.items():
             keep = scored if scope == OVERALL else scored & (disciplines == scope)
             blocks[scope] = _scheme(block) | {
-                "statistics": _with_intervals(P[keep], G[keep], n_resamples, seed, confidence)}
+                "statistics": _with_intervals(P[keep], G[keep], n_resamples, seed, confidence,
+                                              _scored_correlations(block))}
         return {"model": run.model, "mode": run.mode, "withheld": run.withheld, "source": run.source,
                 "scopes": blocks}, result
 

@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from scitaste_hf.errors import ScitasteError
+from scitaste_hf.schema import DIMENSIONS
 from scitaste_hf.scoring.inputs import as_answer_matrix, as_scores, check_same_length
 from scitaste_hf.scoring.scheme1 import scheme1_batch
 from scitaste_hf.scoring.stats import Counts
@@ -75,26 +76,36 @@ def resample_counts(n: int, n_resamples: int = N_RESAMPLES, seed: int = SEED) ->
     return np.vstack(list(_count_blocks(n, n_resamples, seed)))
 
 
-def _statistics(P: np.ndarray, G: np.ndarray, counts: Counts,
-                weights: Mapping[str, float]) -> dict[str, np.ndarray]:
-    """The bootstrapped statistics: WAPE and the Scheme-2 score always, Scheme 1 when ``P`` has dimensions."""
+#: The correlations :func:`_statistics` adds when asked (``correlations``): the innovation score's Spearman and each
+#: dimension's, which Scheme 1 computes on the way.
+CORRELATIONS = ("spearman", *(f"spearman_{k}" for k in DIMENSIONS))
+
+
+def _statistics(P: np.ndarray, G: np.ndarray, counts: Counts, weights: Mapping[str, float],
+                correlations: bool = False) -> dict[str, np.ndarray]:
+    """The bootstrapped statistics: WAPE and the Scheme-2 score always, Scheme 1 when ``P`` has dimensions, and
+    with ``correlations`` its :data:`CORRELATIONS` too."""
     w = wape_batch(P[:, 0], G[:, 0], counts.f)
     out = {"wape": w, "scheme2": wape_scores(w)}
     if P.shape[1] > 1:
-        out["scheme1"] = scheme1_batch(P, G, counts, weights)["scheme1"]
+        parts = scheme1_batch(P, G, counts, weights)
+        out["scheme1"] = parts["scheme1"]
+        if correlations:
+            out.update({k: parts[k] for k in CORRELATIONS})
     return out
 
 
 def resampled_statistics(runs: list[np.ndarray], G: np.ndarray, weights: Mapping[str, float], n_resamples: int,
-                         seed: int) -> list[dict[str, np.ndarray]]:
+                         seed: int, correlations: bool = False) -> list[dict[str, np.ndarray]]:
     """Every statistic of each run in ``runs`` (answer matrices against the gold ``G``), on the same
     ``n_resamples`` resamples of the papers drawn from ``seed``, one block of counts at a time: the resamples
-    that paired intervals and re-scoring on another gold share."""
+    that paired intervals and re-scoring on another gold share (``correlations``: as :func:`_statistics`, for the
+    first run)."""
     blocks: list[list[dict[str, np.ndarray]]] = [[] for _ in runs]
     for block in _count_blocks(G.shape[0], n_resamples, seed):
         counts = Counts(block)
-        for out, P in zip(blocks, runs):
-            out.append(_statistics(P, G, counts, weights))
+        for i, (out, P) in enumerate(zip(blocks, runs)):
+            out.append(_statistics(P, G, counts, weights, correlations and i == 0))
     return [{k: np.concatenate([b[k] for b in out]) for k in out[0]} for out in blocks]
 
 
@@ -201,7 +212,7 @@ def skill(predictions: Any, floor: Any, references: Any, *, weights: Mapping[str
 
 def intervals_and_skill(P: np.ndarray, G: np.ndarray, F: np.ndarray | None, *,
                         weights: Mapping[str, float] | None = None, n_resamples: int = N_RESAMPLES,
-                        seed: int = SEED, confidence: float = CONFIDENCE
+                        seed: int = SEED, confidence: float = CONFIDENCE, correlations: bool = False
                         ) -> tuple[dict[str, list[float] | None], dict[str, dict[str, Any]] | None]:
     """:func:`bootstrap`'s intervals and :func:`skill` over the floor ``F`` from one set of resamples, in which
     the run and the floor are resampled together (a summary needs both; resampling the run once saves half).
@@ -214,13 +225,15 @@ def intervals_and_skill(P: np.ndarray, G: np.ndarray, F: np.ndarray | None, *,
         The floor's rows for the same papers; None for no skill.
     weights, n_resamples, seed, confidence
         As in :func:`skill`; ``n_resamples=0`` gives no intervals (an empty dict) and skill without one.
+    correlations : bool
+        Also the intervals of the run's :data:`CORRELATIONS` (for answers), from the same resamples.
     """
     if not 0 < confidence < 1:
         raise ScitasteError(f"confidence must be between 0 and 1, got {confidence}")
     w = DEFAULT_WEIGHTS if weights is None else validate_weights(weights)
     check_defined(G[:, 0])  # no resample could have a WAPE: an error, as for the point estimate
     runs = [P] if F is None else [P, F]
-    resampled = resampled_statistics(runs, G, w, n_resamples, seed) if n_resamples else None
+    resampled = resampled_statistics(runs, G, w, n_resamples, seed, correlations) if n_resamples else None
     intervals = {} if resampled is None else {k: percentile_interval(v, confidence) for k, v in resampled[0].items()}
     if F is None:
         return intervals, None

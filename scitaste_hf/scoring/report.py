@@ -45,7 +45,8 @@ def summarize(P: np.ndarray, G: np.ndarray, *, n_total: int, failures: Mapping[s
     -------
     dict
         ``n_total``, ``n_scored``, ``coverage``, ``failures``, ``scheme2`` (``wape``, ``score``, ``grade``,
-        ``ci``) and, with dimensions, ``scheme1`` (every key of :func:`~scitaste_hf.scoring.scheme1`, ``ci``).
+        ``ci``) and, with dimensions, ``scheme1`` (every key of :func:`~scitaste_hf.scoring.scheme1`, and ``ci``:
+        the intervals of ``scheme1``, ``spearman`` and each dimension's Spearman, ``dimension_spearman``).
         A scheme is None when no item was scored: never a silent zero. With ``floors``, also ``floors`` (each
         floor's ``scheme2``, ``wape`` and ``scheme1`` on the same items) and ``skill`` over the ``constant``
         floor (:func:`~scitaste_hf.scoring.bootstrap.skill`: per scheme ``skill``, ``interval``,
@@ -62,11 +63,14 @@ def summarize(P: np.ndarray, G: np.ndarray, *, n_total: int, failures: Mapping[s
         return out
     w = wape(P[:, 0], G[:, 0])
     intervals, skills = intervals_and_skill(P, G, None if floors is None else floors["constant"], weights=weights,
-                                            n_resamples=n_resamples, seed=seed, confidence=confidence)
+                                            n_resamples=n_resamples, seed=seed, confidence=confidence,
+                                            correlations=True)
     out["scheme2"] = {"wape": w, "score": wape_score(w), "grade": wape_grade(w), **coverage,
                       "ci": {"wape": intervals.get("wape"), "score": intervals.get("scheme2")}}
     if P.shape[1] > 1:
-        out["scheme1"] = {**scheme1(P, G, weights), **coverage, "ci": {"scheme1": intervals.get("scheme1")}}
+        out["scheme1"] = {**scheme1(P, G, weights), **coverage, "ci": {
+            "scheme1": intervals.get("scheme1"), "spearman": intervals.get("spearman"),
+            "dimension_spearman": {k: intervals.get(f"spearman_{k}") for k in DIMENSIONS}}}
     if floors is not None:
         out["floors"] = {name: _floor_scores(F, G, weights) for name, F in floors.items()}
         out["skill"] = skills
