@@ -96,8 +96,8 @@ def test_the_noise_ceiling_is_perfect_for_known_gold_and_falls_as_the_weights_ar
 
 @pytest.mark.parametrize("papers", [7, 60, 1200])
 def test_the_noise_ceiling_is_each_draws_own_scheme1_and_wape_scored_one_at_a_time(board, papers):
-    # the ceiling scores its draws in blocks and Part B once a release; each value must still be what the public
-    # functions give for that draw alone, with another release drawn too and sizes that split into uneven blocks
+    # the ceiling computes Part B once a release and Part A a draw; each value must still be what the public
+    # functions give for that draw alone, with another release drawn too, on small and large sets of papers
     G, _, _ = board
     G = np.resize(G, (papers, 8)) if papers > len(G) else G[:papers]
     F = np.tile(G.mean(axis=0), (papers, 1))
