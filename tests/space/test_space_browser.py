@@ -372,6 +372,9 @@ def test_a_narrow_screen_keeps_the_flagged_box_label(page, tmp_path):
 
 def test_each_header_gives_its_meaning_on_hover_as_about_does(page):
     page.get_by_role("tab", name="About").click()
+    # Gradio draws a tab's content when it is first shown: under load, after the click returns (CI of session 13
+    # read no row at all once)
+    page.locator(".prose tr:has(td)").first.wait_for(timeout=15_000)
     about = {}  # column -> meaning, from About's table of the board's columns (the first row of a name)
     for row in page.locator(".prose tr").all():
         cells = [c.strip() for c in row.locator("td").all_inner_texts()]
