@@ -30,6 +30,7 @@ from scitaste_hf.schema import DIMENSIONS, Answer, Failure
 from scitaste_hf.scoring import paired_bootstrap, score_run
 from scitaste_hf.scoring.bootstrap import (
     CONFIDENCE,
+    CORRELATIONS,
     N_RESAMPLES,
     SEED,
     _skill_values,
@@ -152,7 +153,7 @@ def _with_intervals(P: np.ndarray, G: np.ndarray, n_resamples: int, seed: int, c
             _kept.move_to_end(key)
             return _kept[key]
     n = P.shape[0]
-    keys = ("spearman", *(f"spearman_{k}" for k in DIMENSIONS), *BIAS_STATISTICS)
+    keys = (*CORRELATIONS, *BIAS_STATISTICS)
     if n == 0:
         return {k: {"value": None, "ci": None} for k in keys}
     statistics = _statistics if correlations is None else _bias
