@@ -32,14 +32,15 @@ os.environ["HF_EVALUATE_OFFLINE"] = "1"
 os.environ["GRADIO_ANALYTICS_ENABLED"] = "False"
 
 
-def _load_lm_eval_site():
-    """tests/fixtures/lm_eval_site/sitecustomize.py: lm-eval's index of its own tasks, parsed once per run (its
-    docstring says how). The first process of a run (the xdist controller) names the cache file; the workers and
-    every process a test starts inherit the name, and the folder on PYTHONPATH."""
+def _load_suite_site():
+    """tests/fixtures/suite_site/sitecustomize.py: lm-eval's index of its own tasks parsed once per run, and Gradio's
+    type stubs not regenerated in each process (its docstring says how and why). The first process of a run (the
+    xdist controller) names the index's cache file; the workers and every process a test starts inherit the name,
+    and the folder on PYTHONPATH."""
     import importlib.util
 
-    folder = Path(__file__).parent / "fixtures" / "lm_eval_site"
-    spec = importlib.util.spec_from_file_location("scitaste_test_lm_eval_site", folder / "sitecustomize.py")
+    folder = Path(__file__).parent / "fixtures" / "suite_site"
+    spec = importlib.util.spec_from_file_location("scitaste_test_suite_site", folder / "sitecustomize.py")
     site = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(site)
     os.environ.setdefault(site.ENV, str(Path(_CACHE) / "lm_eval-index.pickle"))
@@ -49,7 +50,7 @@ def _load_lm_eval_site():
     site.install()
 
 
-_load_lm_eval_site()
+_load_suite_site()
 
 
 @pytest.fixture(autouse=True)

@@ -65,7 +65,7 @@ def test_a_developers_credentials_reach_no_test(tmp_path):
     assert control.returncode == 1 and sorted(seen) == sorted(
         [*secrets, "the credentials file", "the Hugging Face token", *[f"child {name}" for name in secrets]]), seen
     shutil.copy(Path(__file__).with_name("conftest.py"), guarded / "conftest.py")
-    site = Path("fixtures") / "lm_eval_site"  # what the conftest loads
+    site = Path("fixtures") / "suite_site"  # what the conftest loads
     shutil.copytree(Path(__file__).parent / site, guarded / site)
     run, seen = _run_inner(guarded, env)
     assert run.returncode == 0 and seen == [], run.stdout[-3000:] + run.stderr[-3000:]

@@ -1,5 +1,6 @@
-"""The suite's cache of lm-eval's task index (tests/fixtures/lm_eval_site/sitecustomize.py): an index built from
-the cache is the index lm-eval builds from its files, and a cached build parses none of them."""
+"""The suite's shortcuts (tests/fixtures/suite_site/sitecustomize.py): an index built from the cache of lm-eval's
+task index is the index lm-eval builds from its files, and a cached build parses none of them; a process with the
+site on its path writes no Gradio type stub, and its components work as without it."""
 
 import json
 import os
@@ -9,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-SITE = Path(__file__).parent / "fixtures" / "lm_eval_site" / "sitecustomize.py"
+SITE = Path(__file__).parent / "fixtures" / "suite_site" / "sitecustomize.py"
 CHECK = r'''
 import importlib.util, json, os, sys
 from pathlib import Path
@@ -60,3 +61,32 @@ def test_an_index_from_the_cache_is_lm_evals_own(tmp_path):
     files, _ = out["parsed"]
     assert files > 60 and out["parsed"] == [files, files]  # the second build parsed nothing
     assert (tmp_path / "index.pickle").stat().st_size > 0
+
+
+STUBS = r'''
+import sys
+sys.path.insert(0, sys.argv[1])
+import gradio as gr
+import mycomponent
+
+with gr.Blocks() as demo:
+    box = mycomponent.Shout(value="hello")
+print(box.value, box.EVENTS[0])
+'''
+
+
+@pytest.mark.parametrize("with_site", [False, True])
+def test_gradio_writes_no_stub_with_the_site_and_works_alike(tmp_path, with_site):
+    pytest.importorskip("gradio")
+    (tmp_path / "mycomponent.py").write_text(
+        "import gradio as gr\n\n\nclass Shout(gr.Textbox):\n    EVENTS = ['change']\n")
+    (tmp_path / "check.py").write_text(STUBS)
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    if with_site:
+        env["PYTHONPATH"] = str(SITE.parent)
+    run = subprocess.run([sys.executable, str(tmp_path / "check.py"), str(tmp_path)], capture_output=True, text=True,
+                         env=env, timeout=240)
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert run.stdout.split() == ["hello", "change"]
+    # the control writes the stub, so that the site's run can fail
+    assert (tmp_path / "mycomponent.pyi").exists() is not with_site
