@@ -143,9 +143,28 @@ def _per_discipline_constant():
             for line, r in zip(_constant(40.0), _example_gold())]
 
 
-def test_every_filter_combination_renders_runs_with_undefined_statistics(space, tmp_path):
-    """A run whose statistics are undefined renders as blanks, under every combination of the board's filters."""
+def _pairwise(factors: list[list]) -> list[tuple]:
+    """Combinations of one value of each factor such that every pair of values of two factors meets in at least one
+    (a greedy covering array, in the product's order): about the two largest factors' sizes multiplied, instead of
+    the whole product."""
     import itertools
+
+    def pairs(combination):
+        return {(i, combination[i], j, combination[j]) for i, j in itertools.combinations(range(len(factors)), 2)}
+
+    candidates = list(itertools.product(*factors))
+    uncovered, chosen = set().union(*map(pairs, candidates)), []
+    while uncovered:
+        best = max(candidates, key=lambda c: len(pairs(c) & uncovered))
+        chosen.append(best)
+        uncovered -= pairs(best)
+    return chosen
+
+
+def test_every_pair_of_filter_values_renders_runs_with_undefined_statistics(space, tmp_path):
+    """A run whose statistics are undefined renders as blanks under the board's filters: every value of each of the
+    five, and every pair of values of two of them, in at least one view (a filter acts on the rows alone, so a
+    fault that needs three settings at once is not what is looked for: some fifty views, not every combination)."""
     from concurrent.futures import ThreadPoolExecutor
 
     import httpx
@@ -175,10 +194,9 @@ def test_every_filter_combination_renders_runs_with_undefined_statistics(space, 
     assert [(r["status"], r["spearman"]) for r in board.rows(mode="native_search", discipline="physics")] == [
         ("evidence-consistent", None)]
 
-    # every combination of the four filters; "show flagged runs" alternates, so each setting meets each filter
-    combinations = [(*c, k % 2 == 1) for k, c in enumerate(itertools.product(
-        ["all", *MODES], ["overall", *DISCIPLINES], ["all", *(b.grade for b in WAPE_BANDS)],
-        ["all", "evidence-consistent", "self-reported"]))]
+    factors = [["all", *MODES], ["overall", *DISCIPLINES], ["all", *(b.grade for b in WAPE_BANDS)],
+               ["all", "evidence-consistent", "self-reported"], [False, True]]
+    combinations = _pairwise(factors)
     http = httpx.Client(base_url=url, timeout=60)
 
     def check(combination):
@@ -198,14 +216,14 @@ def test_every_filter_combination_renders_runs_with_undefined_statistics(space, 
 
     with http, ThreadPoolExecutor(8) as pool:
         blanks = list(pool.map(check, combinations))
-    assert len(combinations) == (1 + len(MODES)) * (1 + len(DISCIPLINES)) * 7 * 3 and sum(blanks) > 0
+    assert all({c[i] for c in combinations} == set(f) for i, f in enumerate(factors)) and sum(blanks) > 0
     board.store.close()
 
 
 def _call(http, api_name, inputs):
     """The first output of the Space's endpoint ``api_name`` for ``inputs``, through Gradio's own HTTP API (a POST
     of the inputs, then the event's stream of results). gradio_client's own work per call (about 75 ms of CPU
-    against the server's 20) made most of the suite's time in the test that calls it 882 times."""
+    against the server's 20) made most of the suite's time in a test that called it 882 times."""
     event = http.post(f"gradio_api/call/{api_name}", json={"data": list(inputs)})
     event.raise_for_status()
     stream = http.get(f"gradio_api/call/{api_name}/{event.json()['event_id']}")
