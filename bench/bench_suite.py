@@ -121,10 +121,16 @@ def _kind(command_line: str) -> str:
         return "scitaste " + " ".join(filter(None, found.groups()))
     for needle, name in (("java", "Spark's JVM"), ("pyspark.daemon", "Spark's Python workers"),
                          ("chrom", "the browser"), ("playwright", "the browser"), ("lm_eval", "lm_eval"),
-                         ("inspect", "inspect"), ("pytest", "pytest (the controller)")):
+                         ("inspect", "inspect")):
         if needle in command_line:
             return name
-    return command_line.split(" ")[0].rsplit("/", 1)[-1] + " (other)"
+    # by the program and its script, not by any word of the line: a helper server's arguments hold /tmp/pytest-of-...
+    program, *args = (part.rsplit("/", 1)[-1] for part in command_line.split(" "))
+    if program == "pytest" or args[:2] == ["-m", "pytest"]:
+        return "pytest (the controller, or a test's own pytest)"
+    if program.startswith("python") and args and not args[0].startswith("-"):
+        return f"{args[0]} (other)"
+    return program + " (other)"
 
 
 if __name__ == "__main__":
