@@ -95,53 +95,52 @@ def runs(evidence_dataset, scripted_chat, servers, tmp_path_factory):
         sent[name] = requests
         return proc, url, requests
 
-    # 1. inspect eval
-    proc, url, _ = serve("inspect")
-    try:
-        with pytest.MonkeyPatch.context() as patch:
-            patch.setenv("OPENAI_API_KEY", "scripted")
-            logs = inspect_eval([f"scitaste_hf/{t}" for t in tasks.values()], model="openai/gpt-4.1",
-                                model_base_url=f"{url}/v1", task_args={"data_dir": data, "limit": N},
-                                attempt_timeout=TIMEOUT, max_retries=3, log_dir=str(tmp / "logs"), display="none",
-                                max_tasks=len(tasks))
-    finally:
-        servers[1](proc)
-    by_task = {log.eval.task: log for log in logs}
-    assert all(log.status == "success" for log in logs)
-    found["inspect"] = {mode: {m.name: m.value for s in by_task[t].results.scores for m in s.metrics.values()}
-                        for mode, t in tasks.items()}
-
     def lm_eval_metrics(out, modes):
         results = json.loads(next(out.rglob("results_*.json")).read_text())["results"]
         return {mode: {key.removesuffix(",none"): v for key, v in results[tasks[mode]].items() if key.endswith(",none")
                        and "_stderr" not in key} for mode in modes}
 
-    # 2. stock lm_eval, its own local-chat-completions model
-    proc, url, _ = serve("stock")
+    # The three harnesses run at once, each against its own server: most of each one's time is the waits the
+    # script makes (the 429's Retry-After, the stalled reply's timeout), which then overlap.
+    started = {name: serve(name) for name in ("inspect", "stock", "scitaste")}
+    tasks_path = subprocess.run([SCITASTE, "tasks-path"], capture_output=True, text=True, check=True).stdout.strip()
+    commands = {
+        # stock lm_eval, its own local-chat-completions model
+        "stock": [sys.executable, "-m", "lm_eval", "--model", "local-chat-completions", "--model_args",
+                  f"model=scripted,base_url={started['stock'][1]}/v1/chat/completions,num_concurrent=4,max_retries=3,"
+                  f"timeout={TIMEOUT},tokenizer_backend=None", "--apply_chat_template", "--include_path", tasks_path,
+                  "--tasks", ",".join(tasks[m] for m in STOCK), "--limit", str(N), "--metadata",
+                  json.dumps({"data_dir": data, "search": "openai"}), "--output_path", str(tmp / "stock")],
+        # scitaste eval, scitaste-agent
+        "scitaste": [SCITASTE, "eval", "--model", "scitaste-agent", "--model_args",
+                     f"base_url={started['scitaste'][1]}/v1,model=scripted,profile=openai,num_concurrent=4,"
+                     f"max_retries=3,timeout={TIMEOUT}", "--tasks", ",".join(tasks.values()), "--limit", str(N),
+                     "--metadata", metadata, "--output_path", str(tmp / "agent")]}
+    procs = {name: subprocess.Popen(command, cwd=tmp, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+             for name, command in commands.items()}
     try:
-        done = subprocess.run(
-            [sys.executable, "-m", "lm_eval", "--model", "local-chat-completions", "--model_args",
-             f"model=scripted,base_url={url}/v1/chat/completions,num_concurrent=4,max_retries=3,timeout={TIMEOUT},"
-             "tokenizer_backend=None", "--apply_chat_template", "--include_path",
-             subprocess.run([SCITASTE, "tasks-path"], capture_output=True, text=True, check=True).stdout.strip(),
-             "--tasks", ",".join(tasks[m] for m in STOCK), "--limit", str(N), "--metadata",
-             json.dumps({"data_dir": data, "search": "openai"}),
-             "--output_path", str(tmp / "stock")], cwd=tmp, capture_output=True, text=True, timeout=400)
+        # inspect eval, in this process
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setenv("OPENAI_API_KEY", "scripted")
+            logs = inspect_eval([f"scitaste_hf/{t}" for t in tasks.values()], model="openai/gpt-4.1",
+                                model_base_url=f"{started['inspect'][1]}/v1", task_args={"data_dir": data, "limit": N},
+                                attempt_timeout=TIMEOUT, max_retries=3, log_dir=str(tmp / "logs"), display="none",
+                                max_tasks=len(tasks))
+        errors = {name: proc.communicate(timeout=400)[1] for name, proc in procs.items()}
     finally:
-        servers[1](proc)
-    assert done.returncode == 0, done.stderr[-3000:]
+        for proc in procs.values():
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+        for server, _, _ in started.values():
+            servers[1](server)
+    by_task = {log.eval.task: log for log in logs}
+    assert all(log.status == "success" for log in logs)
+    found["inspect"] = {mode: {m.name: m.value for s in by_task[t].results.scores for m in s.metrics.values()}
+                        for mode, t in tasks.items()}
+    for name, proc in procs.items():
+        assert proc.returncode == 0, errors[name][-3000:]
     found["lm_eval"] = lm_eval_metrics(tmp / "stock", STOCK)
-    # 3. scitaste eval, scitaste-agent
-    proc, url, _ = serve("scitaste")
-    try:
-        done = subprocess.run(
-            [SCITASTE, "eval", "--model", "scitaste-agent", "--model_args",
-             f"base_url={url}/v1,model=scripted,profile=openai,num_concurrent=4,max_retries=3,timeout={TIMEOUT}",
-             "--tasks", ",".join(tasks.values()), "--limit", str(N), "--metadata", metadata,
-             "--output_path", str(tmp / "agent")], cwd=tmp, capture_output=True, text=True, timeout=400)
-    finally:
-        servers[1](proc)
-    assert done.returncode == 0, done.stderr[-3000:]
     found["scitaste"] = lm_eval_metrics(tmp / "agent", MODES)
     return found, records, {name: [json.loads(line) for line in path.read_text().splitlines()]
                             for name, path in sent.items()}
