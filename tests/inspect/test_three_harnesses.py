@@ -116,9 +116,13 @@ def runs(evidence_dataset, scripted_chat, servers, tmp_path_factory):
                      f"base_url={started['scitaste'][1]}/v1,model=scripted,profile=openai,num_concurrent=4,"
                      f"max_retries=3,timeout={TIMEOUT}", "--tasks", ",".join(tasks.values()), "--limit", str(N),
                      "--metadata", metadata, "--output_path", str(tmp / "agent")]}
-    procs = {name: subprocess.Popen(command, cwd=tmp, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-             for name, command in commands.items()}
+    # their output to files, not pipes: a pipe filled while this process runs Inspect would stop the harness
+    logs_of = {name: tmp / f"{name}.stderr" for name in commands}
+    procs = {}
     try:
+        for name, command in commands.items():
+            with open(logs_of[name], "w") as err:
+                procs[name] = subprocess.Popen(command, cwd=tmp, stdout=subprocess.DEVNULL, stderr=err)
         # inspect eval, in this process
         with pytest.MonkeyPatch.context() as patch:
             patch.setenv("OPENAI_API_KEY", "scripted")
@@ -126,7 +130,8 @@ def runs(evidence_dataset, scripted_chat, servers, tmp_path_factory):
                                 model_base_url=f"{started['inspect'][1]}/v1", task_args={"data_dir": data, "limit": N},
                                 attempt_timeout=TIMEOUT, max_retries=3, log_dir=str(tmp / "logs"), display="none",
                                 max_tasks=len(tasks))
-        errors = {name: proc.communicate(timeout=400)[1] for name, proc in procs.items()}
+        for proc in procs.values():
+            proc.wait(timeout=400)
     finally:
         for proc in procs.values():
             if proc.poll() is None:
@@ -139,7 +144,7 @@ def runs(evidence_dataset, scripted_chat, servers, tmp_path_factory):
     found["inspect"] = {mode: {m.name: m.value for s in by_task[t].results.scores for m in s.metrics.values()}
                         for mode, t in tasks.items()}
     for name, proc in procs.items():
-        assert proc.returncode == 0, errors[name][-3000:]
+        assert proc.returncode == 0, logs_of[name].read_text()[-3000:]
     found["lm_eval"] = lm_eval_metrics(tmp / "stock", STOCK)
     found["scitaste"] = lm_eval_metrics(tmp / "agent", MODES)
     return found, records, {name: [json.loads(line) for line in path.read_text().splitlines()]
