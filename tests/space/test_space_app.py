@@ -149,15 +149,13 @@ def _pairwise(factors: list[list]) -> list[tuple]:
     the whole product."""
     import itertools
 
-    def pairs(combination):
-        return {(i, combination[i], j, combination[j]) for i, j in itertools.combinations(range(len(factors)), 2)}
-
-    candidates = list(itertools.product(*factors))
-    uncovered, chosen = set().union(*map(pairs, candidates)), []
+    indices = list(itertools.combinations(range(len(factors)), 2))
+    pairs = {c: {(i, c[i], j, c[j]) for i, j in indices} for c in itertools.product(*factors)}
+    uncovered, chosen = set().union(*pairs.values()), []
     while uncovered:
-        best = max(candidates, key=lambda c: len(pairs(c) & uncovered))
+        best = max(pairs, key=lambda c: len(pairs[c] & uncovered))
         chosen.append(best)
-        uncovered -= pairs(best)
+        uncovered -= pairs[best]
     return chosen
 
 
