@@ -105,4 +105,4 @@ def test_score_tasks_and_space_list_the_ten(release, tmp_path):
         assert [t.get_text() for t in figure.axes[0].get_xticklabels()] == ten
         assert ", ".join(ten[:-1]) + " and social_sciences" in app["about"](board.scopes[1:])
     finally:
-        board.store.close()
+        board.close()

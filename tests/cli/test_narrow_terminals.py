@@ -66,7 +66,7 @@ def board(tmp_path_factory):
                                        for k, v in r["dimension_scores"].items()}} for r in gold]
         board.submit("".join(json.dumps(line) + "\n" for line in lines).encode(), "baseline", mode, kind="baseline")
     yield board
-    board.store.close()
+    board.close()
 
 
 @pytest.mark.parametrize("columns", [80, 100])

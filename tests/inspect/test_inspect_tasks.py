@@ -253,7 +253,7 @@ def _submitted(run, mode, folder):
     try:
         yield log, board, board.submit(data, "scripted judge", mode, samples=data)
     finally:
-        board.store.close()
+        board.close()
 
 
 def test_the_space_takes_an_inspect_log_as_the_run_and_as_its_evidence(run, tmp_path):

@@ -103,7 +103,7 @@ def test_a_runs_copy_stuck_in_a_trickling_hub_is_abandoned_and_the_runs_go_up_af
             assert copied.execute("SELECT sha256, model FROM runs").fetchall() == [(key[0], "Model-T")]
     finally:
         mirror.close()
-        board.store.close()
+        board.close()
 
 
 def test_the_runs_copy_carries_no_submitters_address(hub):
@@ -120,7 +120,7 @@ def test_the_runs_copy_carries_no_submitters_address(hub):
         local = {sha: who for sha, who in board.store.query("SELECT sha256, submitter FROM runs")}
     finally:
         mirror.close()
-        board.store.close()
+        board.close()
     assert sorted(local.values()) == sorted(submitters)
     received = [p for p in (out / "org" / "results").rglob("*") if p.is_file()]
     assert len(received) == 1 + 2 * len(submitters)  # the database, each run's predictions and metadata
@@ -150,7 +150,7 @@ def test_a_commit_the_hub_carries_out_late_never_replaces_a_newer_one(hub):
         assert _until(lambda: httpx.get(f"{url}/_fault", timeout=5).json()["late"] == 1)
     finally:
         mirror.close()
-        board.store.close()
+        board.close()
     with sqlite3.connect(out / "org" / "results" / "leaderboard.sqlite") as copied:
         assert sorted(m for (m,) in copied.execute("SELECT model FROM runs")) == ["Model-A", "Model-B"]
 
@@ -182,7 +182,7 @@ def test_a_hub_that_answers_a_huge_body_leaves_the_run_pending_and_it_goes_up_la
         assert _until(lambda: board.store.copy_pending() == []), board.store.copy_pending()
     finally:
         mirror.close()
-        board.store.close()
+        board.close()
     with sqlite3.connect(out / "org" / "results" / "leaderboard.sqlite") as copied:
         assert [m for (m,) in copied.execute("SELECT model FROM runs")] == ["Model-H"]
 
@@ -202,7 +202,7 @@ def test_a_hub_that_fails_every_request_loses_nothing(hub, mode):
         assert len(board.store.copy_pending()) == 2
     finally:
         mirror.close()
-        board.store.close()
+        board.close()
     mirror = HubMirror("org/results", token, endpoint=url, **FAST)  # a fresh process's copy, after the recovery
     _fault(url, "ok")
     board = Leaderboard(out.parent / "lb", GOLD, mirror=mirror, rate_limit=(1000, 3600))
@@ -210,7 +210,7 @@ def test_a_hub_that_fails_every_request_loses_nothing(hub, mode):
         assert _until(lambda: board.store.copy_pending() == []), board.store.copy_pending()
     finally:
         mirror.close()
-        board.store.close()
+        board.close()
     with sqlite3.connect(out / "org" / "results" / "leaderboard.sqlite") as copied:
         assert sorted(m for (m,) in copied.execute("SELECT model FROM runs")) == ["Model-0", "Model-1"]
 

@@ -22,7 +22,7 @@ def _answer(record):
 def board(tmp_path):
     board = Leaderboard(tmp_path, GOLD, max_bytes=200_000, max_evidence_bytes=2_000_000, rate_limit=None)
     yield board
-    board.store.close()
+    board.close()
 
 
 def test_a_large_samples_log_is_accepted_where_a_predictions_file_that_size_is_not(board):

@@ -215,7 +215,7 @@ def test_every_pair_of_filter_values_renders_runs_with_undefined_statistics(spac
     with http, ThreadPoolExecutor(8) as pool:
         blanks = list(pool.map(check, combinations))
     assert all({c[i] for c in combinations} == set(f) for i, f in enumerate(factors)) and sum(blanks) > 0
-    board.store.close()
+    board.close()
 
 
 def _call(http, api_name, inputs):
