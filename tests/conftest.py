@@ -126,6 +126,8 @@ def start_server(cmd: list[str], *, log: Path, cwd: Path | None = None, env: dic
     """
     import httpx
 
+    from scitaste_hf.net.tls import ssl_context
+
     port = _free_port()
     full_env = {**os.environ, **(env or {}), "GRADIO_SERVER_NAME": "127.0.0.1", "GRADIO_SERVER_PORT": str(port)}
     with open(log, "w") as fh:
@@ -133,14 +135,15 @@ def start_server(cmd: list[str], *, log: Path, cwd: Path | None = None, env: dic
                                 stdout=fh, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise RuntimeError(f"server exited: {log.read_text()[-3000:]}")
-        try:
-            if httpx.get(url + ready, timeout=2).status_code == 200:
-                return proc, url + "/"
-        except httpx.HTTPError:
-            time.sleep(0.2)
+    with httpx.Client(timeout=2, verify=ssl_context()) as client:  # one client for every poll, one TLS context
+        while time.monotonic() < deadline:
+            if proc.poll() is not None:
+                raise RuntimeError(f"server exited: {log.read_text()[-3000:]}")
+            try:
+                if client.get(url + ready).status_code == 200:
+                    return proc, url + "/"
+            except httpx.HTTPError:
+                time.sleep(0.2)
     proc.kill()
     raise RuntimeError(f"server did not start in {timeout:.0f} s: {log.read_text()[-3000:]}")
 

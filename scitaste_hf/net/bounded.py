@@ -16,6 +16,8 @@ from typing import Any
 
 import httpx
 
+from scitaste_hf.net.tls import ssl_context
+
 
 class TooLarge(Exception):
     """A reply body longer than the exchange allows, or one compressed although an uncompressed one was asked."""
@@ -23,7 +25,7 @@ class TooLarge(Exception):
 
 async def _exchange(method: str, url: str, *, headers: dict[str, str], json: Any, limit: float, max_bytes: int,
                     transport: httpx.AsyncBaseTransport | None) -> tuple[int, httpx.Headers, bytes]:
-    async with httpx.AsyncClient(timeout=limit, transport=transport) as client:
+    async with httpx.AsyncClient(timeout=limit, transport=transport, verify=ssl_context()) as client:
         request_headers = {**headers, "Accept-Encoding": "identity"}
         async with client.stream(method, url, headers=request_headers, json=json) as response:
             encoding = response.headers.get("Content-Encoding", "identity").strip().lower()

@@ -34,6 +34,7 @@ import tenacity
 
 from scitaste_hf import __version__
 from scitaste_hf.net.retry import AtLeastRetryAfter, retry_after_seconds
+from scitaste_hf.net.tls import ssl_context
 from scitaste_hf.sources.cache import CachedResponse, ResponseCache, loads
 from scitaste_hf.sources.errors import (
     AuthError,
@@ -443,7 +444,7 @@ class Transport:
 
     def _new_client(self, cls: type[httpx.Client | httpx.AsyncClient]) -> httpx.Client | httpx.AsyncClient:
         limits = httpx.Limits(max_connections=self._max_connections, max_keepalive_connections=self._max_connections)
-        return cls(timeout=self._timeout, limits=limits, follow_redirects=True)
+        return cls(timeout=self._timeout, limits=limits, follow_redirects=True, verify=ssl_context())
 
     def _spend(self, url: str) -> None:
         # Checked at the last moment, once the request has its turn: callers that were queued behind the one
