@@ -1,9 +1,11 @@
 """A snapshot in an object store (a moto S3 server on 127.0.0.1, a real process) gives the same index as the same
 snapshot in a local folder, with the DuckDB, in-memory and Spark engines, in both formats; an --out in the store
 gets the same files as a local one, uploaded from a staging folder where a rerun resumes; a store that does not
-answer, a missing bucket and an unknown protocol are each one line, for --works and for --out."""
+answer, a missing bucket and an unknown protocol are each one line, for --works and for --out. A fake GCS
+(gcp-storage-emulator) does the same for gs://, snapshot and output."""
 
 import gzip
+import importlib.util
 import json
 import os
 import re
@@ -271,3 +273,52 @@ def test_a_failed_upload_leaves_no_index_json_and_a_rerun_uploads(store, tmp_pat
     assert files[key] == (stage / "index.json").read_bytes()
     assert files[f"{BUCKET}/runs/failed/index.parquet"] == (stage / "index.parquet").read_bytes()
 
+
+@pytest.fixture(scope="module")
+def gcs(store, tmp_path_factory, servers):
+    """A fake GCS (gcp-storage-emulator, a real process on 127.0.0.1) holding the same snapshot under
+    gs://snapshots/snap, with the variables that point gcsfs at it set for the module; the snapshot's URL."""
+    start, stop = servers
+    emulator = os.path.join(os.path.dirname(sys.executable), "gcp-storage-emulator")
+    if not os.path.exists(emulator) or importlib.util.find_spec("gcsfs") is None:
+        pytest.skip("gcp-storage-emulator or gcsfs is not installed (pip install '.[test]' installs them)")
+    folder = tmp_path_factory.mktemp("gcs")
+    proc, url = start([emulator, "start", "--host", "127.0.0.1", "--port", "{port}", "--in-memory"],
+                      log=folder / "emulator.log", cwd=folder, ready="/storage/v1/b")
+    # gcsfs's default since 2025 asks each bucket's type over gRPC, which the emulator does not serve (a minute's
+    # wait a bucket)
+    fake = {"STORAGE_EMULATOR_HOST": url.rstrip("/"), "GCSFS_EXPERIMENTAL_ZB_HNS_SUPPORT": "false"}
+    with pytest.MonkeyPatch.context() as mp:
+        for name, value in fake.items():
+            mp.setenv(name, value)
+        import fsspec
+        import gcsfs
+
+        # what FSSPEC_GCS_TOKEN=anon would say, had it been set before fsspec read the variables at its import: the
+        # emulator wants no credentials (gcsfs would look for Google's), and a project to make a bucket in
+        mp.setitem(fsspec.config.conf, "gcs", {"token": "anon", "project": "test"})
+
+        # the variable is read when gcsfs is imported: an earlier import would make every call wait
+        assert gcsfs.GCSFileSystem is gcsfs.core.GCSFileSystem, "gcsfs was imported before the fixture"
+        fs = fsspec.filesystem("gs", skip_instance_cache=True)
+        fs.mkdir(BUCKET)
+        fs.put(str(store[0]) + "/", f"{BUCKET}/snap/", recursive=True)
+        try:
+            yield f"gs://{BUCKET}/snap"
+        finally:
+            stop(proc)
+
+
+def test_a_snapshot_in_gcs_gives_the_local_index_in_gcs(gcs, local_index, tmp_path):
+    """Read from gs:// and written to gs://, through the same code as s3://: the local run's index.parquet."""
+    import fsspec
+
+    summary = index_snapshot(gcs, f"gs://{BUCKET}/run", "duckdb", IndexOptions(focal=parse_focal("all")),
+                             StageProgress(enabled=False), stage_dir=tmp_path / "stage")
+    _, summary_here, folder = local_index("jsonl")
+    fs = fsspec.filesystem("gs", skip_instance_cache=True)
+    assert fs.credentials.method == "anon"
+    assert sorted(fs.find(f"{BUCKET}/run")) == [f"{BUCKET}/run/index.json", f"{BUCKET}/run/index.parquet"]
+    assert fs.cat_file(f"{BUCKET}/run/index.parquet") == (folder / "index.parquet").read_bytes()
+    assert summary["snapshot"] == gcs and summary["citations"] == summary_here["citations"]
+    assert json.loads(fs.cat_file(f"{BUCKET}/run/index.json")) == summary
