@@ -109,8 +109,8 @@ def upload_outputs(folder: Path, target: Any, progress: StageProgress) -> None:
         for name in OUTPUTS:
             upload(folder / name, target / name)
     except ScitasteError as exc:
-        raise ScitasteError(f"{exc}; the outputs and stages are kept in {folder}: the same command again uploads "
-                            "them without computing the stages again") from None
+        raise ScitasteError(f"{exc}; the outputs and stages are kept in {folder}: the same command again skips "
+                            "the stages done there and uploads") from None
     progress.note(f"uploaded to {target} in {time.perf_counter() - started:.1f} s")
 
 

@@ -262,7 +262,7 @@ def test_a_failed_upload_leaves_no_index_json_and_a_rerun_uploads(store, tmp_pat
     err = capsys.readouterr().err.strip()
     assert err == (f"scitaste: error: uploading {stage}/index.parquet to {url}/index.parquet failed: ConnectionError: "
                    f"Connection was closed before we received a valid response; the outputs and stages are kept in "
-                   f"{stage}: the same command again uploads them without computing the stages again")
+                   f"{stage}: the same command again skips the stages done there and uploads")
     assert key not in _bucket()
     assert (stage / "index.json").is_file() and (stage / "index.parquet").is_file()
     monkeypatch.undo()
