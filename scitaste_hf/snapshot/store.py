@@ -1,7 +1,9 @@
 """Where a snapshot lives: a local folder (or a shared file system's), or a URL of any file system fsspec reaches
 (``s3://``, ``gs://``, ``az://``, ``hf://``, ...) through universal_pathlib's ``UPath``, which gives every one of
 them the same path operations as :class:`pathlib.Path`. There is one code path for them all: the layout
-(:mod:`scitaste_hf.snapshot.layout`) lists and opens files through these path objects, whatever the scheme.
+(:mod:`scitaste_hf.snapshot.layout`) lists and opens files through these path objects, whatever the scheme, and an
+index run whose output folder is such a URL checks and uploads through them (:func:`check_writable_folder`,
+:func:`upload`; :func:`scitaste_hf.scale.run.upload_outputs`).
 
 Credentials and endpoints are the file system's own configuration (for S3: the usual ``AWS_*`` variables, the
 AWS config files, an instance role; fsspec's config files and ``FSSPEC_<PROTOCOL>_<OPTION>`` variables for any
