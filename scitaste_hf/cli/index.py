@@ -9,7 +9,9 @@ snapshot's population, out of core with DuckDB, as a Spark job, or in memory (do
 
 Writes OUT/index.parquet (one row per focal paper) and OUT/index.json (counts, recall, seconds per stage). The
 DuckDB and Spark engines keep each stage's output in OUT/stages: a rerun skips the stages whose inputs did not
-change. Under spark-submit, run scitaste_hf/cli/spark_submit.py with these arguments (docs/scale.md#spark).
+change. OUT may be a URL (s3://bucket/run, ...): the run works in a local staging folder (--stage-dir) and uploads
+index.parquet, then index.json (docs/scale.md#object-stores). Under spark-submit, run scitaste_hf/cli/spark_submit.py
+with these arguments (docs/scale.md#spark).
 """
 
 from __future__ import annotations
@@ -27,7 +29,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--focal", default="all", metavar="FILTER_OR_FILE",
                         help="the focal papers: 'all', a file of work ids (one a line), or an OpenAlex-style filter "
                              "such as publication_year:2015 or publication_year:2010-2020,type:article")
-    parser.add_argument("--out", required=True, metavar="DIR", help="output folder")
+    parser.add_argument("--out", required=True, metavar="DIR",
+                        help="output folder: a local path or a URL of any fsspec file system (s3://, gs://, ...), "
+                             "which gets the outputs once they are complete (docs/scale.md#object-stores)")
+    parser.add_argument("--stage-dir", metavar="DIR",
+                        help="for an --out URL: the local folder the run works in and keeps its stages in, where a "
+                             "rerun resumes (default: a folder of the user's cache named by a hash of the URL); "
+                             "for Spark on a cluster, a shared file system's")
     parser.add_argument("--engine", choices=("duckdb", "memory", "spark"), default="duckdb",
                         help="duckdb: out of core, resumable (default); memory: the in-memory engine; spark: the "
                              "same computation as a Spark job (pip install '.[spark]' in the repository)")
@@ -64,8 +72,9 @@ def run(args: argparse.Namespace) -> int:
     """Score the focal papers and print where the results are."""
     from scitaste_hf.progress import StageProgress
     from scitaste_hf.scale.options import IndexOptions, memory_limit, spark_conf
-    from scitaste_hf.scale.run import index_snapshot
+    from scitaste_hf.scale.run import index_snapshot, staging_folder
     from scitaste_hf.snapshot.focal import parse_focal
+    from scitaste_hf.snapshot.store import is_remote, location
     from scitaste_hf.weights import load_weights
 
     options = IndexOptions(focal=parse_focal(args.focal), format=args.format,
@@ -75,10 +84,12 @@ def run(args: argparse.Namespace) -> int:
                            taxonomy=args.taxonomy, journal_table=args.journal_table,
                            spark_master=args.spark_master, spark_conf=spark_conf(args.spark_conf))
     with StageProgress(enabled=not args.quiet) as progress:
-        summary = index_snapshot(args.works, args.out, args.engine, options, progress)
+        summary = index_snapshot(args.works, args.out, args.engine, options, progress, args.stage_dir)
+    target = location(args.out)
+    staged = f" (stages in {staging_folder(target, args.stage_dir)})" if is_remote(target) else ""
     recall = (summary.get("neighbours") or {}).get("recall")
     extra = (f"; approximate search recall@{recall['k']} {recall['recall_at_k']:.4f} on {recall['sample']} papers"
              if recall else "")
     print(f"scored {summary['papers']:,} focal papers among {summary['works']:,} works with {summary['engine']} in "
-          f"{summary['seconds']:.1f} s{extra}: {args.out}/index.parquet")
+          f"{summary['seconds']:.1f} s{extra}: {args.out.rstrip('/')}/index.parquet{staged}")
     return 0

@@ -1,7 +1,9 @@
 """Where a snapshot lives: a local folder (or a shared file system's), or a URL of any file system fsspec reaches
 (``s3://``, ``gs://``, ``az://``, ``hf://``, ...) through universal_pathlib's ``UPath``, which gives every one of
 them the same path operations as :class:`pathlib.Path`. There is one code path for them all: the layout
-(:mod:`scitaste_hf.snapshot.layout`) lists and opens files through these path objects, whatever the scheme.
+(:mod:`scitaste_hf.snapshot.layout`) lists and opens files through these path objects, whatever the scheme, and an
+index run whose output folder is such a URL checks and uploads through them (:func:`check_writable_folder`,
+:func:`upload`; :func:`scitaste_hf.scale.run.upload_outputs`).
 
 Credentials and endpoints are the file system's own configuration (for S3: the usual ``AWS_*`` variables, the
 AWS config files, an instance role; fsspec's config files and ``FSSPEC_<PROTOCOL>_<OPTION>`` variables for any
@@ -11,8 +13,10 @@ protocol): this module reads none of them itself.
 from __future__ import annotations
 
 import threading
+import uuid
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from scitaste_hf.errors import ScitasteError
 
@@ -21,6 +25,7 @@ from scitaste_hf.errors import ScitasteError
 CONTACT_SECONDS = 30.0
 #: Protocols that name the local file system.
 _LOCAL = ("", "file", "local")
+T = TypeVar("T")
 
 
 def location(text: str | Path) -> Any:
@@ -62,23 +67,94 @@ def contact(path: Any) -> bool:
     """
     if not is_remote(path):
         return path.exists()
+    return bounded(path, path.exists, "cannot reach the store")
+
+
+def bounded(path: Any, ask: Callable[[], T], refused: str) -> T:
+    """``ask()``, a call to the store of ``path``, given at most :data:`CONTACT_SECONDS`.
+
+    Raises
+    ------
+    ScitasteError
+        When the store does not answer in time, or as ``PATH: REFUSED: ERROR`` when ``ask`` raises (its own
+        :class:`ScitasteError` passes unchanged): one line.
+    """
     answer: list = []
 
-    def ask() -> None:
+    def run() -> None:
         try:
-            answer.append(path.exists())
+            answer.append(ask())
         except Exception as exc:  # each client raises its own kinds; all end the run in one line
             answer.append(exc)
 
     # A daemon thread: a client stuck in its retries is left behind rather than waited for.
-    asker = threading.Thread(target=ask, daemon=True)
+    asker = threading.Thread(target=run, daemon=True)
     asker.start()
     asker.join(CONTACT_SECONDS)
     if not answer:
         raise ScitasteError(f"{path}: the store did not answer within {CONTACT_SECONDS:.0f} s")
+    if isinstance(answer[0], ScitasteError):
+        raise answer[0]
     if isinstance(answer[0], Exception):
-        raise ScitasteError(f"{path}: cannot reach the store: {failure(answer[0])}")
+        raise ScitasteError(f"{path}: {refused}: {failure(answer[0])}")
     return answer[0]
+
+
+def check_writable_folder(folder: Any) -> None:
+    """Refuse a folder of a store that cannot take files, before the work that produces them: its root (the
+    bucket) missing, a store that does not answer, or one that refuses the credentials or the write. Like
+    :func:`scitaste_hf.output.check_writable` for a local folder, it writes a small file and removes it, the only
+    sure test; each call to the store is bounded by :data:`CONTACT_SECONDS`. The folder is created where the
+    store has folders.
+
+    Raises
+    ------
+    ScitasteError
+        Naming what is wrong, in one line.
+    """
+    root = folder.parents[-1] if folder.parents else folder
+    # the folder first: s3fs's answer for a bucket is "no" when the store does not answer at all
+    if not contact(folder) and not contact(root):
+        raise ScitasteError(f"{folder}: its root {root} does not exist; create it first")
+
+    def write() -> None:
+        # after the root is known to exist: s3fs's and gcsfs's makedirs would create a missing bucket
+        folder.fs.makedirs(folder.path, exist_ok=True)
+        probe = folder / f".scitaste-write-check-{uuid.uuid4().hex}"
+        probe.write_bytes(b"")
+        probe.unlink()
+
+    bounded(folder, write, "cannot write to the store")
+
+
+def upload(local: Path, path: Any) -> None:
+    """Copy the local file ``local`` to ``path`` of a store, in one piece: an object store shows an object only once
+    its upload is complete (s3fs aborts a multipart upload that fails). Not bounded by
+    :data:`CONTACT_SECONDS`, which a large file's upload outlasts.
+
+    Raises
+    ------
+    ScitasteError
+        When the store refuses or fails (one line).
+    """
+    try:
+        path.fs.put_file(str(local), path.path)
+    except Exception as exc:  # as in bounded()
+        raise ScitasteError(f"uploading {local} to {path} failed: {failure(exc)}") from None
+
+
+def remove(path: Any) -> None:
+    """Remove the file ``path`` of a store, if it is there.
+
+    Raises
+    ------
+    ScitasteError
+        When the store refuses or fails (one line).
+    """
+    try:
+        path.unlink(missing_ok=True)
+    except Exception as exc:  # as in bounded()
+        raise ScitasteError(f"cannot remove {path}: {failure(exc)}") from None
 
 
 def failure(exc: BaseException) -> str:
@@ -103,7 +179,7 @@ def read_bounded(path: Any, max_bytes: int) -> bytes:
             data = handle.read(max_bytes + 1)
     except FileNotFoundError:
         raise ScitasteError(f"{path} not found") from None
-    except Exception as exc:  # as in contact()
+    except Exception as exc:  # as in bounded()
         raise ScitasteError(f"{path} cannot be read: {failure(exc)}") from None
     if len(data) > max_bytes:
         raise InvalidInput(f"{path} has more than the {max_bytes:,} bytes accepted")
