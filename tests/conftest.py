@@ -20,9 +20,10 @@ sys.path.insert(0, str(Path(__file__).parent / "fixtures"))
 # Set before any test imports datasets/evaluate/huggingface_hub, which read these at import time.
 _CACHE = tempfile.mkdtemp(prefix="scitaste-hf-tests-")
 #: What the credential variables become in every test (and so in every process a test starts): unset, but for the
-#: credentials file and the Hugging Face token file, which point into the run's own empty cache (no such files).
+#: credentials file and the Hugging Face token file, which point into the run's own empty cache (no such files), and
+#: the user's cache folder (an index run's staging folder for an output in a store), which is the run's own too.
 _NO_CREDENTIALS = {SCITASTE_CREDENTIALS: str(Path(_CACHE) / "no-credentials.toml"), "HF_HOME": _CACHE,
-                   "HF_TOKEN_PATH": str(Path(_CACHE) / "no-token")}
+                   "HF_TOKEN_PATH": str(Path(_CACHE) / "no-token"), "XDG_CACHE_HOME": str(Path(_CACHE) / "xdg")}
 for _name in CREDENTIAL_VARIABLES:
     os.environ.pop(_name, None)
 os.environ.update(_NO_CREDENTIALS)  # here too, for imports and session fixtures, which start before any test
