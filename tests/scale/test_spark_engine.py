@@ -127,7 +127,7 @@ def test_the_spark_submit_entry_runs_scitaste_index_with_spark(monkeypatch, tmp_
     from scitaste_hf.scale import run
 
     calls = []
-    monkeypatch.setattr(run, "index_snapshot", lambda works, out, engine, options, progress: calls.append(
+    monkeypatch.setattr(run, "index_snapshot", lambda works, out, engine, options, progress, stage_dir: calls.append(
         (works, engine, options)) or {"papers": 1, "works": 2, "engine": engine, "seconds": 0.1})
     argv = ["--works", "snap", "--out", str(tmp_path), "--spark-conf", "spark.executor.memory=8g", "--quiet"]
     assert main(argv) == 0
