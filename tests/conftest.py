@@ -98,6 +98,18 @@ def pytest_unconfigure(config):
     shutil.rmtree(_CACHE, ignore_errors=True)
 
 
+def pytest_xdist_auto_num_workers(config):
+    """``-n auto``: two workers for each core this process may use (``--maxprocesses`` caps them; the variable
+    ``PYTEST_XDIST_AUTO_NUM_WORKERS`` still chooses, as in xdist). About a third of a worker's time in this suite
+    is spent waiting (on servers, processes it started, and the delays and timeouts tests provoke): with one worker
+    a core the suite kept the cores 65-80% busy, and on 2 cores two workers took 713 s, three 617 s, four 596 s
+    (bench/README.md)."""
+    chosen = os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS")
+    if chosen and chosen.isdigit():
+        return int(chosen)
+    return 2 * len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 2 * (os.cpu_count() or 1)
+
+
 def pytest_collection_modifyitems(config, items):
     """Skip an opt-in test unless `-m` asks for its marker; run the files that hold slow tests first."""
     # Under --dist loadfile a file runs whole on one worker: a long file taken last would run on alone while the
