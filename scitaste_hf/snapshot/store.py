@@ -112,6 +112,10 @@ def check_writable_folder(folder: Any) -> None:
     ScitasteError
         Naming what is wrong, in one line.
     """
+    if not folder.path.strip("/"):
+        raise ScitasteError(f"{folder}: name the bucket, and a folder in it, that the outputs go to")
+    if folder.protocol == "memory":  # fsspec's memory store is this process's own: the outputs would end with it
+        raise ScitasteError(f"{folder}: a memory:// store ends with the process; give one that keeps the files")
     root = folder.parents[-1] if folder.parents else folder
     # the folder first: s3fs's answer for a bucket is "no" when the store does not answer at all
     if not contact(folder) and not contact(root):

@@ -169,6 +169,10 @@ def test_bad_stores_are_one_line(store, tmp_path):
         assert seconds < 60
     assert not (tmp_path / "run").exists() and not (tmp_path / "stage").exists()
     assert _bucket() == before
+    for out, message in (("s3://", r"^s3://: name the bucket"), ("memory://bucket/run", r"ends with the process")):
+        with pytest.raises(ScitasteError, match=message):  # refused before the store is asked
+            index_snapshot(local, out, "duckdb", IndexOptions(focal=parse_focal("all")), stage_dir=tmp_path / "s")
+    assert not (tmp_path / "s").exists()
     with pytest.raises(ScitasteError, match=r"^--stage-dir is for an --out URL"):
         index_snapshot(local, tmp_path / "run", "duckdb", IndexOptions(focal=parse_focal("all")),
                        stage_dir=tmp_path / "stage")
