@@ -107,7 +107,8 @@ def _answers(gold):
 
 
 def test_the_leaderboard_space_builds_and_serves(hub, servers, tmp_path):
-    from gradio_client import Client, handle_file
+    from gradio_client import handle_file
+    from suite_http import space_client
 
     from scitaste_hf.records import load_records
 
@@ -117,7 +118,7 @@ def test_the_leaderboard_space_builds_and_serves(hub, servers, tmp_path):
     proc, url = start([str(python), "app.py"], log=tmp_path / "space.log", cwd=app, timeout=300,
                       env={"PYTHONPATH": "", "HF_HUB_OFFLINE": "1", "SCITASTE_DATA": str(tmp_path / "store")})
     try:
-        client = Client(url, verbose=False)
+        client = space_client(url)
         table = client.predict("all", "overall", "all", "all", False, api_name="/leaderboard")
         rows = [dict(zip(table["headers"], row)) for row in table["data"]]
         assert [r["model"] for r in rows] == ["synthetic-example-model"]

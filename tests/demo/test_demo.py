@@ -31,12 +31,12 @@ def test_demo_then_space(tmp_path, servers):
     assert second.returncode == 0 and second.stdout.count("reusing") == 3
     assert "starting the mirror" not in second.stdout
 
-    from gradio_client import Client
+    from suite_http import space_client
 
     start, stop = servers
     proc, url = start([SCITASTE, "space", "--data", str(out), "--port", "{port}"], log=tmp_path / "space.log")
     try:
-        table = Client(url, verbose=False).predict(api_name="/leaderboard")
+        table = space_client(url).predict(api_name="/leaderboard")
     finally:
         stop(proc)
     rows = [dict(zip(table["headers"], row)) for row in table["data"]]

@@ -44,10 +44,10 @@ def space(request, spaces):
 
 
 def test_space_computes_the_example(space):
-    from gradio_client import Client
+    from suite_http import space_client
 
     name, url = space
-    client = Client(url, verbose=False)
+    client = space_client(url)
     result = client.predict(json.dumps(example_inputs(name)), None, api_name="/compute")
     if name.startswith("rtaste_"):
         key = {"rtaste_brier": "brier", "rtaste_ranking": "top1_hit_rate"}[name]
@@ -60,11 +60,11 @@ def test_space_computes_the_example(space):
 
 
 def test_space_reports_bad_input_as_one_line(space):
-    from gradio_client import Client
     from gradio_client.exceptions import AppError
+    from suite_http import space_client
 
     name, url = space
-    client = Client(url, verbose=False)
+    client = space_client(url)
     with pytest.raises(AppError, match="not valid JSON"):
         client.predict("{broken", None, api_name="/compute")
     bad = {"rtaste_brier": {"predictions": [1.5], "references": [1]},

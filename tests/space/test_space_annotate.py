@@ -29,9 +29,9 @@ PSEUDONYM = re.compile(r"the published ratings call you (rater-[0-9a-f]{16})\.$"
 
 
 def _client(url):
-    from gradio_client import Client
+    from suite_http import space_client
 
-    return Client(url, verbose=False)
+    return space_client(url)
 
 
 def _ratings(data_dir):

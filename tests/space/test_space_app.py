@@ -42,10 +42,10 @@ def _leaderboard(client):
 
 
 def test_offline_default_shows_the_example_run(space):
-    from gradio_client import Client
+    from suite_http import space_client
 
     url, _ = space
-    client = Client(url, verbose=False)
+    client = space_client(url)
     rows = _leaderboard(client)
     assert [(r["model"], r["kind"], r["coverage"]) for r in rows] == [("synthetic-example-model", "example", "295/300")]
     assert rows[0]["rank"] == "1" and rows[0]["top group"] == "\u2605" and rows[0]["S1 skill"] > 0
@@ -63,10 +63,11 @@ def test_offline_default_shows_the_example_run(space):
 
 
 def test_submit_valid_and_invalid_files(space, tmp_path):
-    from gradio_client import Client, handle_file
+    from gradio_client import handle_file
+    from suite_http import space_client
 
     url, data_dir = space
-    client = Client(url, verbose=False)
+    client = space_client(url)
     good = _upload(tmp_path, "good.jsonl", _answers(3.0))
     message = client.predict(handle_file(str(good)), "Model-A 70B", "dimagent_v3", "Lab A", "https://example.org/a",
                              api_name="/submit")
@@ -91,10 +92,10 @@ def test_submit_valid_and_invalid_files(space, tmp_path):
 
 
 def test_compare_two_runs(space):
-    from gradio_client import Client
+    from suite_http import space_client
 
     url, _ = space
-    client = Client(url, verbose=False)
+    client = space_client(url)
     runs = sorted(r["run"] for r in _leaderboard(client))
     if len(runs) < 2:
         pytest.skip("needs the run submitted by the previous test")
@@ -109,13 +110,14 @@ def test_compare_two_runs(space):
 def test_flood_from_one_client_is_rate_limited(tmp_path, space_starter, servers):
     import sqlite3
 
-    from gradio_client import Client, handle_file
+    from gradio_client import handle_file
+    from suite_http import space_client
 
     proc, url = space_starter(tmp_path / "data", tmp_path / "log.txt", {"SCITASTE_SUBMIT_LIMIT": "2/3600"})
     try:
         # Each request claims another address: a local Space takes none of them (issue 27), so the limit holds and
         # the runs' submitter is the connection's own address.
-        messages = [Client(url, verbose=False, headers={"X-Forwarded-For": f"203.0.113.{i}"}).predict(
+        messages = [space_client(url, headers={"X-Forwarded-For": f"203.0.113.{i}"}).predict(
             handle_file(str(_upload(tmp_path, f"s{i}.jsonl", _answers(float(i))))), f"m{i}", "pure_qa", "", "",
             api_name="/submit") for i in range(1, 4)]
         assert [m.split(":")[0] for m in messages] == ["Accepted", "Accepted", "Rejected"]
@@ -166,14 +168,15 @@ def test_every_pair_of_filter_values_renders_runs_with_undefined_statistics(spac
     from concurrent.futures import ThreadPoolExecutor
 
     import httpx
-    from gradio_client import Client, handle_file
+    from gradio_client import handle_file
+    from suite_http import space_client
 
     from scitaste_hf.leaderboard import Leaderboard
     from scitaste_hf.modes import MODES
     from scitaste_hf.schema import DISCIPLINES, WAPE_BANDS
 
     url, data_dir = space
-    client = Client(url, verbose=False)
+    client = space_client(url)
     copy = [{k: r[k] for k in ("bibcode", "innovation_score", "dimension_scores")} for r in _example_gold()]
     # A trace in the agent's format, so that one run is evidence-consistent and the status filter has a row to show.
     trace = _upload(tmp_path, "trace.jsonl", [
@@ -243,12 +246,12 @@ def _call(http, api_name, inputs):
     (1, "1.5", "run B must be a run number from the list"),
 ])
 def test_compare_with_bad_runs_says_why_in_one_sentence(space, run_a, run_b, message):
-    from gradio_client import Client
     from gradio_client.exceptions import AppError
+    from suite_http import space_client
 
     url, _ = space
     with pytest.raises(AppError) as raised:
-        Client(url, verbose=False).predict(run_a, run_b, api_name="/compare")
+        space_client(url).predict(run_a, run_b, api_name="/compare")
     assert str(raised.value) == message
 
 
@@ -267,14 +270,15 @@ def test_importing_the_app_writes_nothing(tmp_path):
 
 
 def test_oversized_evidence_upload_is_rejected_and_nothing_is_stored(space, tmp_path):
-    from gradio_client import Client, handle_file
+    from gradio_client import handle_file
+    from suite_http import space_client
 
     url, data_dir = space
     before = sorted((data_dir / "submissions").iterdir())
     predictions = _upload(tmp_path, "p.jsonl", _answers(4.5))
     samples = tmp_path / "samples.jsonl"
     samples.write_bytes(b" " * 22_000_000)
-    message = Client(url, verbose=False).predict(handle_file(str(predictions)), "Model-E", "pure_qa", "", "",
+    message = space_client(url).predict(handle_file(str(predictions)), "Model-E", "pure_qa", "", "",
                                                  handle_file(str(samples)), None, api_name="/submit")
     assert message == "Rejected: the samples log is 21.0 MiB, over the limit of 20.0 MiB"
     assert sorted((data_dir / "submissions").iterdir()) == before
@@ -339,7 +343,8 @@ def test_a_slow_large_submission_does_not_hold_up_a_small_one(tmp_path, space_st
     """A 4.6 MB submission held in its Hub copy (a Hub that takes the connection and never answers) and a small one
     sent while it is held: the small one is stored and answered while the large one's copy still hangs, and the
     large one is answered all the same; both runs are kept, pending their copy."""
-    from gradio_client import Client, handle_file
+    from gradio_client import handle_file
+    from suite_http import space_client
 
     hub = _StuckHub()
     data_dir = tmp_path / "data"
@@ -349,11 +354,11 @@ def test_a_slow_large_submission_does_not_hold_up_a_small_one(tmp_path, space_st
         large = _upload(tmp_path, "large.jsonl", padded)
         assert 4_500_000 < large.stat().st_size < 5 * 2**20
         hub.armed.set()
-        job_large = Client(url, verbose=False).submit(handle_file(str(large)), "Model-Large", "pure_qa", "", "",
+        job_large = space_client(url).submit(handle_file(str(large)), "Model-Large", "pure_qa", "", "",
                                                       api_name="/submit")
         assert hub.holding.wait(120), "the large submission never reached its Hub copy"
         small = _upload(tmp_path, "small.jsonl", _answers(2.0))
-        job_small = Client(url, verbose=False).submit(handle_file(str(small)), "Model-Small", "pure_qa", "", "",
+        job_small = space_client(url).submit(handle_file(str(small)), "Model-Small", "pure_qa", "", "",
                                                       api_name="/submit")
         message_small = job_small.result(timeout=60)
         # stored while the large one's copy is still held: it did not wait behind it (whether the large one was
@@ -362,7 +367,7 @@ def test_a_slow_large_submission_does_not_hold_up_a_small_one(tmp_path, space_st
         # the Hub never answers: the large one is answered all the same once its wait for the copy is over
         message_large = job_large.result(timeout=120)
         assert hub.holding.is_set() and not hub.released.is_set()
-        leaderboard = _leaderboard(Client(url, verbose=False))
+        leaderboard = _leaderboard(space_client(url))
     finally:
         hub.close()
         servers[1](proc)
@@ -383,7 +388,8 @@ def test_unreachable_hub_keeps_the_run_and_copies_it_on_the_next_start(tmp_path,
     import sqlite3
     import time
 
-    from gradio_client import Client, handle_file
+    from gradio_client import handle_file
+    from suite_http import space_client
 
     with socket.socket() as s:  # a port nothing listens on
         s.bind(("127.0.0.1", 0))
@@ -391,7 +397,7 @@ def test_unreachable_hub_keeps_the_run_and_copies_it_on_the_next_start(tmp_path,
     data_dir = tmp_path / "data"
     proc, url = space_starter(data_dir, tmp_path / "log.txt", _hub_env(closed))
     try:
-        message = Client(url, verbose=False).predict(handle_file(str(_upload(tmp_path, "p.jsonl", _answers(2.0)))),
+        message = space_client(url).predict(handle_file(str(_upload(tmp_path, "p.jsonl", _answers(2.0)))),
                                                      "Model-U", "pure_qa", "", "", api_name="/submit")
     finally:
         servers[1](proc)
@@ -407,7 +413,7 @@ def test_unreachable_hub_keeps_the_run_and_copies_it_on_the_next_start(tmp_path,
         deadline = time.monotonic() + 90
         while (pending_after_start := _hub_pending(data_dir)) and time.monotonic() < deadline:
             time.sleep(0.2)
-        message = Client(url, verbose=False).predict(handle_file(str(_upload(tmp_path, "h.jsonl", _answers(3.0)))),
+        message = space_client(url).predict(handle_file(str(_upload(tmp_path, "h.jsonl", _answers(3.0)))),
                                                      "Model-H", "pure_qa", "", "", api_name="/submit")
     finally:
         servers[1](proc)

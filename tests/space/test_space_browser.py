@@ -58,11 +58,12 @@ def _answers(sd, seed):
 def board(space, tmp_path_factory):
     """The Space with its runs submitted; returns its URL and the API's rows (as shown) of each of :data:`VIEWS`
     for the board and for the floors."""
-    from gradio_client import Client, handle_file
+    from gradio_client import handle_file
+    from suite_http import space_client
 
     url, _ = space
     folder = tmp_path_factory.mktemp("uploads")
-    client = Client(url, verbose=False)
+    client = space_client(url)
     for name, mode, sd, seed in (("Model-A", "dimagent_v3", 5, 1), ("Model-A", "pure_qa", 12, 2),
                                  ("Copycat", "dimagent_v3", 0, 0)):
         path = folder / f"{name}-{mode}.jsonl"
@@ -214,7 +215,7 @@ def _axes_box(pixels):
 
 
 def test_the_model_filter_says_how_unknown_is_treated_and_lists_those_runs(page, board):
-    from gradio_client import Client
+    from suite_http import space_client
 
     from scitaste_hf.leaderboard.metadata import FILTER_RULE
 
@@ -222,7 +223,7 @@ def test_the_model_filter_says_how_unknown_is_treated_and_lists_those_runs(page,
     label = "model: knowledge cutoff, size"
     assert page.get_by_text(FILTER_RULE, exact=True).is_visible()
     # no run here names a Hub model: none has a known size, so a band keeps none and 'params unknown' keeps them all
-    client = Client(url, verbose=False)
+    client = space_client(url)
     banded = client.predict(*DEFAULT, False, ["params under 3B"], api_name="/leaderboard")
     assert banded["data"] == []
     _choose(page, label, "params under 3B")

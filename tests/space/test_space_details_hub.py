@@ -26,7 +26,8 @@ def _details_states(data_dir) -> dict[int, str]:
 
 def test_a_submission_through_the_space_ends_with_its_details_dataset(tmp_path, fake_hub, space_starter, servers):
     import datasets
-    from gradio_client import Client, handle_file
+    from gradio_client import handle_file
+    from suite_http import space_client
 
     env, out = fake_hub
     gold = load_records(str(EXAMPLES.joinpath("gold.jsonl")))
@@ -44,7 +45,7 @@ def test_a_submission_through_the_space_ends_with_its_details_dataset(tmp_path, 
     proc, url = space_starter(data_dir, tmp_path / "log.txt",
                               {**env, "SCITASTE_RESULTS_REPO": "org/results", "SCITASTE_SUBMIT_LIMIT": "100"})
     try:
-        message = Client(url, verbose=False).predict(handle_file(str(upload)), "Model-P", "pure_qa", "", "", None,
+        message = space_client(url).predict(handle_file(str(upload)), "Model-P", "pure_qa", "", "", None,
                                                      None, "", "", "", "private", api_name="/submit")
         deadline = time.monotonic() + 90
         while "pending" in (states := _details_states(data_dir)).values() and time.monotonic() < deadline:

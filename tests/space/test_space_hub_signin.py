@@ -45,11 +45,11 @@ def session_cookie(username: str, *, secret: str = SECRET, expires_in: int = 360
 
 
 def _client(url, username=None, **headers):
-    from gradio_client import Client
+    from suite_http import space_client
 
     if username is not None:
         headers["Cookie"] = f"session={session_cookie(username)}"
-    return Client(url, verbose=False, headers=headers)
+    return space_client(url, headers=headers)
 
 
 def _rows(data_dir, table, db="ratings.sqlite"):

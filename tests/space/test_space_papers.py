@@ -21,13 +21,14 @@ pytestmark = pytest.mark.slow
 def papers_space(tmp_path_factory, space_starter, servers, evidence_dataset):
     """A Space over the evidence dataset with the stand-in agent's run (and its trace) and a copy of the labels."""
     from agent_run import agent_run
-    from gradio_client import Client, handle_file
+    from gradio_client import handle_file
+    from suite_http import space_client
 
     folder = tmp_path_factory.mktemp("papers-space")
     proc, url = space_starter(folder / "data", folder / "log.txt",
                               {"SCITASTE_SUBMIT_LIMIT": "off", "SCITASTE_GOLD": str(evidence_dataset)})
     try:
-        client = Client(url, verbose=False)
+        client = space_client(url)
         predictions, trace = agent_run(evidence_dataset)
         (folder / "run.jsonl").write_bytes(predictions)
         (folder / "trace.jsonl").write_bytes(trace)

@@ -16,7 +16,7 @@ ENDPOINT = "board-llm"
 @pytest.fixture(scope="module")
 def queue_space(tmp_path_factory, space_starter, servers):
     """A Space over the bundled example (its one run, #1) with :data:`ENDPOINT` configured; (client, data folder)."""
-    from gradio_client import Client
+    from suite_http import space_client
 
     folder = tmp_path_factory.mktemp("queue-space")
     endpoints = folder / "endpoints.json"
@@ -24,7 +24,7 @@ def queue_space(tmp_path_factory, space_starter, servers):
     proc, url = space_starter(folder / "data", folder / "log.txt",
                               {"SCITASTE_SUBMIT_LIMIT": "off", "SCITASTE_ENDPOINTS": str(endpoints)})
     try:
-        yield Client(url, verbose=False), folder / "data"
+        yield space_client(url), folder / "data"
     finally:
         servers[1](proc)
 

@@ -34,7 +34,8 @@ def _release(folder):
 
 
 def test_a_restarted_space_restores_its_sealed_runs_from_the_hub(fake_hub, tmp_path, space_starter, servers):
-    from gradio_client import Client, handle_file
+    from gradio_client import handle_file
+    from suite_http import space_client
 
     env, out = fake_hub
     young = _release(tmp_path / "release")
@@ -46,7 +47,7 @@ def test_a_restarted_space_restores_its_sealed_runs_from_the_hub(fake_hub, tmp_p
                  "SCITASTE_GOLD": str(tmp_path / "release"), "SCITASTE_SEALED_KEY": KEY}
     proc, url = space_starter(tmp_path / "first", tmp_path / "first.log", space_env)
     try:
-        client = Client(url, verbose=False)
+        client = space_client(url)
         sealed = client.predict(handle_file(str(answers)), "m", "pure_qa", api_name="/prospective_submit")
         assert sealed.startswith("Sealed: sealed as run #1") and "pending" not in sealed, sealed
         before = client.predict(api_name="/prospective")["data"]
@@ -59,7 +60,7 @@ def test_a_restarted_space_restores_its_sealed_runs_from_the_hub(fake_hub, tmp_p
 
     proc, url = space_starter(tmp_path / "second", tmp_path / "second.log", space_env)  # no data folder
     try:
-        again = Client(url, verbose=False)
+        again = space_client(url)
         assert again.predict(api_name="/prospective")["data"] == before
         # sealed from an address, which never leaves the machine: after the restart no one reads it until resolved
         assert again.predict("1", api_name="/prospective_answers").startswith("Refused: run #1 is sealed")
