@@ -98,6 +98,7 @@ def pytest_unconfigure(config):
     shutil.rmtree(_CACHE, ignore_errors=True)
 
 
+@pytest.hookimpl(optionalhook=True)  # xdist's hook: a run without xdist (-p no:xdist) must not refuse it
 def pytest_xdist_auto_num_workers(config):
     """``-n auto``: two workers for each core this process may use (``--maxprocesses`` caps them; the variable
     ``PYTEST_XDIST_AUTO_NUM_WORKERS`` still chooses, as in xdist). About a third of a worker's time in this suite
