@@ -279,7 +279,7 @@ def test_oversized_evidence_upload_is_rejected_and_nothing_is_stored(space, tmp_
     samples = tmp_path / "samples.jsonl"
     samples.write_bytes(b" " * 22_000_000)
     message = space_client(url).predict(handle_file(str(predictions)), "Model-E", "pure_qa", "", "",
-                                                 handle_file(str(samples)), None, api_name="/submit")
+                                        handle_file(str(samples)), None, api_name="/submit")
     assert message == "Rejected: the samples log is 21.0 MiB, over the limit of 20.0 MiB"
     assert sorted((data_dir / "submissions").iterdir()) == before
 
@@ -355,11 +355,11 @@ def test_a_slow_large_submission_does_not_hold_up_a_small_one(tmp_path, space_st
         assert 4_500_000 < large.stat().st_size < 5 * 2**20
         hub.armed.set()
         job_large = space_client(url).submit(handle_file(str(large)), "Model-Large", "pure_qa", "", "",
-                                                      api_name="/submit")
+                                             api_name="/submit")
         assert hub.holding.wait(120), "the large submission never reached its Hub copy"
         small = _upload(tmp_path, "small.jsonl", _answers(2.0))
         job_small = space_client(url).submit(handle_file(str(small)), "Model-Small", "pure_qa", "", "",
-                                                      api_name="/submit")
+                                             api_name="/submit")
         message_small = job_small.result(timeout=60)
         # stored while the large one's copy is still held: it did not wait behind it (whether the large one was
         # answered first depends on the machine: it is answered HUB_COPY_WAIT seconds into its hanging copy)
@@ -398,7 +398,7 @@ def test_unreachable_hub_keeps_the_run_and_copies_it_on_the_next_start(tmp_path,
     proc, url = space_starter(data_dir, tmp_path / "log.txt", _hub_env(closed))
     try:
         message = space_client(url).predict(handle_file(str(_upload(tmp_path, "p.jsonl", _answers(2.0)))),
-                                                     "Model-U", "pure_qa", "", "", api_name="/submit")
+                                            "Model-U", "pure_qa", "", "", api_name="/submit")
     finally:
         servers[1](proc)
     assert message == ("Accepted: scored as run #2: self-reported (no samples log or trace attached); it is stored "
@@ -414,7 +414,7 @@ def test_unreachable_hub_keeps_the_run_and_copies_it_on_the_next_start(tmp_path,
         while (pending_after_start := _hub_pending(data_dir)) and time.monotonic() < deadline:
             time.sleep(0.2)
         message = space_client(url).predict(handle_file(str(_upload(tmp_path, "h.jsonl", _answers(3.0)))),
-                                                     "Model-H", "pure_qa", "", "", api_name="/submit")
+                                            "Model-H", "pure_qa", "", "", api_name="/submit")
     finally:
         servers[1](proc)
     assert pending_after_start == [], "the runs pending from the unreachable Hub were not copied on the next start"

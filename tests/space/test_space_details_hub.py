@@ -46,7 +46,7 @@ def test_a_submission_through_the_space_ends_with_its_details_dataset(tmp_path, 
                               {**env, "SCITASTE_RESULTS_REPO": "org/results", "SCITASTE_SUBMIT_LIMIT": "100"})
     try:
         message = space_client(url).predict(handle_file(str(upload)), "Model-P", "pure_qa", "", "", None,
-                                                     None, "", "", "", "private", api_name="/submit")
+                                            None, "", "", "", "private", api_name="/submit")
         deadline = time.monotonic() + 90
         while "pending" in (states := _details_states(data_dir)).values() and time.monotonic() < deadline:
             time.sleep(0.2)
