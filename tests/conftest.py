@@ -102,9 +102,8 @@ def pytest_unconfigure(config):
 def pytest_xdist_auto_num_workers(config):
     """``-n auto``: two workers for each core this process may use (``--maxprocesses`` caps them; the variable
     ``PYTEST_XDIST_AUTO_NUM_WORKERS`` still chooses, as in xdist). About a third of a worker's time in this suite
-    is spent waiting (on servers, processes it started, and the delays and timeouts tests provoke): with one worker
-    a core the suite kept the cores 65-80% busy, and on 2 cores two workers took 713 s, three 617 s, four 596 s
-    (bench/README.md)."""
+    is spent waiting (on servers, processes it started, and the delays and timeouts tests provoke), which further
+    workers fill; bench/README.md has the figures for two, three and four workers on 2 cores."""
     chosen = os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS")
     if chosen and chosen.isdigit():
         return int(chosen)
