@@ -10,12 +10,12 @@ import time
 from pathlib import Path
 
 import pytest
+from extras import needs
 
 from scitaste_hf.schema import DIMENSIONS
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, needs("lm_eval", "lmeval")]
 
-pytest.importorskip("lm_eval", reason="needs lm-eval: pip install 'scitaste-hf[lmeval]'")
 
 ROOT = Path(__file__).resolve().parents[2]
 SCITASTE = str(Path(sys.executable).with_name("scitaste"))

@@ -195,15 +195,18 @@ def _listings_row(stdout: str) -> str:
 
 
 def test_a_service_that_caps_its_pages_gives_the_same_dataset(built, servers, tmp_path_factory, tmp_path):
-    """Every listing pages on past pages shorter than asked: capped at 20 records a page, the mirror gives the
-    dataset of the cold build, and no listing ends short."""
-    reference, _ = built
-    proc, url = _mirror(servers, tmp_path_factory, "--max-page", "20")
+    """Every listing longer than a page pages on past pages shorter than asked: capped at 50 records a page (so
+    that the build sends about three times the cold build's requests), the mirror gives the dataset of the cold
+    build, and no listing ends short."""
+    reference, cold_requests = built
+    proc, url = _mirror(servers, tmp_path_factory, "--max-page", "50")
     try:
         capped = build(url.rstrip("/"), tmp_path / "ds")
+        requests = requests_seen(url.rstrip("/"))
     finally:
         servers[1](proc)
     assert capped.returncode == 0, capped.stderr[-3000:]
+    assert requests > 2 * cold_requests  # the pages were short, and the build paged on
     assert files(tmp_path / "ds") == files(reference)
     assert _listings_row(capped.stdout) == "0"
 

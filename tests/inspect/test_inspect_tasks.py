@@ -13,6 +13,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from extras import needs
 from stock_samples import Evidence  # the stand-in of the services behind `evidence freeze`
 
 from scitaste_hf.agent.evidence import EVIDENCE_DIR, freeze
@@ -26,8 +27,7 @@ from scitaste_hf.records import load_records
 from scitaste_hf.schema import record_features
 from scitaste_hf.weights import DEFAULT_WEIGHTS
 
-pytest.importorskip("inspect_ai", reason="needs inspect-ai: pip install '.[inspect]'")
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, needs("inspect_ai", "inspect")]
 
 ROOT = Path(__file__).resolve().parents[2]
 MODEL = "openai-api/scripted/judge"

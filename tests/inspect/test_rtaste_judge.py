@@ -8,16 +8,14 @@ import runpy
 from pathlib import Path
 
 import pytest
+from extras import needs
 
 from scitaste_hf.rtaste.judge import condition_docs
 from scitaste_hf.rtaste.release import load_release
 
-pytest.importorskip("inspect_ai", reason="needs inspect-ai: pip install '.[inspect]'")
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, needs("inspect_ai", "inspect")]
 
 ROOT = Path(__file__).resolve().parents[2]
-#: The lm-eval task's hooks, loaded by path as lm-eval loads them.
-LMEVAL = runpy.run_path(str(ROOT / "lm_eval_tasks" / "rtaste_judge" / "utils.py"))
 N = 8  # conditions: two seed papers, so the base-rate forecast is defined
 
 
@@ -51,12 +49,14 @@ def test_the_inspect_judge_scores_as_the_lm_eval_task(scripted_chat, servers, tm
         servers[1](proc)
     assert log.status == "success"
     sent = [json.loads(line)["messages"] for line in requests.read_text().splitlines()]
-    assert sorted(m[-1]["content"] for m in sent) == sorted(LMEVAL["doc_to_text"](d) for d in docs)
+    # the lm-eval task's hooks, loaded by path as lm-eval loads them (here: at collection they would import datasets)
+    hooks = runpy.run_path(str(ROOT / "lm_eval_tasks" / "rtaste_judge" / "utils.py"))
+    assert sorted(m[-1]["content"] for m in sent) == sorted(hooks["doc_to_text"](d) for d in docs)
     metrics = {m.name: m.value for s in log.results.scores for m in s.metrics.values()}
     # lm-eval's own hooks on the replies that Inspect recorded
     reply = {s.id: s.output.completion for s in log.samples}
-    items = [LMEVAL["process_results"](d, [reply[d["condition_id"]]]) for d in docs]
-    assert metrics["brier"] == pytest.approx(LMEVAL["brier_aggregate"]([i["brier"] for i in items]))
+    items = [hooks["process_results"](d, [reply[d["condition_id"]]]) for d in docs]
+    assert metrics["brier"] == pytest.approx(hooks["brier_aggregate"]([i["brier"] for i in items]))
     assert metrics["coverage"] == pytest.approx(sum(i["coverage"] for i in items) / N) == 3 / 8
     assert metrics["brier_ci_low"] <= metrics["brier"] <= metrics["brier_ci_high"]
     assert 0 <= metrics["base_rate_brier"] <= 1

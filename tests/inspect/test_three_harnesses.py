@@ -17,15 +17,15 @@ import sys
 from pathlib import Path
 
 import pytest
+from extras import needs
 from scripted_chat import offers_functions, request_text, switches_search
 from stock_samples import Evidence
 
 from scitaste_hf.modes import MODE_SPECS
 from scitaste_hf.records import load_records
 
-pytest.importorskip("inspect_ai", reason="needs inspect-ai: pip install '.[inspect]'")
-pytest.importorskip("lm_eval", reason="needs lm-eval: pip install '.[lmeval]'")
-pytestmark = [pytest.mark.slow, pytest.mark.filterwarnings("ignore::DeprecationWarning")]
+pytestmark = [pytest.mark.slow, needs("inspect_ai", "inspect"), needs("lm_eval", "lmeval"),
+              pytest.mark.filterwarnings("ignore::DeprecationWarning")]
 
 SCITASTE = str(Path(sys.executable).with_name("scitaste"))
 N = 12  # papers: the first twelve of the tasks' order, two of each discipline

@@ -15,10 +15,10 @@ import time
 from pathlib import Path
 
 import pytest
+from extras import needs
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, needs("lm_eval", "lmeval")]
 
-pytest.importorskip("lm_eval", reason="needs lm-eval: pip install 'scitaste-hf[lmeval]'")
 
 SCITASTE = str(Path(sys.executable).with_name("scitaste"))
 SECRET = "operator-worker-secret"
