@@ -34,8 +34,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "which gets the outputs once they are complete (docs/scale.md#object-stores)")
     parser.add_argument("--stage-dir", metavar="DIR",
                         help="for an --out URL: the local folder the run works in and keeps its stages in, where a "
-                             "rerun resumes (default: a folder of the user's cache named by a hash of the URL); "
-                             "for Spark on a cluster, a shared file system's")
+                             "rerun resumes (default: a folder of the user's cache named by a hash of the URL, "
+                             "emptied once the upload is done); for Spark on a cluster, a shared file system's")
     parser.add_argument("--engine", choices=("duckdb", "memory", "spark"), default="duckdb",
                         help="duckdb: out of core, resumable (default); memory: the in-memory engine; spark: the "
                              "same computation as a Spark job (pip install '.[spark]' in the repository)")
@@ -86,7 +86,8 @@ def run(args: argparse.Namespace) -> int:
     with StageProgress(enabled=not args.quiet) as progress:
         summary = index_snapshot(args.works, args.out, args.engine, options, progress, args.stage_dir)
     target = location(args.out)
-    staged = f" (stages in {staging_folder(target, args.stage_dir)})" if is_remote(target) else ""
+    staged = ("" if not is_remote(target) else f" (stages kept in {args.stage_dir})" if args.stage_dir else
+              f" (worked in {staging_folder(target)}, emptied after the upload)")
     recall = (summary.get("neighbours") or {}).get("recall")
     extra = (f"; approximate search recall@{recall['k']} {recall['recall_at_k']:.4f} on {recall['sample']} papers"
              if recall else "")

@@ -38,7 +38,9 @@ def index_snapshot(works: str | Path, out: str | Path, engine: str, options: Ind
     options : IndexOptions
     progress : StageProgress, optional
     stage_dir : str or path-like, optional
-        For an ``out`` URL only: the local (for Spark on a cluster, shared) folder the run works in.
+        For an ``out`` URL only: the local (for Spark on a cluster, shared) folder the run works in, kept after the
+        upload for later runs to resume from; without it, a folder of the user's cache, emptied once the upload is
+        done.
 
     Returns
     -------
@@ -76,7 +78,21 @@ def index_snapshot(works: str | Path, out: str | Path, engine: str, options: Ind
         summary = _write_index(works, folder, engine, options, progress)
         if remote:
             upload_outputs(folder, target, progress)
+            if stage_dir is None:
+                _empty(folder, progress)
     return summary
+
+
+def _empty(folder: Path, progress: StageProgress) -> None:
+    """Remove what a run left in its staging folder in the user's cache, as large as the run's stages (the outputs
+    are in the store now), but for the lock file that the run holds: a run that starts on the folder the moment this
+    one ends must lock the same file."""
+    import shutil
+
+    for entry in folder.iterdir():
+        if entry.name != ".lock":
+            shutil.rmtree(entry) if entry.is_dir() else entry.unlink()
+    progress.note(f"emptied the staging folder {folder}")
 
 
 def staging_folder(out: Any, stage_dir: str | Path | None = None) -> Path:

@@ -23,6 +23,9 @@ from scitaste_hf.errors import ScitasteError
 #: Seconds the first contact with a store may take (listing the snapshot's root) before the run gives up with one
 #: line: a client's own retries against an endpoint that never answers can last minutes.
 CONTACT_SECONDS = 30.0
+#: The slowest upload that still counts as progress: an upload of ``n`` bytes is given ``CONTACT_SECONDS + n /
+#: UPLOAD_BYTES_PER_SECOND`` seconds, and a store that takes longer is treated as one that stopped answering.
+UPLOAD_BYTES_PER_SECOND = 1 << 20
 #: Protocols that name the local file system.
 _LOCAL = ("", "file", "local")
 T = TypeVar("T")
@@ -70,15 +73,18 @@ def contact(path: Any) -> bool:
     return bounded(path, path.exists, "cannot reach the store")
 
 
-def bounded(path: Any, ask: Callable[[], T], refused: str) -> T:
-    """``ask()``, a call to the store of ``path``, given at most :data:`CONTACT_SECONDS`.
+def bounded(path: Any, ask: Callable[[], T], refused: str, *, seconds: float | None = None,
+            what: str | None = None) -> T:
+    """``ask()``, a call to the store of ``path``, given at most ``seconds`` (default :data:`CONTACT_SECONDS`).
 
     Raises
     ------
     ScitasteError
-        When the store does not answer in time, or as ``PATH: REFUSED: ERROR`` when ``ask`` raises (its own
-        :class:`ScitasteError` passes unchanged): one line.
+        When the store does not answer in time, or as ``WHAT: REFUSED: ERROR`` when ``ask`` raises (its own
+        :class:`ScitasteError` passes unchanged), ``what`` being the path unless given: one line.
     """
+    seconds = CONTACT_SECONDS if seconds is None else seconds
+    what = str(path) if what is None else what
     answer: list = []
 
     def run() -> None:
@@ -90,13 +96,13 @@ def bounded(path: Any, ask: Callable[[], T], refused: str) -> T:
     # A daemon thread: a client stuck in its retries is left behind rather than waited for.
     asker = threading.Thread(target=run, daemon=True)
     asker.start()
-    asker.join(CONTACT_SECONDS)
+    asker.join(seconds)
     if not answer:
-        raise ScitasteError(f"{path}: the store did not answer within {CONTACT_SECONDS:.0f} s")
+        raise ScitasteError(f"{what}: the store did not answer within {seconds:.0f} s")
     if isinstance(answer[0], ScitasteError):
         raise answer[0]
     if isinstance(answer[0], Exception):
-        raise ScitasteError(f"{path}: {refused}: {failure(answer[0])}")
+        raise ScitasteError(f"{what}: {refused}: {failure(answer[0])}")
     return answer[0]
 
 
@@ -133,32 +139,28 @@ def check_writable_folder(folder: Any) -> None:
 
 def upload(local: Path, path: Any) -> None:
     """Copy the local file ``local`` to ``path`` of a store, in one piece: an object store shows an object only once
-    its upload is complete (s3fs aborts a multipart upload that fails). Not bounded by
-    :data:`CONTACT_SECONDS`, which a large file's upload outlasts.
+    its upload is complete (s3fs aborts a multipart upload that fails). Given :data:`CONTACT_SECONDS` and a second
+    for each :data:`UPLOAD_BYTES_PER_SECOND` of the file.
 
     Raises
     ------
     ScitasteError
-        When the store refuses or fails (one line).
+        When the store refuses, fails or does not take the file in that time (one line).
     """
-    try:
-        path.fs.put_file(str(local), path.path)
-    except Exception as exc:  # as in bounded()
-        raise ScitasteError(f"uploading {local} to {path} failed: {failure(exc)}") from None
+    seconds = CONTACT_SECONDS + local.stat().st_size / UPLOAD_BYTES_PER_SECOND
+    bounded(path, lambda: path.fs.put_file(str(local), path.path), "the store failed", seconds=seconds,
+            what=f"uploading {local} to {path}")
 
 
 def remove(path: Any) -> None:
-    """Remove the file ``path`` of a store, if it is there.
+    """Remove the file ``path`` of a store, if it is there, within :data:`CONTACT_SECONDS`.
 
     Raises
     ------
     ScitasteError
-        When the store refuses or fails (one line).
+        When the store refuses, fails or does not answer (one line).
     """
-    try:
-        path.unlink(missing_ok=True)
-    except Exception as exc:  # as in bounded()
-        raise ScitasteError(f"cannot remove {path}: {failure(exc)}") from None
+    bounded(path, lambda: path.unlink(missing_ok=True), "the store failed", what=f"removing {path}")
 
 
 def failure(exc: BaseException) -> str:

@@ -17,6 +17,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
@@ -103,7 +104,8 @@ def test_a_snapshot_in_a_store_gives_the_local_index(store, local_index, tmp_pat
 def test_spark_reads_a_store_through_its_executors(store, local_index, tmp_path, spark_missing):
     """Spark's readers cannot reach s3:// without Maven jars: the executors read each file through fsspec, and the
     index is the DuckDB engine's from the local folder (to 1e-12, as tests/scale/test_spark_engine.py finds Spark's
-    from a local folder), JSON Lines and Parquet; a record the contract refuses is one line."""
+    from a local folder), JSON Lines and Parquet, the second with its --out in the store too; a record the contract
+    refuses is one line."""
     from scitaste_hf.scale.spark_session import spark_session
 
     if spark_missing:
@@ -114,9 +116,13 @@ def test_spark_reads_a_store_through_its_executors(store, local_index, tmp_path,
     options = {"threads": 2, "memory_limit": "1GB", "spark_conf": conf}
     # the session starts with the store's variables set, so that its Python workers inherit them
     with spark_session(IndexOptions(focal=parse_focal("all"), **options), tmp_path / "spill"):
-        for fmt in ("jsonl", "parquet"):
-            there, _ = _index(url, tmp_path / f"store-{fmt}", "spark", format=fmt, **options)
-            _same(there, local_index(fmt)[0], atol=1e-12)
+        there, _ = _index(url, tmp_path / "store-jsonl", "spark", format="jsonl", **options)
+        _same(there, local_index("jsonl")[0], atol=1e-12)
+        out = f"s3://{BUCKET}/runs/spark"
+        index_snapshot(url, out, "spark", IndexOptions(focal=parse_focal("all"), format="parquet", **options),
+                       StageProgress(enabled=False), stage_dir=tmp_path / "stage")
+        _same(pq.read_table(pa.BufferReader(_bucket()[f"{BUCKET}/runs/spark/index.parquet"])),
+              local_index("parquet")[0], atol=1e-12)
         # the executors check the record contract and the driver says a refusal in the contract's one line
         broken = shutil.copytree(store[0], tmp_path / "broken")
         part = sorted((broken / "data" / "works").glob("updated_date=*/part_*.gz"))[0]
@@ -226,18 +232,59 @@ def test_an_out_in_a_store_gets_the_local_files(store, local_index, tmp_path, ca
 
 
 def test_the_cli_names_the_url_and_the_staging_folder(store, tmp_path, capsys, monkeypatch):
-    """Without --stage-dir the run works in the user's cache, in a folder named by the URL."""
+    """Without --stage-dir the run works in the user's cache, in a folder named by the URL, which it empties once
+    the upload is done (but for the lock file); a --stage-dir keeps its stages and outputs."""
     from scitaste_hf.cli import main
 
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     url = f"s3://{BUCKET}/runs/cli/"
-    assert main(["index", "--works", str(store[0]), "--out", url, "--engine", "memory", "--quiet"]) == 0
+    assert main(["index", "--works", str(store[0]), "--out", url, "--quiet"]) == 0
     printed = capsys.readouterr().out
-    stage = re.search(rf": {url}index.parquet \(stages in (\S+)\)$", printed.strip())
+    stage = re.search(rf": {url}index.parquet \(worked in (\S+), emptied after the upload\)$", printed.strip())
     assert stage, printed
     assert stage.group(1).startswith(str(tmp_path / "cache" / "scitaste" / "index"))
-    assert (Path(stage.group(1)) / "index.json").is_file()
-    assert f"{BUCKET}/runs/cli/index.json" in _bucket()
+    assert [p.name for p in Path(stage.group(1)).iterdir()] == [".lock"]
+    assert {f"{BUCKET}/runs/cli/index.json", f"{BUCKET}/runs/cli/index.parquet"} <= set(_bucket())
+    kept = tmp_path / "kept"
+    assert main(["index", "--works", str(store[0]), "--out", url, "--stage-dir", str(kept), "--quiet"]) == 0
+    assert capsys.readouterr().out.strip().endswith(f"index.parquet (stages kept in {kept})")
+    assert (kept / "index.json").is_file() and (kept / "stages" / "edges.parquet").is_file()
+
+
+def test_an_upload_the_store_stops_taking_is_cut_at_its_time_bound(store, tmp_path, capsys, monkeypatch):
+    """A store that stops answering while index.parquet goes up: the upload is given CONTACT_SECONDS and a second
+    a UPLOAD_BYTES_PER_SECOND of the file, then the run ends in one line, its outputs kept for a rerun."""
+    import threading
+
+    from upath import UPath
+
+    from scitaste_hf.cli import main
+    from scitaste_hf.snapshot import store as stores
+
+    url, stage = f"s3://{BUCKET}/runs/stalled", tmp_path / "stage"
+    fs, put_file, release = UPath(url).fs, UPath(url).fs.put_file, threading.Event()
+
+    def stalled(local, remote, **kwargs):
+        if remote.endswith("index.parquet"):
+            release.wait(60)  # the store never answers (until the test ends)
+        return put_file(local, remote, **kwargs)
+
+    monkeypatch.setattr(fs, "put_file", stalled)
+    monkeypatch.setattr(stores, "CONTACT_SECONDS", 3.0)
+    monkeypatch.setattr(stores, "UPLOAD_BYTES_PER_SECOND", 40_000)
+    started = time.monotonic()
+    try:
+        assert main(["index", "--works", str(store[0]), "--out", url, "--stage-dir", str(stage), "--quiet"]) == 2
+    finally:
+        release.set()
+    size = (stage / "index.parquet").stat().st_size
+    bound = 3.0 + size / 40_000
+    err = capsys.readouterr().err.strip()
+    assert err == (f"scitaste: error: uploading {stage}/index.parquet to {url}/index.parquet: the store did not "
+                   f"answer within {bound:.0f} s; the outputs and stages are kept in {stage}: the same command again "
+                   "skips the stages done there and uploads")
+    assert time.monotonic() - started < 60  # the stalled upload was not waited for
+    assert f"{BUCKET}/runs/stalled/index.json" not in _bucket()
 
 
 def test_a_failed_upload_leaves_no_index_json_and_a_rerun_uploads(store, tmp_path, capsys, monkeypatch):
@@ -264,8 +311,9 @@ def test_a_failed_upload_leaves_no_index_json_and_a_rerun_uploads(store, tmp_pat
     monkeypatch.setattr(fs, "put_file", failing)
     assert main([*argv, "--quiet"]) == 2
     err = capsys.readouterr().err.strip()
-    assert err == (f"scitaste: error: uploading {stage}/index.parquet to {url}/index.parquet failed: ConnectionError: "
-                   f"Connection was closed before we received a valid response; the outputs and stages are kept in "
+    assert err == (f"scitaste: error: uploading {stage}/index.parquet to {url}/index.parquet: the store failed: "
+                   f"ConnectionError: Connection was closed before we received a valid response; the outputs and "
+                   f"stages are kept in "
                    f"{stage}: the same command again skips the stages done there and uploads")
     assert key not in _bucket()
     assert (stage / "index.json").is_file() and (stage / "index.parquet").is_file()
