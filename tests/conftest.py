@@ -110,6 +110,28 @@ def pytest_xdist_auto_num_workers(config):
     return 2 * len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 2 * (os.cpu_count() or 1)
 
 
+#: Files whose tests one xdist worker runs, in collection order, as it runs one file's (``--dist loadfile``): the
+#: Spark tests, because pyspark starts Spark's JVM once a process and every later session of the process runs in it,
+#: warmed up: a second session's first index run then costs about 12 s of CPU instead of 19 s, on top of the JVM's
+#: start.
+TOGETHER = {"spark": ("tests/scale/test_object_store.py", "tests/scale/test_spark_engine.py")}
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config, log):
+    """``--dist loadfile`` with the files of each :data:`TOGETHER` group as one unit of work."""
+    if config.getvalue("dist") != "loadfile":
+        return None
+    from xdist.scheduler import LoadFileScheduling
+
+    class Together(LoadFileScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            path = super()._split_scope(nodeid)
+            return next((name for name, files in TOGETHER.items() if path in files), path)
+
+    return Together(config, log)
+
+
 def pytest_collection_modifyitems(config, items):
     """Skip an opt-in test unless `-m` asks for its marker; run the files that hold slow tests first."""
     # Under --dist loadfile a file runs whole on one worker: a long file taken last would run on alone while the

@@ -111,10 +111,13 @@ def test_spark_reads_a_store_through_its_executors(store, local_index, tmp_path,
     if spark_missing:
         pytest.skip(f"Spark engine: {spark_missing}")
     url = store[1]
+    # the executors' Python workers get the store's variables as a cluster's would (docs/scale.md): from the
+    # session's settings, not from the environment the JVM started in, which an earlier test's session may have set
+    store_env = {**FAKE_AWS, "AWS_ENDPOINT_URL": os.environ["AWS_ENDPOINT_URL"]}
     conf = {"spark.sql.shuffle.partitions": "2",
-            "spark.driver.extraJavaOptions": "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"}
+            "spark.driver.extraJavaOptions": "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC",
+            **{f"spark.executorEnv.{name}": value for name, value in store_env.items()}}
     options = {"threads": 2, "memory_limit": "1GB", "spark_conf": conf}
-    # the session starts with the store's variables set, so that its Python workers inherit them
     with spark_session(IndexOptions(focal=parse_focal("all"), **options), tmp_path / "spill"):
         there, _ = _index(url, tmp_path / "store-jsonl", "spark", format="jsonl", **options)
         _same(there, local_index("jsonl")[0], atol=1e-12)
