@@ -116,8 +116,9 @@ def _kind(command_line: str) -> str:
     """What a process of the suite runs, for :func:`main`'s totals."""
     if "exec(eval(sys.stdin.readline()))" in command_line:
         return "xdist workers (the tests run in-process)"
-    if found := re.search(r"/scitaste (\w[\w-]*)(?: (serve|details|metrics|space|dataset|run|report|freeze|diff))?",
-                          command_line):
+    # the console script, or the module run as `python -m scitaste_hf`
+    if found := re.search(r"(?:/scitaste| -m scitaste_hf) (\w[\w-]*)"
+                          r"(?: (serve|details|metrics|space|dataset|run|report|freeze|diff))?", command_line):
         return "scitaste " + " ".join(filter(None, found.groups()))
     for needle, name in (("java", "Spark's JVM"), ("pyspark.daemon", "Spark's Python workers"),
                          ("chrom", "the browser"), ("playwright", "the browser"), ("lm_eval", "lm_eval"),
