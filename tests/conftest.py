@@ -24,9 +24,20 @@ _CACHE = tempfile.mkdtemp(prefix="scitaste-hf-tests-")
 #: the user's cache folder (an index run's staging folder for an output in a store), which is the run's own too.
 _NO_CREDENTIALS = {SCITASTE_CREDENTIALS: str(Path(_CACHE) / "no-credentials.toml"), "HF_HOME": _CACHE,
                    "HF_TOKEN_PATH": str(Path(_CACHE) / "no-token"), "XDG_CACHE_HOME": str(Path(_CACHE) / "xdg")}
-for _name in CREDENTIAL_VARIABLES:
+#: What the object stores' clients read of their own (s3fs through botocore, gcsfs through google-auth, fsspec's
+#: FSSPEC_* settings), which the package hands them untouched (docs/scale.md#object-stores): a developer's are unset
+#: once, here, and their files point into the run's cache. Not per test: a module's fake store sets its own for the
+#: module (tests/scale/test_object_store.py).
+_STORE_VARIABLES = ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_PROFILE",
+                    "AWS_DEFAULT_PROFILE", "AWS_ENDPOINT_URL", "AWS_DEFAULT_REGION", "GOOGLE_APPLICATION_CREDENTIALS",
+                    "STORAGE_EMULATOR_HOST")
+_NO_STORE_FILES = {"AWS_SHARED_CREDENTIALS_FILE": str(Path(_CACHE) / "no-aws-credentials"),
+                   "AWS_CONFIG_FILE": str(Path(_CACHE) / "no-aws-config"),
+                   "CLOUDSDK_CONFIG": str(Path(_CACHE) / "no-gcloud")}
+for _name in (*CREDENTIAL_VARIABLES, *_STORE_VARIABLES, *(n for n in os.environ if n.startswith("FSSPEC_"))):
     os.environ.pop(_name, None)
 os.environ.update(_NO_CREDENTIALS)  # here too, for imports and session fixtures, which start before any test
+os.environ.update(_NO_STORE_FILES)
 os.environ["HF_HUB_OFFLINE"] = "1"
 os.environ["HF_DATASETS_OFFLINE"] = "1"
 os.environ["HF_EVALUATE_OFFLINE"] = "1"
