@@ -21,14 +21,15 @@ OPENALEX = "https://openalex.org/"
 JOURNALS_PER_CELL = 16
 #: Mean and spread of the log impact factor of every cell's journals.
 JOURNAL_IMPACT = (1.0, 0.8)
-#: Noise of a paper's placement beyond its journal trait.
-JOURNAL_NOISE = 0.15
+#: Noise of a paper's placement beyond its journal trait (with it, G is a weaker stand-in for A).
+JOURNAL_NOISE = 0.38
 #: Institutions of a world.
 INSTITUTIONS = 400
 #: Share of references outside the discipline = Phi(a + b * novelty trait).
 FOREIGN_REFERENCES = (-1.6, 0.6)
-#: log team size = a + b * team trait; share of co-authors abroad = Phi(a + b * team trait).
-TEAM, ABROAD = (1.2, 0.7), (-0.8, 0.6)
+#: log team size = a + b * team trait; share of co-authors abroad = Phi(a + b * team trait). The spread gives team
+#: size more distinct values for the forest to split F on.
+TEAM, ABROAD = (1.4, 0.85), (-0.8, 0.6)
 #: Topics from other disciplines = round(a + b * novelty trait).
 FOREIGN_TOPICS = (0.8, 1.1)
 #: Keywords of another discipline in the title and abstract = round(a + b * novelty trait).

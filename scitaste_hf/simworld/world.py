@@ -63,13 +63,17 @@ BACKGROUND_TYPES = ("preprint", "proceedings-article", "book-chapter")
 SURPLUS = 1.5
 #: Works around the candidates, per candidate of a cell at the default size or larger.
 BACKGROUND_PER_CANDIDATE = 8
-#: Share of journals in no JCR/CAS table.
-UNLISTED_JOURNALS = 0.04
+#: Share of journals in no JCR/CAS table (and without an impact factor: journal impact 0 for their papers,
+#: whatever their journal trait). What keeps G from being read off A-F (the paper's RF R2 of 0.17): a paper in one
+#: says nothing of its citations, yet it costs G's importance for A less than noise on every placement would.
+UNLISTED_JOURNALS = 0.12
 #: log references = a + b * breadth trait.
 REFERENCES = (3.1, 0.6)
 #: log citations = a + culture + b * citation trait + CITATION_AGE * log(age / 10 years), where culture is the
-#: discipline's citation_culture in the taxonomy.
-CITATIONS, CITATION_AGE = (2.7, 1.0), 0.15
+#: discipline's citation_culture in the taxonomy. The median candidate has some 50 citations: with fewer, many
+#: papers share a count and so their citation impact, and the forest that predicts G from A-F finds fewer places
+#: to split A than B-F (A's derived weight is some 2 points lower with a median of 15).
+CITATIONS, CITATION_AGE = (3.9, 1.0), 0.15
 #: Share of citers that also cite a reference = Phi(-a - b * disruption trait).
 CONSOLIDATING = (0.0, 1.6)
 #: Share of candidates outside the ADS route whose text names none of their cell's keywords (a build finds them by
