@@ -14,9 +14,10 @@ the seconds and their growth exponent in the number of works are printed too.
 Where the in-memory engine ran at a size, every other engine's index is compared with its index, column by column
 (issue 34's check: ``--engines memory,spark --sizes 20000 --neighbours ann``).
 
-``--training 1000000,10000000,100000000`` times only the approximate search's training, part by part: what runs
-on the Spark engine's driver (the coarse level, bounded; the graph of the lists' centroids) and on its executors
-(the fine level, one group a task).
+``--training 1000000,10000000,100000000`` times only the approximate search's training and its assignment of
+papers to lists, part by part: what runs on the Spark engine's driver (the coarse level, bounded) and on its
+executors (the fine level, one group a task; each paper's groups, then one group's lists against a chunk of the
+papers probing it).
 
 Run: ``python bench/bench_index_scale.py [--million] [--engines duckdb,memory,spark] [--neighbours ann]
 [--sizes 10000,100000] [--work-dir DIR] [--training SIZES]``.
@@ -179,14 +180,16 @@ def agreement(work: Path, rows: list[dict]) -> None:
                   + (f", 1 - recall@1 {1 - recall['recall_at_1']:.4f} on {recall['sample']}" if recall else ""))
 
 
-def training(sizes: list[int], dim: int = 256, graph_max: int = 10_000_000) -> None:
-    """The approximate search's training at ``sizes`` papers, timed part by part on clustered random unit vectors
-    (one thread, as the engines train): the coarse level on the coarse sample (the Spark engine's driver), one
-    group's fine level (an executor's task; times the groups = the executors' core-seconds), and the centroids'
-    graph (the driver; up to ``graph_max`` papers, whose N / 64 centroids are built in memory)."""
+def training(sizes: list[int], dim: int = 256) -> None:
+    """The approximate search's training and assignment at ``sizes`` papers, timed part by part on clustered random
+    unit vectors (one thread, as the engines run them): the coarse level on the coarse sample (the Spark engine's
+    driver), one group's fine level (an executor's task; times the groups = the executors' core-seconds), and the
+    assignment's two parts on the executors: a chunk of ``PROBE_QUERIES`` papers against the coarse centroids, and
+    the same chunk against one group's lists (times the chunks, each paper in ``groups_probed`` groups)."""
     import numpy as np
 
     from scitaste_hf.scale import neighbours as nb
+    from scitaste_hf.scale.spark_vectors import PROBE_QUERIES
 
     rng = np.random.default_rng(0)
     centres = rng.normal(size=(2048, dim)).astype(np.float32)
@@ -205,17 +208,24 @@ def training(sizes: list[int], dim: int = 256, graph_max: int = 10_000_000) -> N
         group = unit(round(train * m / groups))
         share = int(nb.fine_shares(np.full(groups, group.shape[0]), m)[0])
         started = time.process_time()
-        nb.fine_centroids(group, share)
+        own = nb.fine_centroids(group, share)
         fine_s = time.process_time() - started
-        graph = ""
-        if m <= graph_max:
-            started = time.process_time()
-            nb.coarse_quantizer(unit(lists))
-            graph = f"; the graph of its {lists:,} centroids {time.process_time() - started:.1f} CPU s (driver)"
+        chunk = unit(PROBE_QUERIES)
+        probed = nb.groups_probed(np.full(top.shape[0], share))
+        started = time.process_time()
+        nb.probed_groups(chunk, top, np.full(top.shape[0], share))
+        groups_s = time.process_time() - started
+        started = time.process_time()
+        nb.group_hits(chunk, own, 0, nb.NPROBE)
+        lists_s = time.process_time() - started
+        chunks = m * probed / PROBE_QUERIES
         print(f"training at {m:,} papers: {groups} groups, {lists:,} lists; coarse level on {points.shape[0]:,} "
               f"points {coarse_s:.1f} CPU s (driver); one group's fine level ({group.shape[0]:,} points, {share} "
-              f"lists) {fine_s:.2f} CPU s, x {groups} groups = {fine_s * groups:.0f} core-seconds (executors)"
-              f"{graph}; {top.shape[0]} coarse centroids", flush=True)
+              f"lists) {fine_s:.2f} CPU s, x {groups} groups = {fine_s * groups:.0f} core-seconds (executors); "
+              f"assignment, a chunk of {PROBE_QUERIES:,} papers: against the {top.shape[0]} coarse centroids "
+              f"{groups_s:.3f} CPU s, against one group's {share} lists {lists_s:.3f} CPU s, x {chunks:,.0f} chunks "
+              f"({probed} groups a paper) = {(groups_s / probed + lists_s) * chunks:,.0f} core-seconds (executors)",
+              flush=True)
 
 
 def main() -> None:

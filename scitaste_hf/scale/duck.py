@@ -386,11 +386,11 @@ class DuckIndex:
         return np.load(target), info["report"]
 
     def _search_bytes(self, papers: int, dim: int, method: str) -> float:
-        """Bytes the search holds in this process: the papers' vectors, and FAISS's copy of them in its lists or
-        the exact search's block of similarities."""
-        from scitaste_hf.scale.neighbours import BLOCK_BYTES
+        """Bytes the search holds in this process: the papers' vectors, and FAISS's copy of them in its lists with
+        each paper's lists probed, or the exact search's block of similarities (the lists' search has one too)."""
+        from scitaste_hf.scale.neighbours import BLOCK_BYTES, NPROBE
 
-        return 4 * papers * dim * (2 if method == "ann" else 1) + (0 if method == "ann" else BLOCK_BYTES)
+        return 4 * papers * (dim * 2 + NPROBE if method == "ann" else dim) + BLOCK_BYTES
 
     def _search(self, rows: np.ndarray, vectors: np.ndarray, k: int, method: str, advance):
         """The nearest papers among ``vectors[rows]`` (:func:`scitaste_hf.scale.neighbours.nearest_papers`), in

@@ -1,6 +1,6 @@
 """Nearest papers by cosine distance (dimension C's ``nn_distance`` and ``knn10_distance``): exact, or approximate
-with an inverted-file index (FAISS ``IndexIVFFlat`` over an ``IndexHNSWFlat`` coarse quantizer) whose recall
-against exact search is measured on a sample.
+with an inverted-file index (FAISS ``IndexIVFFlat``, its lists chosen by a two-level quantizer of our own) whose
+recall against exact search is measured on a sample.
 
 Exact search is the in-memory engine's own (:func:`scitaste_hf.index.dimensions.nearest_distances`, so that both
 engines give the same distances): linear memory, quadratic time (seconds at 10^4 papers, minutes at 10^5, hours
@@ -9,14 +9,22 @@ at 10^6). The recall of the approximate search is measured against a blocked flo
 
 The approximate search clusters the unit vectors into lists of about :data:`LIST_SIZE` papers and compares each
 paper exactly with the papers of the :data:`NPROBE` lists nearest to it, so its work per paper does not grow with
-the number of papers. What would grow is finding those lists among N / LIST_SIZE centroids, so the centroids are
-searched through a graph (HNSW), and k-means is trained on a sample in two levels (about sqrt(lists) groups,
-then lists within each group in proportion to its points). Graph indexes over the papers themselves (HNSW, in
+the number of papers. k-means is trained on a sample in two levels (about sqrt(lists) groups, at most
+:data:`COARSE_GROUPS`, then lists within each group in proportion to its points), and a paper's lists are found
+through the same two levels (:class:`Lists`): its :data:`PROBE_GROUPS` nearest groups, then the nearest lists among
+theirs, by exact similarity. So no structure over all the lists is needed in one place: the Spark engine keeps
+each group's lists on the executor that searches them (an HNSW graph of every list's centroid, the quantizer
+before, grew as N^1.26 on one thread and was broadcast whole). Graph indexes over the papers themselves (HNSW, in
 usearch and in FAISS) were tried and rejected: on the simulated world's embeddings, which form tight clusters per
 sub-discipline, they missed the true nearest paper for about 3.5% of papers at 10^5, some by a cosine distance of
 0.4-0.5 (docs/scale.md#nearest-papers). Each paper asks for a few more neighbours than it keeps; these and the
 candidates of its nearest ones (neighbours' neighbours, which recover most of what the probed lists missed) are
 re-ranked by their float32 similarity, as in exact search.
+
+The similarities that rank a paper's lists are computed with ``numpy.einsum`` (no BLAS), whose value for a pair
+does not depend on the shape of the batch it is computed in (a matrix product only preselects candidates), and
+ranking is by similarity, then the lower number. So the Spark engine's tasks, each holding one group's lists,
+choose exactly the lists the DuckDB engine chooses.
 """
 
 from __future__ import annotations
@@ -36,8 +44,14 @@ TRAIN_PER_LIST, KMEANS_ITER, MIN_TRAIN = 16, 10, 256
 #: The lists' coarse level: at most this many groups, trained on this many points a group (the part the Spark
 #: engine's driver runs: at most 65,536 points at any number of papers).
 COARSE_GROUPS, COARSE_POINTS = 1024, 64
-#: The coarse quantizer's graph: links per centroid, candidates kept while searching it (at least NPROBE).
-HNSW_LINKS, HNSW_EF = 32, 192
+#: A paper's NPROBE lists are chosen among the lists of its nearest groups: at least PROBE_GROUPS groups, and
+#: enough for about PROBE_LISTS lists (so the lists a paper compares with are at least 8 x NPROBE, and about
+#: 8 x lists / COARSE_GROUPS once the groups are at their bound).
+PROBE_GROUPS, PROBE_LISTS = 8, 8 * NPROBE
+#: A group's lists kept from the matrix product for each paper, as a multiple of the lists it probes, before their
+#: similarities are computed again exactly, and the group size (in those candidates) from which this pays: below
+#: it, comparing with every list costs less than gathering the candidates (:func:`group_hits`).
+RERANK, PRESELECT = 2, 8
 #: Neighbours asked of the index beyond those kept, re-ranked exactly.
 OVERFETCH = 4
 #: Queries whose exact neighbours are computed to measure recall.
@@ -49,6 +63,111 @@ BATCH = 8192
 
 
 @dataclass(frozen=True)
+class Lists:
+    """The inverted lists' centroids in their two levels (:func:`list_centroids`), and the search for a paper's
+    lists through them (:meth:`probes`)."""
+
+    #: The coarse groups' centroids, shape (groups, d).
+    coarse: np.ndarray
+    #: The lists' centroids, group by group, shape (lists, d).
+    centroids: np.ndarray
+    #: Group g's lists are rows ``first[g]:first[g + 1]`` of :attr:`centroids`, shape (groups + 1,).
+    first: np.ndarray
+
+    @property
+    def nlist(self) -> int:
+        """The number of lists."""
+        return int(self.first[-1])
+
+    def probes(self, x: np.ndarray, nprobe: int) -> np.ndarray:
+        """The ``nprobe`` nearest lists of each row of ``x`` among the lists of its :func:`probed_groups`, nearest
+        first (ties: the lower list); -1 where those groups hold fewer lists. Each group's part is
+        :func:`group_hits`, as a Spark task computes it.
+
+        Parameters
+        ----------
+        x : ndarray of float32, shape (n, d)
+        nprobe : int
+
+        Returns
+        -------
+        ndarray of int64, shape (n, nprobe)
+        """
+        groups = probed_groups(x, self.coarse, np.diff(self.first))
+        n, probed = groups.shape
+        sims = np.full((n, probed, nprobe), -np.inf, dtype=np.float32)
+        found = np.full((n, probed, nprobe), -1, dtype=np.int64)
+        for g in np.unique(groups):
+            rows, slot = np.nonzero(groups == g)
+            lo, hi = self.first[g], self.first[g + 1]
+            sims[rows, slot], found[rows, slot] = group_hits(x[rows], self.centroids[lo:hi], int(lo), nprobe)
+        sims, found = sims.reshape(n, -1), found.reshape(n, -1)
+        # Nearest first, ties to the lower list: the order Spark's array_sort gives the (-similarity, list) hits.
+        order = np.lexsort((found, -sims), axis=1)[:, :nprobe]
+        return np.take_along_axis(found, order, axis=1)
+
+
+def ranked(sims: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """The k largest similarities of each row, largest first, ties in column order, and their columns (padded with
+    -inf and column 0 where a row has fewer than k columns). Which of similarities equal to the k-th is kept
+    depends on the row's values only, so two computations of the same row agree."""
+    if k < sims.shape[1]:
+        cols = np.sort(np.argpartition(-sims, k - 1, axis=1)[:, :k], axis=1)
+    else:
+        cols = np.broadcast_to(np.arange(sims.shape[1]), sims.shape)
+    top = np.take_along_axis(sims, cols, axis=1)
+    order = np.argsort(-top, axis=1, kind="stable")
+    top, cols = np.take_along_axis(top, order, axis=1), np.take_along_axis(cols, order, axis=1)
+    if cols.shape[1] < k:
+        pad = k - cols.shape[1]
+        top = np.pad(top, ((0, 0), (0, pad)), constant_values=-np.inf)
+        cols = np.pad(cols, ((0, 0), (0, pad)))
+    return top, cols
+
+
+def probed_groups(x: np.ndarray, coarse: np.ndarray, sizes: np.ndarray) -> np.ndarray:
+    """Each row's nearest groups that hold lists (``sizes`` > 0, lists per group), as group numbers in ascending
+    order: :data:`PROBE_GROUPS` of them, or as many as hold :data:`PROBE_LISTS` lists on average, or all."""
+    sims = np.einsum("bd,gd->bg", x, coarse)
+    sims[:, np.asarray(sizes) == 0] = -np.inf
+    return np.sort(ranked(sims, groups_probed(sizes))[1], axis=1)
+
+
+def groups_probed(sizes: np.ndarray) -> int:
+    """How many groups :func:`probed_groups` gives each paper, from the lists of each group."""
+    held = int(np.count_nonzero(sizes))
+    return min(held, max(PROBE_GROUPS, -(-PROBE_LISTS * held // max(1, int(np.sum(sizes))))))
+
+
+def group_hits(x: np.ndarray, centroids: np.ndarray, first: int, nprobe: int) -> tuple[np.ndarray, np.ndarray]:
+    """One group's part of :meth:`Lists.probes`: the ``nprobe`` nearest of its lists (``centroids``, numbered from
+    ``first``) to each row of ``x``: similarities and list numbers, nearest first, ties to the lower list (-inf and
+    -1 beyond its lists).
+
+    The similarities are ``einsum``'s, whose value for a pair does not depend on which other papers share the
+    batch. A group of more than :data:`PRESELECT` x :data:`RERANK` x ``nprobe`` lists is first narrowed to
+    :data:`RERANK` x ``nprobe`` candidates a paper by a matrix product (BLAS, faster, but its last bits depend on
+    the batch's shape), whose similarities are then computed again by ``einsum``."""
+    lists = centroids.shape[0]
+    keep = lists if lists <= PRESELECT * RERANK * nprobe else RERANK * nprobe
+    out_sims = np.empty((x.shape[0], nprobe), dtype=np.float32)
+    out_lists = np.empty((x.shape[0], nprobe), dtype=np.int64)
+    step = max(1, BLOCK_BYTES // (4 * max(1, keep * x.shape[1] + lists)))
+    for s in range(0, x.shape[0], step):
+        rows = x[s:s + step]
+        if keep < lists:
+            cand = np.sort(np.argpartition(-(rows @ centroids.T), keep - 1, axis=1)[:, :keep], axis=1)
+            sims = np.einsum("bd,bkd->bk", rows, centroids[cand])
+        else:
+            cand = np.broadcast_to(np.arange(lists), (rows.shape[0], lists))
+            sims = np.einsum("bd,ld->bl", rows, centroids)
+        top, cols = ranked(sims, nprobe)
+        out_sims[s:s + step] = top
+        out_lists[s:s + step] = np.where(np.isfinite(top), first + np.take_along_axis(cand, cols, axis=1), -1)
+    return out_sims, out_lists
+
+
+@dataclass(frozen=True)
 class Neighbours:
     """Per paper (rows of the input): distance to the nearest other paper and mean distance to the k nearest;
     ``method`` says how they were found and ``recall`` what a sample measured (None for exact search)."""
@@ -57,14 +176,6 @@ class Neighbours:
     knn_distance: np.ndarray
     method: str
     recall: dict | None
-
-
-def _top_k(sims: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
-    """The k largest similarities of each row, largest first, and their columns."""
-    part = np.argpartition(-sims, k - 1, axis=1)[:, :k]
-    top = np.take_along_axis(sims, part, axis=1)
-    order = np.argsort(-top, axis=1, kind="stable")
-    return np.take_along_axis(top, order, axis=1), np.take_along_axis(part, order, axis=1)
 
 
 def exact_search(unit: np.ndarray, k: int, queries: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
@@ -93,7 +204,7 @@ def exact_search(unit: np.ndarray, k: int, queries: np.ndarray | None = None) ->
         sims = unit[rows] @ unit.T
         # The query itself is not its own neighbour, even when another paper shares its vector.
         sims[np.arange(rows.size), rows] = -np.inf
-        sims_out[s:s + rows.size], keys_out[s:s + rows.size] = _top_k(sims, k)
+        sims_out[s:s + rows.size], keys_out[s:s + rows.size] = ranked(sims, k)
     return sims_out, keys_out
 
 
@@ -177,8 +288,8 @@ def fine_centroids(points: np.ndarray, share: int, seed: int = 0) -> np.ndarray:
     return _kmeans(points, share, seed)
 
 
-def list_centroids(unit: np.ndarray, ids: np.ndarray, seed: int = 0) -> np.ndarray:
-    """About :func:`lists_for` centroids for the papers ``unit`` (ids ascending), trained in two levels: the
+def list_centroids(unit: np.ndarray, ids: np.ndarray, seed: int = 0) -> Lists:
+    """About :func:`lists_for` lists for the papers ``unit`` (ids ascending), trained in two levels: the
     coarse groups on the coarse sample, then each group's training points into lists in proportion to them
     (:func:`sample_fractions`, :func:`coarse_centroids`, :func:`fine_shares`, :func:`fine_centroids`), groups in
     order. The cost of the coarse level is bounded; the fine level's grows as the sample times lists a group."""
@@ -190,34 +301,19 @@ def list_centroids(unit: np.ndarray, ids: np.ndarray, seed: int = 0) -> np.ndarr
     group = group_of(unit[sample], top)
     shares = fine_shares(np.bincount(group, minlength=top.shape[0]), m)
     out = [fine_centroids(unit[sample[group == g]], int(shares[g]), seed) for g in np.flatnonzero(shares)]
-    return np.ascontiguousarray(np.vstack(out), dtype=np.float32)
+    return Lists(top, np.ascontiguousarray(np.vstack(out), dtype=np.float32), list_offsets(shares))
 
 
-def coarse_quantizer(centroids: np.ndarray):
-    """The inverted lists' centroids (:func:`list_centroids`) in an HNSW graph searched with :data:`HNSW_EF`
-    candidates.
-
-    Built on one thread: HNSW's parallel insertion makes the graph, hence the lists probed, depend on thread
-    timing.
-
-    Returns
-    -------
-    faiss.IndexHNSWFlat
-        Inner product; one centroid a list.
-    """
-    import faiss
-
-    faiss.omp_set_num_threads(1)
-    quantizer = faiss.IndexHNSWFlat(centroids.shape[1], HNSW_LINKS, faiss.METRIC_INNER_PRODUCT)
-    quantizer.add(centroids)
-    quantizer.hnsw.efSearch = HNSW_EF
-    return quantizer
+def list_offsets(shares: np.ndarray) -> np.ndarray:
+    """Each group's first list number (and the number of lists last), from the lists per group."""
+    return np.concatenate([[0], np.cumsum(shares)]).astype(np.int64)
 
 
 def ivf_index(unit: np.ndarray, threads: int = 0, seed: int = 0, ids: np.ndarray | None = None):
-    """A trained, empty FAISS inverted-file index for ``unit`` (inner product): lists of about
-    :data:`LIST_SIZE` papers, k-means centroids (:func:`list_centroids`) found through an HNSW graph
-    (:func:`coarse_quantizer`), :data:`NPROBE` lists probed.
+    """A trained, empty FAISS inverted-file index for ``unit`` (inner product) and its lists: lists of about
+    :data:`LIST_SIZE` papers, k-means centroids in two levels (:func:`list_centroids`), :data:`NPROBE` lists probed,
+    each paper's lists found by :meth:`Lists.probes` (FAISS's quantizer, a flat index of the centroids, is not
+    searched: papers are added and searched with their lists given).
 
     Parameters
     ----------
@@ -231,16 +327,18 @@ def ivf_index(unit: np.ndarray, threads: int = 0, seed: int = 0, ids: np.ndarray
 
     Returns
     -------
-    faiss.IndexIVFFlat
+    (faiss.IndexIVFFlat, Lists)
     """
     import faiss
 
     m, d = unit.shape
-    quantizer = coarse_quantizer(list_centroids(unit, np.arange(m) if ids is None else ids, seed))
+    lists = list_centroids(unit, np.arange(m) if ids is None else ids, seed)
+    quantizer = faiss.IndexFlatIP(d)
+    quantizer.add(lists.centroids)
     faiss.omp_set_num_threads(threads or os.cpu_count() or 1)
-    index = faiss.IndexIVFFlat(quantizer, d, quantizer.ntotal, faiss.METRIC_INNER_PRODUCT)
-    index.nprobe = min(NPROBE, quantizer.ntotal)
-    return index
+    index = faiss.IndexIVFFlat(quantizer, d, lists.nlist, faiss.METRIC_INNER_PRODUCT)
+    index.nprobe = min(NPROBE, lists.nlist)
+    return index, lists
 
 
 def approximate_search(unit: np.ndarray, k: int, threads: int = 0, seed: int = 0,
@@ -267,24 +365,25 @@ def approximate_search(unit: np.ndarray, k: int, threads: int = 0, seed: int = 0
     (ndarray of float32, ndarray of int64), each shape (m, k)
         Similarities (largest first; -inf where fewer than k were found) and the neighbours' rows (-1 there).
     """
-    import faiss
+    from faiss.contrib.ivf_tools import add_preassigned, search_preassigned
 
     m = unit.shape[0]
-    index = ivf_index(unit, threads, seed, ids)
+    index, lists = ivf_index(unit, threads, seed, ids)
+    probes = np.empty((m, index.nprobe), dtype=np.int32)
     for s in range(0, m, BATCH):
         e = min(m, s + BATCH)
-        index.add(unit[s:e])
+        probes[s:e] = lists.probes(unit[s:e], index.nprobe)
+        # A paper's own list is its nearest probed one, as FAISS's inverted file assigns it.
+        add_preassigned(index, unit[s:e], probes[s:e, 0].astype(np.int64))
         if advance:
             advance(e - s)
     # Queries in list order: consecutive queries then probe mostly the same lists, which stay in the cache
     # (the scan reads about 3 MB of vectors a query, so memory, not arithmetic, bounds it).
-    invlists = index.invlists
-    order = np.concatenate([faiss.rev_swig_ptr(invlists.get_ids(j), invlists.list_size(j)).copy()
-                            for j in range(index.nlist) if invlists.list_size(j)])
+    order = np.argsort(probes[:, 0], kind="stable")
     found = np.empty((m, min(m, k + OVERFETCH)), dtype=np.int64)
     for s in range(0, m, BATCH):
         rows = order[s:s + BATCH]
-        found[rows] = index.search(unit[rows], found.shape[1])[1]
+        found[rows] = search_preassigned(index, unit[rows], found.shape[1], probes[rows].astype(np.int64))[1]
         if advance:
             advance(rows.size)
     return _refine(unit, found, k, advance)
@@ -309,7 +408,7 @@ def _refine(unit: np.ndarray, found: np.ndarray, k: int, advance: Callable[[int]
         keys[bad] = 0
         sims = np.einsum("bd,bkd->bk", unit[s:e], unit[keys])
         sims[bad] = -np.inf
-        top, cols = _top_k(sims, k)
+        top, cols = ranked(sims, k)
         sims_out[s:e] = top
         keys_out[s:e] = np.where(np.isfinite(top), np.take_along_axis(keys, cols, axis=1), -1)
         if advance:

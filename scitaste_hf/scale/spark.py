@@ -14,6 +14,7 @@ With a cluster, ``OUT`` must be a folder that the driver and every executor see 
 from __future__ import annotations
 
 import shutil
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -37,6 +38,14 @@ READ_FILES_PER_CORE = 4
 TABLES = ("works", "edges", "topics", "concepts", "countries", "texts")
 #: Bits of ``monotonically_increasing_id`` below the partition index.
 _PARTITION_SHIFT = 33
+
+
+@dataclass(frozen=True)
+class VectorsOnExecutors:
+    """What the DuckDB engine's stages see of the Spark engine's vectors, which stay in Spark's output: their
+    shape (rows, dimension)."""
+
+    shape: tuple[int, int]
 
 
 class SparkIndex(DuckIndex):
@@ -247,10 +256,10 @@ class SparkIndex(DuckIndex):
         return counts
 
     # --- stage 5 ---
-    def embed(self, tables_key: str) -> tuple[str, np.ndarray, np.ndarray]:
-        """The texts' unit vectors, embedded on the executors (the embedder and its weights broadcast once), then
-        copied to the driver's vector file (read for the search's two samples, and by exact search): (stage key,
-        w of each row, vectors)."""
+    def embed(self, tables_key: str) -> tuple[str, np.ndarray, VectorsOnExecutors]:
+        """The texts' unit vectors, embedded on the executors (the embedder and its weights broadcast once) and
+        left in Spark's output: (stage key, w of each row, their shape). The driver copies them only for exact
+        search (:meth:`_driver_vectors`)."""
         from functools import partial
 
         from scitaste_hf.scale.spark_vectors import VECTOR_SCHEMA, embed_batches
@@ -268,58 +277,88 @@ class SparkIndex(DuckIndex):
                     self._write(frame.mapInArrow(partial(embed_batches, embedder=shared), VECTOR_SCHEMA), "vectors")
                 finally:
                     shared.unpersist()
-                rows, dim = self._driver_vectors()
+                rows, dim = self._vector_rows()
                 advance(n)
             info = self.stages.finish("embed", key, rows=rows, dim=dim)
         else:
             self.progress.note("embed: done before, skipped")
         return key, *self._vectors(info)
 
-    def _driver_vectors(self) -> tuple[int, int]:
-        """Spark's vectors (in work order: sorted, one file a partition) as the DuckDB engine's vector file and
-        rows, streamed; returns their number and dimension."""
+    def _vectors(self, info: dict) -> tuple[np.ndarray, VectorsOnExecutors]:
+        """The w of each vector and where the vectors are (Spark's output, :class:`VectorsOnExecutors`)."""
+        return np.load(self.stages.path("vector_rows.npy")), VectorsOnExecutors((info["rows"], info["dim"]))
+
+    def _vector_files(self) -> list[Path]:
+        """Spark's vectors, one file a partition, in work order."""
+        return sorted(p for p in (self.folder / "vectors").glob("part-*.parquet"))
+
+    def _vector_rows(self) -> tuple[int, int]:
+        """The w of each of Spark's vectors, in work order, as the DuckDB engine's ``vector_rows.npy`` (8 bytes a
+        work, read column by column); returns their number and the vectors' dimension."""
+        rows_path, dim = self.stages.path("vector_rows.npy"), 1
+        kept = []
+        for path in self._vector_files():
+            kept.append(pq.read_table(path, columns=["w"]).column("w").to_numpy())
+            if dim == 1 and kept[-1].size:
+                first = next(pq.ParquetFile(path).iter_batches(batch_size=1, columns=["v"])).column("v")
+                dim = len(first[0].as_py()) // 4
+        rows = np.concatenate(kept) if kept else np.zeros(0, dtype=np.int64)
+        tmp = rows_path.with_suffix(".tmp.npy")
+        np.save(tmp, rows.astype(np.int64))
+        replace(tmp, rows_path)
+        return int(rows.size), int(dim)
+
+    def _driver_vectors(self) -> np.ndarray:
+        """Spark's vectors copied to the driver as the DuckDB engine's vector file (streamed, once), for exact
+        search: a memory map of it, in the rows of ``vector_rows.npy``."""
         from scitaste_hf.scale.spark_vectors import matrix
 
-        vectors_path, rows_path = self.stages.path("vectors.f32"), self.stages.path("vector_rows.npy")
-        tmp = vectors_path.with_suffix(".tmp")
-        kept, dim = [], 1
-        files = sorted(p for p in (self.folder / "vectors").glob("part-*.parquet"))
-        with open(tmp, "wb") as fh:
-            for path in files:
-                for batch in pq.ParquetFile(path).iter_batches():
-                    unit = matrix(batch.column("v"))
-                    if len(unit):
-                        dim = unit.shape[1]
-                        fh.write(unit.tobytes())
-                        kept.append(batch.column("w").to_numpy())
-        rows = np.concatenate(kept) if kept else np.zeros(0, dtype=np.int64)
-        np.save(rows_path, rows.astype(np.int64))
-        replace(tmp, vectors_path)
-        return int(rows.size), int(dim)
+        vectors_path = self.stages.path("vectors.f32")
+        rows = np.load(self.stages.path("vector_rows.npy"))
+        dim = 1
+        if not vectors_path.exists():
+            tmp = vectors_path.with_suffix(".tmp")
+            with open(tmp, "wb") as fh:
+                for path in self._vector_files():
+                    for batch in pq.ParquetFile(path).iter_batches():
+                        unit = matrix(batch.column("v"))
+                        if len(unit):
+                            fh.write(unit.tobytes())
+            replace(tmp, vectors_path)
+        if rows.size:
+            dim = vectors_path.stat().st_size // (4 * rows.size)
+            return np.memmap(vectors_path, dtype=np.float32, mode="r", shape=(rows.size, dim))
+        return np.zeros((0, dim), np.float32)
 
     # --- stage 6 ---
     def _search_bytes(self, papers: int, dim: int, method: str) -> float:
-        """The driver holds the approximate search's coarse sample and its lists' centroids only."""
+        """The driver holds the approximate search's coarse sample only (the lists stay on the executors)."""
         from scitaste_hf.scale.neighbours import COARSE_POINTS, groups_for, lists_for
 
         if method != "ann":
             return super()._search_bytes(papers, dim, method)
-        return 4 * dim * (COARSE_POINTS * groups_for(lists_for(papers)) + lists_for(papers))
+        return 4 * dim * COARSE_POINTS * groups_for(lists_for(papers))
 
-    def _search(self, rows: np.ndarray, vectors: np.ndarray, k: int, method: str, advance):
-        """The approximate search as Spark jobs (:mod:`scitaste_hf.scale.spark_vectors`); exact search on the
-        driver, as the DuckDB engine (quadratic: for a focal set that fits one machine)."""
+    def _search(self, rows: np.ndarray, vectors: VectorsOnExecutors, k: int, method: str, advance):
+        """The approximate search as Spark jobs (:mod:`scitaste_hf.scale.spark_vectors`), the recall sample's
+        vectors read from Spark's output; exact search on the driver, as the DuckDB engine (quadratic: for a focal
+        set that fits one machine), on the driver's copy of the vectors."""
         if method != "ann":
-            return super()._search(rows, vectors, k, method, advance)
-        from scitaste_hf.scale.spark_vectors import approximate_search
+            return super()._search(rows, self._driver_vectors(), k, method, advance)
+        from scitaste_hf.scale.spark_vectors import approximate_search, matrix
 
         self.spark.read.parquet(str(self.folder / "vectors")).createOrReplaceTempView("vectors")
         focal_w = np.load(self.stages.path("vector_rows.npy"))[rows]
+
+        def sample_of(positions: np.ndarray) -> np.ndarray:
+            wanted = ", ".join(str(int(w)) for w in focal_w[positions])
+            found = sorted(self._rows(f"SELECT w, v FROM vectors WHERE w IN ({wanted})"))
+            return matrix(pa.array([v for _, v in found], pa.binary()))
+
         try:
-            return approximate_search(self.spark, self._write, "vectors", focal_w,
-                                      lambda r: np.ascontiguousarray(vectors[rows[r]]), k, advance=advance)
+            return approximate_search(self.spark, self._write, "vectors", focal_w, sample_of, k, advance=advance)
         finally:
-            for name in ("nn_train", "nn_grouped", "nn_assigned", "nn_found", "nn_result"):
+            for name in ("nn_train", "nn_grouped", "nn_lists", "nn_probing", "nn_assigned", "nn_found", "nn_result"):
                 shutil.rmtree(self.folder / name, ignore_errors=True)
 
     # --- stage 7 ---

@@ -12,10 +12,12 @@ Nearest papers (the approximate search of :mod:`scitaste_hf.scale.neighbours`, s
    by a hash of each paper's id (``train``); the driver trains the coarse groups on the coarse sample (at most
    65,536 papers at any size: :func:`~scitaste_hf.scale.neighbours.coarse_centroids`) and broadcasts them; the
    executors put each training paper in its group (``group``), then train each group's lists (``fine``), one group
-   a task; the driver builds the centroids' HNSW graph (:func:`~scitaste_hf.scale.neighbours.coarse_quantizer`)
-   and broadcasts it (a few MB per 10^5 lists);
-2. ``assign``: each paper's :data:`~scitaste_hf.scale.neighbours.NPROBE` nearest lists, found through the graph on
-   the executors; the first is its own list (FAISS's inverted file assigns a vector so);
+   a task, and keep them where they are (a Parquet stage of one row a group): the driver never holds the lists;
+2. ``assign``: each paper's :data:`~scitaste_hf.scale.neighbours.NPROBE` nearest lists, found as the DuckDB engine
+   finds them (:meth:`~scitaste_hf.scale.neighbours.Lists.probes`): each paper's nearest groups against the
+   broadcast coarse centroids (``probe_groups``), then, grouped by group, the group's lists against the papers
+   that probe it (``probe``, a chunk of at most :data:`PROBE_QUERIES` papers a task), and the nearest over the
+   groups; the first is its own list (FAISS's inverted file assigns a vector so);
 3. ``scan``: grouped by list, each list's papers against the papers that probe it, exact float32 similarities,
    the best ``k + OVERFETCH`` of each query per list, then the best of each query over its lists: FAISS's
    inverted-file search, one list a group;
@@ -49,8 +51,8 @@ SCAN_LISTS_PER_BATCH = 8
 HIT = "STRUCT<s: FLOAT, c: BIGINT>"
 HITS = pa.list_(pa.struct([("s", pa.float32()), ("c", pa.int64())]))
 
-#: Deserialized quantizers of this Python worker, by the id of their broadcast bytes (a worker runs many tasks).
-_QUANTIZERS: dict = {}
+#: Papers of one group's lists compared in one task of the assignment (a chunk of the papers probing the group).
+PROBE_QUERIES = 4096
 
 
 def matrix(column) -> np.ndarray:
@@ -104,22 +106,6 @@ def embed_batches(batches, embedder):
         yield pa.RecordBatch.from_arrays([pa.array(w, pa.int64()), binary(unit)], names=["w", "v"])
 
 
-def _quantizer(broadcast):
-    """The broadcast graph, deserialized once per Python worker (a worker keeps a broadcast's value for the
-    tasks it runs; the value is kept with its index so that its id stays its own)."""
-    import logging
-
-    logging.getLogger("faiss.loader").setLevel(logging.WARNING)  # a worker's root logger may say INFO (wordllama)
-    import faiss
-
-    data = broadcast.value
-    if id(data) not in _QUANTIZERS:
-        faiss.omp_set_num_threads(1)  # a task is one core
-        # The graph keeps its search expansion (HNSW_EF) in its serialized form.
-        _QUANTIZERS[id(data)] = (data, faiss.deserialize_index(data))
-    return _QUANTIZERS[id(data)][1]
-
-
 def train_batches(batches, seed: int, train: float, coarse: float):
     """mapInArrow: (w, v) to the papers in the training sample, (w, v, coarse): whether each is in the coarse sample
     too (:func:`scitaste_hf.scale.neighbours.sample_hash` below each share)."""
@@ -157,22 +143,44 @@ def fine_batches(batches, shares, seed: int):
         yield pa.RecordBatch.from_arrays([batch.column("g"), pa.array(out, pa.binary())], names=["g", "c"])
 
 
-def assign_batches(batches, quantizer, nprobe: int):
-    """mapInArrow: (w, v) to (w, v, probes), the paper's ``nprobe`` nearest lists through the broadcast graph."""
-    index = _quantizer(quantizer)
+def probe_group_batches(batches, coarse, sizes):
+    """mapInArrow: (w, v) to (g, w, v), one row for each group the paper's lists are chosen from
+    (:func:`scitaste_hf.scale.neighbours.probed_groups` against the broadcast coarse centroids and lists a group)."""
+    from scitaste_hf.scale.neighbours import probed_groups
+
     for batch in batches:
         x = matrix(batch.column("v"))
-        lists = index.search(np.ascontiguousarray(x), nprobe)[1].astype(np.int32) if len(x) else \
-            np.zeros((0, nprobe), np.int32)
-        probes = pa.FixedSizeListArray.from_arrays(pa.array(lists.ravel(), pa.int32()), nprobe).cast(
-            pa.list_(pa.int32()))
-        yield pa.RecordBatch.from_arrays([batch.column("w"), batch.column("v"), probes], names=["w", "v", "probes"])
+        if not len(x):
+            continue
+        groups = probed_groups(x, coarse.value, sizes.value)
+        take = pa.array(np.repeat(np.arange(len(x)), groups.shape[1]))
+        yield pa.RecordBatch.from_arrays([pa.array(groups.ravel(), pa.int64()), batch.column("w").take(take),
+                                          batch.column("v").take(take)], names=["g", "w", "v"])
+
+
+def probe_batches(batches, first, nprobe: int):
+    """mapInArrow: one row per group and chunk (the group's lists ``c``, the papers probing it ``qs``/``qvs``) to one
+    row per paper: its ``nprobe`` nearest lists of the group (:func:`scitaste_hf.scale.neighbours.group_hits`,
+    ``first`` broadcast: each group's first list number), as hits."""
+    from scitaste_hf.scale.neighbours import group_hits
+
+    for batch in batches:
+        out_q, out_hits = [], []
+        for j in range(batch.num_rows):
+            queries = matrix(batch.column("qvs")[j].values)
+            lists = np.frombuffer(batch.column("c")[j].as_py(), dtype=np.float32).reshape(-1, queries.shape[1])
+            g = batch.column("g")[j].as_py()
+            out_q.append(batch.column("qs")[j].values.to_numpy())
+            out_hits.append(_hits(*group_hits(queries, lists, int(first.value[g]), nprobe)))
+        q = np.concatenate(out_q) if out_q else np.zeros(0, np.int64)
+        hits = pa.concat_arrays(out_hits) if out_hits else pa.array([], HITS)
+        yield pa.RecordBatch.from_arrays([pa.array(q, pa.int64()), hits], names=["q", "hits"])
 
 
 def scan_batches(batches, keep: int):
     """mapInArrow: one row per list (its papers ``ws``/``vs``, the queries probing it ``qs``/``qvs``) to one row
     per query and list: the query's best ``keep`` papers of that list by exact float32 similarity."""
-    from scitaste_hf.scale.neighbours import _top_k
+    from scitaste_hf.scale.neighbours import ranked
 
     for batch in batches:
         out_q, out_hits = [], []
@@ -181,7 +189,7 @@ def scan_batches(batches, keep: int):
             members = matrix(batch.column("vs")[j].values)
             qs = batch.column("qs")[j].values.to_numpy()
             queries = matrix(batch.column("qvs")[j].values)
-            sims, cols = _top_k(queries @ members.T, min(keep, ws.size))
+            sims, cols = ranked(queries @ members.T, min(keep, ws.size))
             out_q.append(qs)
             out_hits.append(_hits(sims, ws[cols]))
         q = np.concatenate(out_q) if out_q else np.zeros(0, np.int64)
@@ -200,7 +208,7 @@ def pair_batches(batches):
 def final_batches(batches, k: int):
     """mapInArrow: a query's scan hits and its extra candidates (may be null) to its k nearest other papers:
     (w, nn_distance, knn_distance, keys, sims), the distances by :func:`scitaste_hf.scale.neighbours.distances`."""
-    from scitaste_hf.scale.neighbours import _top_k, distances
+    from scitaste_hf.scale.neighbours import distances, ranked
 
     for batch in batches:
         q = batch.column("q").to_numpy()
@@ -214,7 +222,7 @@ def final_batches(batches, k: int):
             s = np.concatenate([own_s[own_off[i]:own_off[i + 1]], ex_s[ex_off[i]:ex_off[i + 1]]])
             s[c == q[i]] = -np.inf  # the paper itself is no neighbour
             sims[i, :c.size], keys[i, :c.size] = s, c
-        top, cols = _top_k(sims, k)
+        top, cols = ranked(sims, k)
         found = np.where(np.isfinite(top), np.take_along_axis(keys, cols, axis=1), -1)
         nn, knn = distances(top)
         yield pa.RecordBatch.from_arrays(
@@ -227,7 +235,7 @@ def final_batches(batches, k: int):
 def exact_batches(batches, sample, k: int):
     """mapInArrow: each partition's k nearest papers to each broadcast sample query (itself excluded), as rows
     (i, hits) for the sample's i-th query."""
-    from scitaste_hf.scale.neighbours import _top_k
+    from scitaste_hf.scale.neighbours import ranked
 
     ws, queries = sample.value
     for batch in batches:
@@ -236,7 +244,7 @@ def exact_batches(batches, sample, k: int):
             continue
         sims = queries @ matrix(batch.column("v")).T
         sims[ws[:, None] == w[None, :]] = -np.inf
-        top, cols = _top_k(sims, min(k, w.size))
+        top, cols = ranked(sims, min(k, w.size))
         yield pa.RecordBatch.from_arrays([pa.array(np.arange(ws.size), pa.int64()), _hits(top, w[cols])],
                                          names=["i", "hits"])
 
@@ -288,9 +296,11 @@ def _merged(view: str, key: str, keep: int) -> str:
             f"GROUP BY {key}")
 
 
-def _list_centroids(spark, write, focal, m: int, seed: int) -> np.ndarray:
+def _lists(spark, write, focal, m: int, seed: int) -> tuple[np.ndarray, np.ndarray, str]:
     """:func:`scitaste_hf.scale.neighbours.list_centroids` of the papers ``focal`` (a DataFrame of (w, v)) as Spark
-    jobs: the samples and the fine level on the executors, the coarse level (bounded) on the driver."""
+    jobs: the samples and the fine level on the executors, the coarse level (bounded) on the driver. Returns the
+    coarse centroids, the lists of each group and the Parquet stage of the lists' centroids, one row (g, c) a
+    group that has lists, ``c`` its centroids as float32 bytes."""
     import pyarrow.compute as pc
     import pyarrow.parquet as pq
 
@@ -304,25 +314,26 @@ def _list_centroids(spark, write, focal, m: int, seed: int) -> np.ndarray:
     top = context.broadcast(coarse_centroids(points, m, seed))
     grouped = write(spark.read.parquet(str(sampled)).select("w", "v").mapInArrow(
         partial(group_batches, coarse=top), "g BIGINT, w BIGINT, v BINARY"), "nn_grouped")
-    groups = top.value.shape[0]
+    coarse_top = top.value
+    groups = coarse_top.shape[0]
     top.unpersist()
     spark.read.parquet(str(grouped)).createOrReplaceTempView("nn_grouped")
     sizes = np.zeros(groups, dtype=np.int64)
     for g, n in spark.sql("SELECT g, COUNT(*) FROM nn_grouped GROUP BY g").collect():
         sizes[g] = n
-    shares = context.broadcast(fine_shares(sizes, m))
+    per_group = fine_shares(sizes, m)
+    shares = context.broadcast(per_group)
     by_group = spark.sql("SELECT g, transform(array_sort(collect_list(named_struct('w', w, 'v', v))), p -> p.v) AS vs "
                          "FROM nn_grouped GROUP BY g")
     previous = spark.conf.get("spark.sql.execution.arrow.maxRecordsPerBatch")
     spark.conf.set("spark.sql.execution.arrow.maxRecordsPerBatch", "1")  # a group's points are one row
     try:
-        rows = sorted(by_group.mapInArrow(partial(fine_batches, shares=shares, seed=seed), "g BIGINT, c BINARY")
-                      .collect())
+        lists = write(by_group.mapInArrow(partial(fine_batches, shares=shares, seed=seed), "g BIGINT, c BINARY"),
+                      "nn_lists")
     finally:
         spark.conf.set("spark.sql.execution.arrow.maxRecordsPerBatch", previous)
         shares.unpersist()
-    d = points.shape[1]
-    return np.ascontiguousarray(np.vstack([np.frombuffer(c, dtype=np.float32).reshape(-1, d) for _, c in rows]))
+    return coarse_top, per_group, str(lists)
 
 
 def approximate_search(spark, write, vectors: str, focal_w: np.ndarray, sample_of, k: int, seed: int = 0,
@@ -352,7 +363,6 @@ def approximate_search(spark, write, vectors: str, focal_w: np.ndarray, sample_o
     -------
     scitaste_hf.scale.neighbours.Neighbours
     """
-    import faiss
     import pyarrow.compute as pc
     import pyarrow.parquet as pq
 
@@ -360,7 +370,8 @@ def approximate_search(spark, write, vectors: str, focal_w: np.ndarray, sample_o
         NPROBE,
         OVERFETCH,
         Neighbours,
-        coarse_quantizer,
+        groups_probed,
+        list_offsets,
         recall_figures,
         recall_queries,
     )
@@ -369,15 +380,35 @@ def approximate_search(spark, write, vectors: str, focal_w: np.ndarray, sample_o
     step = advance or (lambda n: None)
     context = spark.sparkContext
     last = int(focal_w[-1])
-    focal = spark.sql(f"SELECT w, v FROM {vectors} WHERE w <= {last}")
-    quantizer = coarse_quantizer(_list_centroids(spark, write, focal, m, seed))
-    nprobe = min(NPROBE, quantizer.ntotal)
+    focal_sql = f"SELECT w, v FROM {vectors} WHERE w <= {last}"
+    focal = spark.sql(focal_sql)
+    coarse, shares, lists_path = _lists(spark, write, focal, m, seed)
+    first = list_offsets(shares)
+    nprobe = min(NPROBE, int(first[-1]))
     keep = min(m, k + OVERFETCH)
-    graph = context.broadcast(faiss.serialize_index(quantizer))
-    assigned = write(focal.mapInArrow(partial(assign_batches, quantizer=graph, nprobe=nprobe),
-                                      "w BIGINT, v BINARY, probes ARRAY<INT>"), "nn_assigned")
+    broadcasts = [context.broadcast(x) for x in (coarse, shares, first)]
+    # Written before the chunks are formed: their job reads one row an Arrow batch, which this one must not.
+    probing = write(focal.mapInArrow(partial(probe_group_batches, coarse=broadcasts[0], sizes=broadcasts[1]),
+                                     "g BIGINT, w BIGINT, v BINARY"), "nn_probing")
+    spark.read.parquet(str(probing)).createOrReplaceTempView("nn_probing")
+    spark.read.parquet(lists_path).createOrReplaceTempView("nn_lists")
+    # A group's papers in chunks of about PROBE_QUERIES, each chunk a row beside the group's lists.
+    chunks = max(1, -(-m * groups_probed(shares) // (max(1, coarse.shape[0]) * PROBE_QUERIES)))
+    tasks = (f"SELECT p.g, l.c, p.qs, p.qvs FROM (SELECT g, collect_list(w) AS qs, collect_list(v) AS qvs FROM "
+             f"nn_probing GROUP BY g, pmod(w, {chunks})) p JOIN nn_lists l ON l.g = p.g")
+    previous = spark.conf.get("spark.sql.execution.arrow.maxRecordsPerBatch")
+    spark.conf.set("spark.sql.execution.arrow.maxRecordsPerBatch", "1")  # a row holds a chunk and its group's lists
+    try:
+        spark.sql(tasks).mapInArrow(partial(probe_batches, first=broadcasts[2], nprobe=nprobe),
+                                    f"q BIGINT, hits ARRAY<{HIT}>").createOrReplaceTempView("nn_probe")
+        assigned = write(spark.sql(f"SELECT f.w, f.v, transform(p.hits, h -> CAST(h.c AS INT)) AS probes FROM "
+                                   f"({_merged('nn_probe', 'q', nprobe)}) p JOIN ({focal_sql}) f ON f.w = p.q"),
+                         "nn_assigned")
+    finally:
+        spark.conf.set("spark.sql.execution.arrow.maxRecordsPerBatch", previous)
+        for value in broadcasts:
+            value.unpersist()
     spark.read.parquet(str(assigned)).createOrReplaceTempView("nn_assigned")
-    graph.unpersist()
     step(m)
 
     lists = ("SELECT element_at(probes, 1) AS l, collect_list(w) AS ws, collect_list(v) AS vs FROM nn_assigned "

@@ -63,6 +63,7 @@ def test_spark_on_every_work_with_embedding_and_search_on_the_executors(spark, s
     from scitaste_hf.index.embed import WordLlamaEmbedder
     from scitaste_hf.scale import neighbours as nb
     from scitaste_hf.scale.duck import embed_rows
+    from scitaste_hf.scale.spark_vectors import matrix
 
     monkeypatch.setattr(nb, "NPROBE", 8)
     table, summary, _ = _run(snapshot, tmp_path / "spark", "spark", neighbours="ann")
@@ -74,10 +75,13 @@ def test_spark_on_every_work_with_embedding_and_search_on_the_executors(spark, s
     others = [n for n in table.column_names if n not in NEAREST]
     _same(table.select(others), duck.select(others))
 
-    # The vectors embedded on the executors are those the driver's embedder gives.
+    # The vectors embedded on the executors are those the driver's embedder gives; the driver kept no copy.
     stages = tmp_path / "spark" / "stages"
     rows = np.load(stages / "vector_rows.npy")
-    vectors = np.fromfile(stages / "vectors.f32", dtype=np.float32).reshape(rows.size, -1)
+    spark_vectors = pq.read_table(stages / "spark" / "vectors").sort_by("w")
+    np.testing.assert_array_equal(spark_vectors.column("w").to_numpy(), rows)
+    vectors = matrix(spark_vectors.column("v"))
+    assert not (stages / "vectors.f32").exists()
     texts = pq.read_table(stages / "spark" / "texts").sort_by("w").combine_chunks()
     w, driver = embed_rows(WordLlamaEmbedder(), texts.to_batches(max_chunksize=texts.num_rows)[0])
     np.testing.assert_array_equal(rows, w)
