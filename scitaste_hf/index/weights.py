@@ -10,7 +10,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from scitaste_hf.errors import ScitasteError, first_line
-from scitaste_hf.schema import DIMENSIONS, WAPE_BANDS
+from scitaste_hf.schema import DIMENSIONS, SPLITS, WAPE_BANDS
 from scitaste_hf.scoring.bootstrap import CONFIDENCE, N_RESAMPLES
 from scitaste_hf.taxonomy import discipline_order
 from scitaste_hf.weights import DEFAULT_VECTOR, validate_weights
@@ -21,6 +21,14 @@ METHODS: dict[str, tuple[str, ...]] = {"ensemble": MODELS, "rf": ("random_forest
 SEED = 42
 #: The smallest record set on which an 80/20 split and 5-fold cross-validation are meaningful.
 MIN_RECORDS_DERIVE = 10
+
+
+def _split_order(path: Path) -> tuple[int, str]:
+    """Parquet files in the order of the splits (:data:`~scitaste_hf.schema.SPLITS`: ``selected`` then ``backup``,
+    as the dataset card lists them and ``load_dataset`` gives them), each split's shards in order, other files after
+    in name order. The order matters: the derivation's 80/20 split is drawn over the rows as read."""
+    split = path.name.split("-", 1)[0]
+    return (SPLITS.index(split) if split in SPLITS else len(SPLITS), str(path))
 
 
 def _read_table(path: Path) -> pa.Table:
@@ -45,7 +53,7 @@ def _read_table(path: Path) -> pa.Table:
     if (path / "data").is_dir():
         # A dataset in the Hub layout: its splits, not the configs beside them (tool_evidence).
         path = path / "data"
-    files = sorted(path.rglob("*.parquet"))
+    files = sorted(path.rglob("*.parquet"), key=_split_order)
     if not files:
         raise ScitasteError(f"{path} holds no Parquet files and is not a saved dataset")
     return _concat([_read_table(f) for f in files], path)

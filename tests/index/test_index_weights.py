@@ -147,6 +147,19 @@ def test_a_hub_dataset_folder_is_read_from_its_splits_not_the_configs_beside_the
     assert np.array_equal(loaded, dims) and np.array_equal(loaded_score, score)
 
 
+def test_a_hub_dataset_is_read_in_the_order_of_its_splits_as_load_dataset_gives_them(tmp_path):
+    """selected before backup (not the file names' order), each split's shards in order: the derivation's 80/20
+    split is drawn over the rows in that order, so ``weights derive`` sees what ``selected + backup`` is."""
+    dims, score = synthetic(n=30)
+    (tmp_path / "data").mkdir()
+    for name, rows in (("backup-00000-of-00002", slice(10, 20)), ("backup-00001-of-00002", slice(20, 30)),
+                       ("selected-00000-of-00001", slice(0, 10)), ("extra", slice(0, 0))):
+        write_records(tmp_path / "data" / f"{name}.parquet", dims[rows], score[rows])
+    loaded, loaded_score = load_records(tmp_path, need_score=True)
+    assert np.array_equal(loaded, dims) and np.array_equal(loaded_score, score)
+    assert derive_weights(loaded, "rf")["weights"] == derive_weights(dims, "rf")["weights"]
+
+
 @pytest.mark.parametrize(("make", "message"), [
     (lambda p: p / "missing.parquet", "records not found"),
     (lambda p: (p / "bad.parquet").write_text("nope") and p / "bad.parquet", "not a readable Parquet"),
