@@ -278,6 +278,7 @@ class SparkIndex(DuckIndex):
                 finally:
                     shared.unpersist()
                 rows, dim = self._vector_rows()
+                self.stages.path("vectors.f32").unlink(missing_ok=True)  # an earlier embedding's driver copy
                 advance(n)
             info = self.stages.finish("embed", key, rows=rows, dim=dim)
         else:

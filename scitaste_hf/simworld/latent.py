@@ -1,20 +1,20 @@
 """The hidden traits of the simulated candidates, from which the world draws their raw evidence.
 
-Every candidate has a standard-normal trait per dimension B..F that shares a common factor ``q`` (a paper that
-cites broadly also tends to be novel, disruptive, conceptually rich and written by a larger team), a citation
-trait (dimension A's evidence) and a journal trait (dimension G's). The two last ones also share a venue factor,
-and both load on the common factor as well: a paper's journal goes with its citations as a whole, the part B..F
-explain included, so that A is what tells most about G and G adds to B..F what they miss of A. The citation trait
-also loads a little on each trait B..F's own part (:data:`SPECIFIC`, the part the trait does not share with
-``q``), so that each of B..F carries something about A that the others do not: the paper's random forest then has
-a reason to split on every one of them, not only on whichever best stands in for ``q``, and the RF R2 of A from
-B-G comes close to the paper's 0.74 (0.70-0.72 on world seeds 0-4; 0.67-0.70 in the world tuned without them). The
-specific loadings are small and unequal on purpose: the better a dimension measures its trait (concepts and team
-size best, novelty and disruption worst), the more its own part tells the forest, so the least noisy ones get the
-least. With these loadings, and the world's citation counts and unlisted journals
-(:mod:`scitaste_hf.simworld.world`), the released records of a default build have the regression structure of the
-paper's random-forest derivation (its Table 4), which :mod:`scitaste_hf.simworld.calibration` checks
-(bench/bench_calibration.py): 73 of its 75 cells on world seeds 0-4 (bench/README.md).
+Every candidate has a standard-normal trait per dimension B..F that shares a common factor ``q`` (a paper that cites
+broadly also tends to be novel, disruptive, conceptually rich and written by a larger team), a citation trait
+(dimension A's evidence) and a journal trait (dimension G's). The two last ones also share a venue factor, and both
+load on the common factor as well: a paper's journal goes with its citations as a whole, the part B..F explain
+included, so that A is what tells most about G and G adds to B..F what they miss of A. The citation trait also loads
+a little on each trait B..F's own part (:data:`SPECIFIC`, the part the trait does not share with ``q``), so that
+each of B..F carries something about A that the others do not: the paper's random forest then has a reason to split
+on every one of them, not only on whichever best stands in for ``q``, and the RF R2 of A from B-G comes close to the
+paper's 0.74 (0.71-0.74 on world seeds 0-4; 0.67-0.70 in the world tuned without them). The specific loadings are
+small and unequal on purpose: the better a dimension measures its trait (concepts and team size best, novelty and
+disruption worst), the more its own part tells the forest, so novelty and disruption get the most, and breadth,
+whose evidence the forest favoured most, the least. With these loadings, and the world's citation counts and
+unlisted journals (:mod:`scitaste_hf.simworld.world`), the released records of a default build have the regression
+structure of the paper's random-forest derivation (its Table 4), which :mod:`scitaste_hf.simworld.calibration`
+checks (bench/bench_calibration.py): 74 of its 75 cells on world seeds 0-4 (bench/README.md).
 
 The world turns each trait into counts, scores and links (:mod:`scitaste_hf.simworld.world`); nothing here is a
 dimension score.
@@ -46,12 +46,12 @@ COMMON = {"breadth": 0.81, "novelty": 0.935, "disruption": 0.15, "concepts": 0.8
 CITATION_COMMON, CITATION_VENUE = 0.85, 0.508
 #: Journal trait: loadings on the common factor and on the venue factor (the rest is its own noise): its venue part
 #: is what G tells of A beyond B..F (G's derived weight), its common part goes with A as a whole (A's weight).
-JOURNAL_COMMON, JOURNAL_VENUE = 0.64, 0.53
+JOURNAL_COMMON, JOURNAL_VENUE = 0.638, 0.52
 #: The traits B..F, in the order of the index's dimensions.
 TRAITS = tuple(COMMON)
 #: Citation trait: loading on each trait B..F's own part (see the module's docstring). A hundredth on novelty moves
 #: its derived weight by about 3 points, on concepts by about 1.5 (default builds of seeds 0-4, issue 32).
-SPECIFIC = {"breadth": 0.048, "novelty": 0.08, "disruption": 0.07, "concepts": 0.045, "team": 0.04}
+SPECIFIC = {"breadth": 0.037, "novelty": 0.083, "disruption": 0.071, "concepts": 0.042, "team": 0.043}
 
 
 @dataclass(frozen=True)
