@@ -34,6 +34,7 @@ the driver's.
 
 from __future__ import annotations
 
+from contextlib import contextmanager
 from functools import partial
 
 import numpy as np
@@ -290,6 +291,17 @@ def semantic(spark, write, vectors: str, links: str) -> pa.Table:
                  "semantic")
     return pq.read_table(path)
 
+@contextmanager
+def _arrow_batches(spark, records: int):
+    """Spark's Arrow batches of ``records`` rows for the jobs run inside, the session's setting again after."""
+    previous = spark.conf.get("spark.sql.execution.arrow.maxRecordsPerBatch")
+    spark.conf.set("spark.sql.execution.arrow.maxRecordsPerBatch", str(records))
+    try:
+        yield
+    finally:
+        spark.conf.set("spark.sql.execution.arrow.maxRecordsPerBatch", previous)
+
+
 def _merged(view: str, key: str, keep: int) -> str:
     """SQL: per ``key``, the best ``keep`` hits of all rows of ``view``."""
     return (f"SELECT {key}, slice(array_sort(flatten(collect_list(hits))), 1, {keep}) AS hits FROM {view} "
@@ -325,13 +337,11 @@ def _lists(spark, write, focal, m: int, seed: int) -> tuple[np.ndarray, np.ndarr
     shares = context.broadcast(per_group)
     by_group = spark.sql("SELECT g, transform(array_sort(collect_list(named_struct('w', w, 'v', v))), p -> p.v) AS vs "
                          "FROM nn_grouped GROUP BY g")
-    previous = spark.conf.get("spark.sql.execution.arrow.maxRecordsPerBatch")
-    spark.conf.set("spark.sql.execution.arrow.maxRecordsPerBatch", "1")  # a group's points are one row
     try:
-        lists = write(by_group.mapInArrow(partial(fine_batches, shares=shares, seed=seed), "g BIGINT, c BINARY"),
-                      "nn_lists")
+        with _arrow_batches(spark, 1):  # a group's points are one row
+            lists = write(by_group.mapInArrow(partial(fine_batches, shares=shares, seed=seed), "g BIGINT, c BINARY"),
+                          "nn_lists")
     finally:
-        spark.conf.set("spark.sql.execution.arrow.maxRecordsPerBatch", previous)
         shares.unpersist()
     return coarse_top, per_group, str(lists)
 
@@ -396,16 +406,14 @@ def approximate_search(spark, write, vectors: str, focal_w: np.ndarray, sample_o
     chunks = max(1, -(-m * groups_probed(shares) // (max(1, coarse.shape[0]) * PROBE_QUERIES)))
     tasks = (f"SELECT p.g, l.c, p.qs, p.qvs FROM (SELECT g, collect_list(w) AS qs, collect_list(v) AS qvs FROM "
              f"nn_probing GROUP BY g, pmod(w, {chunks})) p JOIN nn_lists l ON l.g = p.g")
-    previous = spark.conf.get("spark.sql.execution.arrow.maxRecordsPerBatch")
-    spark.conf.set("spark.sql.execution.arrow.maxRecordsPerBatch", "1")  # a row holds a chunk and its group's lists
     try:
-        spark.sql(tasks).mapInArrow(partial(probe_batches, first=broadcasts[2], nprobe=nprobe),
-                                    f"q BIGINT, hits ARRAY<{HIT}>").createOrReplaceTempView("nn_probe")
-        assigned = write(spark.sql(f"SELECT f.w, f.v, transform(p.hits, h -> CAST(h.c AS INT)) AS probes FROM "
-                                   f"({_merged('nn_probe', 'q', nprobe)}) p JOIN ({focal_sql}) f ON f.w = p.q"),
-                         "nn_assigned")
+        with _arrow_batches(spark, 1):  # a row holds a chunk and its group's lists
+            spark.sql(tasks).mapInArrow(partial(probe_batches, first=broadcasts[2], nprobe=nprobe),
+                                        f"q BIGINT, hits ARRAY<{HIT}>").createOrReplaceTempView("nn_probe")
+            assigned = write(spark.sql(f"SELECT f.w, f.v, transform(p.hits, h -> CAST(h.c AS INT)) AS probes FROM "
+                                       f"({_merged('nn_probe', 'q', nprobe)}) p JOIN ({focal_sql}) f ON f.w = p.q"),
+                             "nn_assigned")
     finally:
-        spark.conf.set("spark.sql.execution.arrow.maxRecordsPerBatch", previous)
         for value in broadcasts:
             value.unpersist()
     spark.read.parquet(str(assigned)).createOrReplaceTempView("nn_assigned")
@@ -417,13 +425,9 @@ def approximate_search(spark, write, vectors: str, focal_w: np.ndarray, sample_o
                "(SELECT w, v, explode(probes) AS l FROM nn_assigned) GROUP BY l")
     grouped = spark.sql(f"SELECT a.l, a.ws, a.vs, b.qs, b.qvs FROM ({lists}) a JOIN ({probing}) b ON a.l = b.l")
     hits = f"q BIGINT, hits ARRAY<{HIT}>"
-    previous = spark.conf.get("spark.sql.execution.arrow.maxRecordsPerBatch")
-    spark.conf.set("spark.sql.execution.arrow.maxRecordsPerBatch", str(SCAN_LISTS_PER_BATCH))
-    try:
+    with _arrow_batches(spark, SCAN_LISTS_PER_BATCH):
         grouped.mapInArrow(partial(scan_batches, keep=keep), hits).createOrReplaceTempView("nn_scan")
         found = write(spark.sql(_merged("nn_scan", "q", keep)), "nn_found")
-    finally:
-        spark.conf.set("spark.sql.execution.arrow.maxRecordsPerBatch", previous)
     spark.read.parquet(str(found)).createOrReplaceTempView("nn_found")
     step(m)
 
