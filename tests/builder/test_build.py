@@ -20,9 +20,10 @@ from scitaste_hf.weights import composite
 pytestmark = pytest.mark.slow
 
 SCITASTE = str(Path(sys.executable).with_name("scitaste"))
-PAPERS, SEED = 600, 5
-#: Scaled-down quotas: 100 papers per discipline (the world has 100), 20 of them selected.
-QUOTAS = ["--per-discipline", "100", "--selected-per-discipline", "20"]
+PAPERS, SEED = 300, 5
+#: Scaled-down quotas: every paper of a discipline (the world has PAPERS / 6), a fifth of them selected.
+PER_DISCIPLINE, SELECTED = PAPERS // len(DISCIPLINES), PAPERS // len(DISCIPLINES) // 5
+QUOTAS = ["--per-discipline", str(PER_DISCIPLINE), "--selected-per-discipline", str(SELECTED)]
 
 
 def _mirror(servers, tmp_path_factory, *extra):
@@ -88,9 +89,10 @@ def test_dataset_has_the_benchmark_shape(built):
     for split in ds.values():
         assert split.features == record_features()
     selected, backup = ds["selected"].to_list(), ds["backup"].to_list()
-    assert len(selected) == 120 and len(backup) == 480
-    assert Counter(r["discipline"] for r in selected) == dict.fromkeys(DISCIPLINES, 20)
-    assert Counter(r["discipline"] for r in backup) == dict.fromkeys(DISCIPLINES, 80)
+    assert len(selected) == SELECTED * len(DISCIPLINES)
+    assert len(backup) == (PER_DISCIPLINE - SELECTED) * len(DISCIPLINES)
+    assert Counter(r["discipline"] for r in selected) == dict.fromkeys(DISCIPLINES, SELECTED)
+    assert Counter(r["discipline"] for r in backup) == dict.fromkeys(DISCIPLINES, PER_DISCIPLINE - SELECTED)
     assert {r["subcategory_id"] for r in selected} == {c.id for c in load_taxonomy().cells}
     assert not {r["bibcode"] for r in selected} & {r["bibcode"] for r in backup}
     for r in selected + backup:
@@ -171,16 +173,18 @@ def test_service_failing_mid_build_stops_and_resumes_without_refetching(built, s
 def test_too_few_candidates_completes_and_says_which_are_short(built, mirror, tmp_path):
     out, _ = built
     short = subprocess.run([SCITASTE, "build", "--mirror-url", mirror, "--out", str(tmp_path / "short"),
-                            "--work-dir", f"{out}.work", "--per-discipline", "300", "--selected-per-discipline", "20"],
+                            "--work-dir", f"{out}.work", "--per-discipline", str(3 * PER_DISCIPLINE),
+                            "--selected-per-discipline", str(SELECTED)],
                            capture_output=True, text=True, timeout=300)
     assert short.returncode == 0, short.stderr[-3000:]
     table = short.stdout[short.stdout.index("\nshort"):]  # the summary's table of short cells and disciplines
     rows = {line.split("│")[1].strip(): [c.strip() for c in line.split("│")[2:4]]
             for line in table.splitlines() if line.count("│") == 4}
-    # the world has about 1.5 x 100 candidates per discipline (cells rounded up; physics: less those no cascade
-    # stage labels)
+    # the world has about 1.5 x PER_DISCIPLINE candidates per discipline (cells rounded up; physics: less those no
+    # cascade stage labels)
     available = {d: rows[d] for d in DISCIPLINES}
-    assert all(q == "300" and 100 < int(n) <= 160 for n, q in available.values()), available
+    assert all(q == str(3 * PER_DISCIPLINE) and PER_DISCIPLINE < int(n) <= 1.6 * PER_DISCIPLINE
+               for n, q in available.values()), available
     import datasets
 
     ds = datasets.load_dataset(str(tmp_path / "short"))
