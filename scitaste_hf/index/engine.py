@@ -23,7 +23,7 @@ from scitaste_hf.index.journals import JournalTable
 from scitaste_hf.index.normalise import pca_score
 from scitaste_hf.index.population import Embeddings, Population
 from scitaste_hf.schema import DIMENSIONS
-from scitaste_hf.weights import DisciplineWeights, Weights, composite, vector_for
+from scitaste_hf.weights import DisciplineWeights, Weights, composites, vector_for
 
 
 def work_embeddings(population: Population, embedder: Embedder | None = None) -> Embeddings:
@@ -103,9 +103,9 @@ def compute_index(
                             "paper's discipline to apply them")
     if disciplines is not None and len(disciplines) != n:
         raise ScitasteError(f"got {len(disciplines)} disciplines for {n} papers")
-    # One validated vector per distinct discipline, not one validation per paper.
-    labels = [None] * n if disciplines is None else list(disciplines)
-    vectors = {d: vector_for(weights, d) for d in dict.fromkeys(labels)}
+    # Every discipline's vector checked before the work, not after it.
+    for discipline in dict.fromkeys([None] if disciplines is None else disciplines):
+        vector_for(weights, discipline)
     cd = population.graph.cd(np.arange(n), cd_window_days)
     parameters = {
         "knowledge_breadth": knowledge_breadth_parameters(population),
@@ -119,8 +119,8 @@ def compute_index(
         population.papers.column("citation_count").to_numpy(zero_copy_only=False))
     scores["journal_impact"] = journal_impact(population.papers.column("journal").to_pylist(), journals)
     dims = {key: np.round(scores[key], 2) for key in DIMENSIONS}
-    innovation = [composite({key: dims[key][i] for key in DIMENSIONS}, vectors[labels[i]]) for i in range(n)]
-    columns = {"id": population.papers.column("id"), **dims, "innovation_score": innovation,
+    columns = {"id": population.papers.column("id"), **dims,
+               "innovation_score": composites(dims, weights, disciplines),
                "cd_index": cd.cd, "n_i": cd.n_i, "n_j": cd.n_j, "n_k": cd.n_k}
     for key, matrix in parameters.items():
         if key == "disruptiveness":

@@ -513,11 +513,9 @@ def assemble(feats: pa.Table, cd_counts: np.ndarray, neighbours: np.ndarray, sem
     from scitaste_hf.index.dimensions import SUBPARAMETERS, citation_impact, journal_impact
     from scitaste_hf.index.normalise import pca_score
     from scitaste_hf.schema import DIMENSIONS
-    from scitaste_hf.weights import composite, vector_for
+    from scitaste_hf.weights import composites
 
     n = feats.num_rows
-    labels = [None] * n if disciplines is None else list(disciplines)
-    vectors = {d: vector_for(weights, d) for d in dict.fromkeys(labels)}
     n_i, n_j, n_k = (cd_counts[:, j] for j in range(3))
     citers = n_i + n_j
     cd = np.full(n, np.nan)
@@ -538,9 +536,8 @@ def assemble(feats: pa.Table, cd_counts: np.ndarray, neighbours: np.ndarray, sem
     scores["citation_impact"] = citation_impact(feats.column("citation_count").to_numpy())
     scores["journal_impact"] = journal_impact(feats.column("journal").to_pylist(), journals)
     dims = {key: np.round(scores[key], 2) for key in DIMENSIONS}
-    innovation = [composite({key: dims[key][i] for key in DIMENSIONS}, vectors[labels[i]]) for i in range(n)]
-    columns = {"id": feats.column("id"), **dims, "innovation_score": innovation, "cd_index": cd, "n_i": n_i,
-               "n_j": n_j, "n_k": n_k}
+    columns = {"id": feats.column("id"), **dims, "innovation_score": composites(dims, weights, disciplines),
+               "cd_index": cd, "n_i": n_i, "n_j": n_j, "n_k": n_k}
     for key, matrix in parameters.items():
         if key == "disruptiveness":
             continue

@@ -27,6 +27,7 @@ from scitaste_hf.weights import (
     DEFAULT_WEIGHTS,
     DisciplineWeights,
     composite,
+    composites,
     load_weights,
     parse_weights,
     validate_weights,
@@ -167,6 +168,27 @@ def four(build):
               for i, c in enumerate([5, 0, 2, 9])]
     return build(papers, [("P3", "P0"), ("P2", "P0"), ("P1", "R1"), ("P3", "R1")],
                  [{"id": "R1", "date": "2005-01-01", "embedding": [0.0, 1.0]}])
+
+
+def test_composites_of_many_records_are_each_records_composite():
+    # awkward floats: two-decimal scores whose weighted sums land on rounding ties, zeros, the extremes, and
+    # disciplines interleaved, with and without a vector of their own
+    rng = np.random.default_rng(7)
+    n = 5000
+    columns = {k: np.round(rng.uniform(0, 100, n), 2) for k in DIMENSIONS}
+    columns["disruptiveness"][:50] = 0.0
+    columns["citation_impact"][50:100] = 100.0
+    columns["journal_impact"][100:150] = 0.005
+    labels = rng.choice(["physics", "finance", "biology"], n)
+    for weights, disciplines in ((None, None), (A_HEAVY, None),
+                                 (DisciplineWeights({"physics": A_HEAVY, "finance": G_HEAVY}, dict(DEFAULT_WEIGHTS)),
+                                  labels)):
+        many = composites(columns, weights, disciplines)
+        one = [composite({k: columns[k][i] for k in DIMENSIONS}, weights, None if disciplines is None else
+                         disciplines[i]) for i in range(n)]
+        assert many == one  # float for float, not approximately
+    with pytest.raises(ScitasteError, match="got 2 disciplines for 5000 records"):
+        composites(columns, None, ["physics", "finance"])
 
 
 def test_the_index_composite_uses_each_papers_disciplines_vector(four):
