@@ -45,10 +45,10 @@ os.environ["GRADIO_ANALYTICS_ENABLED"] = "False"
 
 
 def _load_suite_site():
-    """tests/fixtures/suite_site/sitecustomize.py: lm-eval's index of its own tasks parsed once per run, and Gradio's
-    type stubs not regenerated in each process (its docstring says how and why). The first process of a run (the
-    xdist controller) names the index's cache file; the workers and every process a test starts inherit the name,
-    and the folder on PYTHONPATH."""
+    """tests/fixtures/suite_site/sitecustomize.py: lm-eval's index of its own tasks parsed once per run, each simulated
+    world generated once per run, and Gradio's type stubs not regenerated in each process (its docstring says how and
+    why). The first process of a run (the xdist controller) names the index's cache file and the worlds' folder; the
+    workers and every process a test starts inherit the names, and the folder on PYTHONPATH."""
     import importlib.util
 
     folder = Path(__file__).parent / "fixtures" / "suite_site"
@@ -56,13 +56,22 @@ def _load_suite_site():
     site = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(site)
     os.environ.setdefault(site.ENV, str(Path(_CACHE) / "lm_eval-index.pickle"))
+    os.environ.setdefault(site.WORLDS_ENV, str(Path(_CACHE) / "worlds"))
     paths = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
     if str(folder) not in paths:
         os.environ["PYTHONPATH"] = os.pathsep.join([str(folder), *paths])
     site.install()
+    return site
 
 
-_load_suite_site()
+_SITE = _load_suite_site()
+
+
+@pytest.fixture
+def fresh_worlds(monkeypatch):
+    """Worlds generated anew in the test and in the processes it starts, none read back from the run's cache: for the
+    tests of the generator itself."""
+    monkeypatch.delenv(_SITE.WORLDS_ENV, raising=False)
 
 
 @pytest.fixture(autouse=True)

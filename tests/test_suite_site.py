@@ -11,6 +11,16 @@ from pathlib import Path
 import pytest
 
 SITE = Path(__file__).parent / "fixtures" / "suite_site" / "sitecustomize.py"
+
+
+def _site():
+    """The site module, loaded as a module of its own for its names (its install() adds nothing already there)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("site_names", SITE)
+    site = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(site)
+    return site
 CHECK = r'''
 import importlib.util, json, os, sys
 from pathlib import Path
@@ -90,3 +100,30 @@ def test_gradio_writes_no_stub_with_the_site_and_works_alike(tmp_path, with_site
     assert run.stdout.split() == ["hello", "change"]
     # the control writes the stub, so that the site's run can fail
     assert (tmp_path / "mycomponent.pyi").exists() is not with_site
+
+
+def test_a_world_generated_once_in_a_run_is_read_back_for_the_same_arguments_only(tmp_path, monkeypatch):
+    import dataclasses
+    import pickle
+
+    import scitaste_hf.simworld.world as module
+
+    site = _site()
+    assert getattr(module.generate, "__wrapped__", None) is not None  # the suite's processes have the wrapper
+    monkeypatch.setenv(site.WORLDS_ENV, str(tmp_path / "worlds"))
+    first = module.generate(60, seed=1)
+    assert len(list((tmp_path / "worlds").glob("world-*.pickle"))) == 1
+
+    def no_generation(*args, **kwargs):
+        raise AssertionError("generated again")
+
+    monkeypatch.setattr(module, "_graph", no_generation)  # a stage every generation runs
+    again = module.generate(papers=60, seed=1)  # the same arguments, spelled otherwise
+    for field in dataclasses.fields(first):
+        assert pickle.dumps(getattr(first, field.name)) == pickle.dumps(getattr(again, field.name)), field.name
+    assert again is not first  # a copy of its own: a caller that changes it changes no other's
+    with pytest.raises(AssertionError, match="generated again"):
+        module.generate(60, seed=2)  # other arguments: generated
+    monkeypatch.delenv(site.WORLDS_ENV)
+    with pytest.raises(AssertionError, match="generated again"):
+        module.generate(60, seed=1)  # no folder, no cache

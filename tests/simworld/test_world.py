@@ -14,7 +14,7 @@ BIBCODE = re.compile(r"^\d{4}[A-Za-z&.]{5}[\d.]{4}[A-Z.][\d.]{4}[A-Z]$")
 ARXIV = re.compile(r"^(\d{4}\.\d{4,5}|[a-z-]+/\d{7})$")
 
 
-def test_same_seed_same_world(world):
+def test_same_seed_same_world(world, fresh_worlds):
     again = generate(papers=470, seed=3)
     assert np.array_equal(again.ref_idx, world.ref_idx) and np.array_equal(again.date, world.date)
     assert again.titles == world.titles and again.bibcode == world.bibcode
@@ -130,7 +130,7 @@ def test_everything_says_synthetic(world):
     assert world.topic_table[world.topics[0][0][0]][2] == 0 and sub.id == "physics.classical"
 
 
-def test_same_world_in_every_process():
+def test_same_world_in_every_process(fresh_worlds):
     """Nothing in the generation depends on Python's per-process string hashing."""
     import os
     import subprocess
