@@ -21,6 +21,8 @@ def _site():
     site = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(site)
     return site
+
+
 CHECK = r'''
 import importlib.util, json, os, sys
 from pathlib import Path
