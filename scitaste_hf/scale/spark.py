@@ -340,6 +340,24 @@ class SparkIndex(DuckIndex):
             return super()._search_bytes(papers, dim, method)
         return 4 * dim * COARSE_POINTS * groups_for(lists_for(papers))
 
+    def _check_shuffle_disk(self, papers: int, dim: int) -> None:
+        """In local mode the executors' shuffles and the search's tables are on this machine's disk: refuse, before
+        the search starts, one that would fill it. The lists' scan sends each paper's vector to each of the
+        ``NPROBE`` lists it probes, and the assignment writes it once a probed group (about 64 GB at 10^6 papers of
+        256 dimensions, where a full disk would end the run in its middle). The stages finished before stay."""
+        from scitaste_hf.scale.neighbours import NPROBE, PROBE_GROUPS
+
+        if not self.spark.sparkContext.master.startswith("local"):
+            return  # the executors' disks are not this machine's
+        spill = self.stages.path("spark-tmp")
+        need = 4 * dim * papers * (NPROBE + 2 * PROBE_GROUPS + 2)
+        free = shutil.disk_usage(spill if spill.exists() else self.folder).free
+        if need > free:
+            raise ScitasteError(f"the nearest-paper search of {papers:,} papers needs about {need / 1e9:.0f} GB of "
+                                f"local disk in local mode (its shuffle: each paper's vector to each of the {NPROBE} "
+                                f"lists it probes) and {spill.parent} has {free / 1e9:.0f} GB free; run with --out "
+                                "on a larger disk or on a cluster (the finished stages are kept)")
+
     def _search(self, rows: np.ndarray, vectors: VectorsOnExecutors, k: int, method: str, advance):
         """The approximate search as Spark jobs (:mod:`scitaste_hf.scale.spark_vectors`), the recall sample's
         vectors read from Spark's output; exact search on the driver, as the DuckDB engine (quadratic: for a focal
@@ -347,6 +365,8 @@ class SparkIndex(DuckIndex):
         if method != "ann":
             return super()._search(rows, self._driver_vectors(), k, method, advance)
         from scitaste_hf.scale.spark_vectors import approximate_search, matrix
+
+        self._check_shuffle_disk(rows.size, vectors.shape[1])
 
         self.spark.read.parquet(str(self.folder / "vectors")).createOrReplaceTempView("vectors")
         focal_w = np.load(self.stages.path("vector_rows.npy"))[rows]

@@ -126,6 +126,21 @@ def test_a_focal_id_missing_from_the_snapshot_is_one_line(spark, snapshot, tmp_p
         _run(snapshot, tmp_path / "run", "spark", focal=str(ids))
 
 
+def test_a_search_whose_shuffle_would_fill_the_local_disk_is_refused_before_it_starts(spark, snapshot, tmp_path,
+                                                                                      monkeypatch):
+    import shutil
+
+    real = shutil.disk_usage
+    monkeypatch.setattr(shutil, "disk_usage", lambda path: real(path)._replace(free=10**6))
+    with pytest.raises(ScitasteError, match=r"^the nearest-paper search of [\d,]+ papers needs about \d+ GB of local "
+                                            r"disk in local mode .* has 0 GB free; run with --out on a larger disk or "
+                                            r"on a cluster \(the finished stages are kept\)$"):
+        _run(snapshot, tmp_path / "run", "spark", neighbours="ann")
+    stages = tmp_path / "run" / "stages"
+    assert (stages / "embed.done.json").exists() and not (stages / "neighbours.done.json").exists()
+    assert not list((stages / "spark").glob("nn_*"))  # nothing of the search written
+
+
 def test_the_spark_submit_entry_runs_scitaste_index_with_spark(monkeypatch, tmp_path):
     from scitaste_hf.cli.spark_submit import main
     from scitaste_hf.scale import run
