@@ -13,7 +13,9 @@ With a cluster, ``OUT`` must be a folder that the driver and every executor see 
 
 from __future__ import annotations
 
+import os
 import shutil
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -349,14 +351,17 @@ class SparkIndex(DuckIndex):
 
         if not self.spark.sparkContext.master.startswith("local"):
             return  # the executors' disks are not this machine's
-        spill = self.stages.path("spark-tmp")
+        # where this session's shuffles really go: the run's spill folder by default, a --spark-conf of one's own or
+        # an active session's setting otherwise, Spark's temporary folder without any
+        dirs = self.spark.sparkContext.getConf().get("spark.local.dir") or tempfile.gettempdir()
+        disks = {os.stat(d).st_dev: d for d in [*dirs.split(","), str(self.folder)] if os.path.isdir(d)}
         need = 4 * dim * papers * (NPROBE + 2 * PROBE_GROUPS + 2)
-        free = shutil.disk_usage(spill if spill.exists() else self.folder).free
+        free = sum(shutil.disk_usage(d).free for d in disks.values())
         if need > free:
             raise ScitasteError(f"the nearest-paper search of {papers:,} papers needs about {need / 1e9:.0f} GB of "
                                 f"local disk in local mode (its shuffle: each paper's vector to each of the {NPROBE} "
-                                f"lists it probes) and {spill.parent} has {free / 1e9:.0f} GB free; run with --out "
-                                "on a larger disk or on a cluster (the finished stages are kept)")
+                                f"lists it probes) and {', '.join(disks.values())} has {free / 1e9:.0f} GB free; run "
+                                "with --out on a larger disk or on a cluster (the finished stages are kept)")
 
     def _search(self, rows: np.ndarray, vectors: VectorsOnExecutors, k: int, method: str, advance):
         """The approximate search as Spark jobs (:mod:`scitaste_hf.scale.spark_vectors`), the recall sample's
